@@ -1,0 +1,53 @@
+// Tensor metadata that flows through the pipeline: dtype, concrete shape, and (for small
+// tensors) folded contents, which is what lets shape computations like Shape->Gather->Concat
+// resolve to concrete numbers.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace onnx { class TensorProto; class TypeProto; }
+
+namespace modelcost {
+
+using Shape = std::vector<int64_t>;
+
+// Contents of a small tensor known at analysis time (an initializer, a Constant, or a folded
+// shape computation). Integer and bool dtypes live in `ints`, floating dtypes in `floats`.
+struct TensorValue {
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  bool is_float = false;
+
+  size_t size() const { return is_float ? floats.size() : ints.size(); }
+  double as_double(size_t i) const { return is_float ? floats[i] : static_cast<double>(ints[i]); }
+  int64_t as_int(size_t i) const { return is_float ? static_cast<int64_t>(floats[i]) : ints[i]; }
+};
+
+struct TensorInfo {
+  std::string name;
+  int32_t dtype = 0;            // onnx::TensorProto::DataType; 0 = not known
+  Shape shape;
+  bool has_shape = false;
+  bool estimate = false;        // upper bound of a data-dependent size
+  bool is_initializer = false;
+  bool is_graph_input = false;
+  const onnx::TensorProto* initializer = nullptr;  // owned by the loaded model
+  std::shared_ptr<const TensorValue> value;        // known contents, small tensors only
+  const onnx::TypeProto* declared = nullptr;       // type the file declares (value_info, outputs)
+};
+
+// Tensors up to this many elements have their contents tracked through folding.
+constexpr size_t kMaxFoldedElements = 1 << 16;
+
+// Number of elements as a double: products of large dims never wrap.
+double element_count(const Shape& shape);
+// Bytes per element of an ONNX dtype (0.5 for 4-bit types, 0 when unknown).
+double dtype_size(int32_t dtype);
+// Short lowercase name ("float32", "int64", ...).
+const char* dtype_name(int32_t dtype);
+bool dtype_is_float(int32_t dtype);
+std::string shape_to_string(const Shape& shape);
+
+}  // namespace modelcost

@@ -1,0 +1,156 @@
+#include "costs/cost_model.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "ops/op_registry.h"
+
+namespace modelcost {
+namespace {
+
+using WeightSet = std::unordered_set<const onnx::TensorProto*>;
+
+double tensor_bytes(const TensorInfo& t) { return element_count(t.shape) * dtype_size(t.dtype); }
+
+class CostWalker {
+ public:
+  CostWalker(const OpRegistry& registry, Diagnostics& diagnostics) : registry_(registry), diagnostics_(diagnostics) {}
+
+  NodeAnalysis analyse(const Graph& graph, const Node& node, WeightSet& weights);
+  // Float initializers of the graph (and the graphs around it) a node reads.
+  static const onnx::TensorProto* float_weight(const Graph& graph, int id);
+
+ private:
+  const OpRegistry& registry_;
+  Diagnostics& diagnostics_;
+};
+
+const onnx::TensorProto* CostWalker::float_weight(const Graph& graph, int id) {
+  const TensorInfo& t = graph.tensors[id];
+  return t.initializer && dtype_is_float(t.dtype) ? t.initializer : nullptr;
+}
+
+NodeAnalysis CostWalker::analyse(const Graph& graph, const Node& node, WeightSet& weights) {
+  NodeAnalysis result;
+  result.node = &node;
+  result.graph = &graph;
+  NodeCost& cost = result.cost;
+  for (int id : node.outputs)
+    if (id >= 0 && !graph.tensors[id].has_shape) result.shaped = false;
+  for (int id : node.inputs)
+    if (id >= 0 && !graph.tensors[id].has_shape) result.shaped = false;
+
+  const OpRule* rule = registry_.find(node.domain, node.op_type);
+  OpCost op;
+  if (rule && rule->cost && result.shaped) {
+    OpContext c(const_cast<Graph&>(graph), node, diagnostics_);
+    try {
+      op = rule->cost(c);
+      cost.known = true;
+    } catch (const NotInferable& e) {
+      diagnostics_.warn_counted(node.op_type + ": cost unknown: " + e.what(), node.name);
+    }
+  }
+  if (cost.known) {
+    cost.macs = op.macs;
+    cost.flops = op.flops;
+    cost.estimate = op.estimate;
+    if (!op.moves_no_data) {
+      for (int id : node.inputs)
+        if (id >= 0) cost.bytes_read += tensor_bytes(graph.tensors[id]);
+      for (int id : node.outputs)
+        if (id >= 0) cost.bytes_written += tensor_bytes(graph.tensors[id]);
+    }
+  }
+  for (int id : node.inputs) if (id >= 0 && graph.tensors[id].estimate) cost.estimate = true;
+  for (int id : node.outputs) if (id >= 0 && graph.tensors[id].estimate) cost.estimate = true;
+
+  // Parameters: distinct float initializers read, counted once per node and once in the totals.
+  WeightSet own;
+  for (int id : node.inputs) {
+    if (id < 0) continue;
+    if (const auto* w = float_weight(graph, id); w && own.insert(w).second) {
+      cost.params += element_count(graph.tensors[id].shape);
+      weights.insert(w);
+    }
+  }
+
+  // Subgraph bodies: their nodes' costs add into this node (If: the heavier branch).
+  NodeCost body_total;
+  bool body_known = true;
+  for (const auto& sub : node.subgraphs) {
+    NodeCost body;
+    for (const Node& inner : sub.graph->nodes) {
+      NodeAnalysis a = analyse(*sub.graph, inner, weights);
+      if (!a.shaped) result.shaped = false;
+      if (!a.cost.known) body_known = false;
+      body.macs += a.cost.macs;
+      body.flops += a.cost.flops;
+      body.params += a.cost.params;
+      body.bytes_read += a.cost.bytes_read;
+      body.bytes_written += a.cost.bytes_written;
+      body.estimate = body.estimate || a.cost.estimate;
+    }
+    if (op.subgraph_max) {
+      if (body.flops + body.bytes() >= body_total.flops + body_total.bytes()) body_total = body;
+      body_total.estimate = true;
+    } else {
+      body_total.macs += body.macs;
+      body_total.flops += body.flops;
+      body_total.params += body.params;
+      body_total.bytes_read += body.bytes_read;
+      body_total.bytes_written += body.bytes_written;
+      body_total.estimate = body_total.estimate || body.estimate;
+    }
+  }
+  if (!node.subgraphs.empty()) {
+    const double r = op.subgraph_repeats;
+    cost.macs += r * body_total.macs;
+    cost.flops += r * body_total.flops;
+    cost.bytes_read += r * body_total.bytes_read;
+    cost.bytes_written += r * body_total.bytes_written;
+    cost.params += body_total.params;
+    cost.estimate = cost.estimate || body_total.estimate;
+    if (!body_known) cost.known = false;
+  }
+  return result;
+}
+
+}  // namespace
+
+Analysis compute_costs(const Model& model, const OpRegistry& registry, Diagnostics& diagnostics) {
+  Analysis analysis;
+  analysis.model = &model;
+  CostWalker walker(registry, diagnostics);
+  WeightSet weights;
+  Totals& t = analysis.totals;
+  analysis.nodes.reserve(model.graph.nodes.size());
+  for (const Node& node : model.graph.nodes) {
+    NodeAnalysis a = walker.analyse(model.graph, node, weights);
+    t.macs += a.cost.macs;
+    t.flops += a.cost.flops;
+    t.bytes_read += a.cost.bytes_read;
+    t.bytes_written += a.cost.bytes_written;
+    ++t.nodes;
+    if (!a.shaped) ++t.unshaped_nodes;
+    if (!a.cost.known) ++t.uncosted_nodes;
+    if (a.cost.estimate) ++t.estimated_nodes;
+    analysis.nodes.push_back(a);
+  }
+  for (const auto* w : weights) {
+    double n = 1;
+    for (int64_t d : w->dims()) n *= static_cast<double>(d);
+    t.params += n;
+  }
+  if (t.unshaped_nodes)
+    diagnostics.warn(std::to_string(t.unshaped_nodes) + " node(s) have outputs without a concrete shape; their cost is unknown");
+  if (t.estimated_nodes)
+    diagnostics.warn(std::to_string(t.estimated_nodes) +
+                     " node(s) have data-dependent sizes; their figures are upper bounds (marked estimate)");
+  analysis.warnings = diagnostics.warnings();
+  return analysis;
+}
+
+}  // namespace modelcost

@@ -1,0 +1,176 @@
+#include "graph/graph_builder.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <queue>
+
+#include "graph/tensor_proto.h"
+#include "modelcost/errors.h"
+
+namespace modelcost {
+namespace {
+
+[[noreturn]] void fail(const std::string& message) { throw Error(kExitInvalidModel, message); }
+
+class Builder {
+ public:
+  Builder(const std::unordered_map<std::string, int>& opsets, bool is_subgraph)
+      : opsets_(opsets), is_subgraph_(is_subgraph) {}
+
+  std::unique_ptr<Graph> build(const onnx::GraphProto& proto);
+  // Names this (sub)graph reads but does not define: they come from the enclosing scope.
+  const std::vector<std::string>& free_names() const { return free_names_; }
+
+ private:
+  int define(const std::string& name, const char* what);
+  int resolve(const std::string& name, const std::string& reader);
+  void add_initializer(const onnx::TensorProto& t);
+  void sort_nodes(std::vector<Node>& nodes);
+
+  const std::unordered_map<std::string, int>& opsets_;
+  bool is_subgraph_;
+  std::unique_ptr<Graph> g_ = std::make_unique<Graph>();
+  std::vector<std::string> free_names_;
+};
+
+int Builder::define(const std::string& name, const char* what) {
+  auto [it, inserted] = g_->tensor_ids.emplace(name, static_cast<int>(g_->tensors.size()));
+  if (!inserted) fail("tensor '" + name + "' is defined twice (" + what + ")");
+  TensorInfo t;
+  t.name = name;
+  g_->tensors.push_back(std::move(t));
+  return it->second;
+}
+
+int Builder::resolve(const std::string& name, const std::string& reader) {
+  int id = g_->find(name);
+  if (id >= 0) return id;
+  if (!is_subgraph_)
+    fail("input '" + name + "' of " + reader + " is produced by no node and is neither a graph input nor an initializer");
+  // Outer-scope reference: a local stand-in that the enclosing graph links to its tensor.
+  id = define(name, "outer scope");
+  free_names_.push_back(name);
+  return id;
+}
+
+void Builder::add_initializer(const onnx::TensorProto& t) {
+  const int id = define(t.name(), "initializer");
+  TensorInfo& info = g_->tensors[id];
+  info.is_initializer = true;
+  info.initializer = &t;
+  info.dtype = t.data_type();
+  info.shape = tensor_proto_shape(t);
+  for (int64_t d : info.shape)
+    if (d < 0) fail("initializer '" + t.name() + "' has a negative dim " + shape_to_string(info.shape));
+  info.has_shape = true;
+  // Integer tensors are usually shape constants: keep their contents for folding.
+  const bool is_int = !dtype_is_float(info.dtype);
+  info.value = read_tensor_value(t, is_int ? kMaxFoldedElements : 1024);
+}
+
+std::unique_ptr<Graph> Builder::build(const onnx::GraphProto& proto) {
+  g_->name = proto.name();
+  for (const auto& t : proto.initializer()) add_initializer(t);
+  for (const auto& vi : proto.input()) {
+    int id = g_->find(vi.name());
+    if (id < 0) {
+      id = define(vi.name(), "graph input");
+      g_->tensors[id].is_graph_input = true;
+      g_->inputs.push_back(id);
+    }
+    g_->tensors[id].declared = &vi.type();
+  }
+
+  // Pass 1: every node's outputs, so inputs may refer to nodes listed later (unsorted files).
+  std::vector<Node> nodes(proto.node_size());
+  for (int i = 0; i < proto.node_size(); ++i) {
+    const auto& np = proto.node(i);
+    Node& n = nodes[i];
+    n.proto = &np;
+    n.op_type = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    n.name = np.name().empty() ? n.op_type + "_" + std::to_string(i) : np.name();
+    auto op = opsets_.find(n.domain);
+    n.opset = op == opsets_.end() ? 1 : op->second;
+    for (const auto& out : np.output()) n.outputs.push_back(out.empty() ? -1 : define(out, ("output of node '" + n.name + "'").c_str()));
+  }
+  // Pass 2: inputs, subgraphs and their outer-scope reads.
+  for (Node& n : nodes) {
+    const std::string reader = "node '" + n.name + "' (" + n.op_type + ")";
+    for (const auto& in : n.proto->input()) n.inputs.push_back(in.empty() ? -1 : resolve(in, reader));
+    for (const auto& a : n.proto->attribute()) {
+      std::vector<const onnx::GraphProto*> bodies;
+      if (a.type() == onnx::AttributeProto::GRAPH || a.has_g()) bodies.push_back(&a.g());
+      for (const auto& gp : a.graphs()) bodies.push_back(&gp);
+      for (const auto* body : bodies) {
+        Builder child(opsets_, true);
+        Subgraph sub{a.name(), child.build(*body)};
+        for (const auto& name : child.free_names()) {
+          const int outer = resolve(name, reader);
+          sub.graph->outer_refs.emplace_back(sub.graph->find(name), outer);
+          n.implicit_inputs.push_back(outer);
+        }
+        n.subgraphs.push_back(std::move(sub));
+      }
+    }
+  }
+  for (const auto& vi : proto.value_info()) {
+    const int id = g_->find(vi.name());
+    if (id >= 0) g_->tensors[id].declared = &vi.type();
+  }
+  for (const auto& vi : proto.output()) {
+    const int id = is_subgraph_ ? resolve(vi.name(), "graph output") : g_->find(vi.name());
+    if (id < 0) fail("graph output '" + vi.name() + "' is produced by no node");
+    if (!g_->tensors[id].declared) g_->tensors[id].declared = &vi.type();
+    g_->outputs.push_back(id);
+  }
+  sort_nodes(nodes);
+  return std::move(g_);
+}
+
+// Kahn's algorithm, stable in file order; a leftover node means a cycle.
+void Builder::sort_nodes(std::vector<Node>& nodes) {
+  std::vector<int> producer(g_->tensors.size(), -1);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (int t : nodes[i].outputs)
+      if (t >= 0) producer[t] = static_cast<int>(i);
+  std::vector<int> pending(nodes.size(), 0);
+  std::vector<std::vector<int>> consumers(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto add_dep = [&](int t) {
+      if (t >= 0 && producer[t] >= 0) {
+        ++pending[i];
+        consumers[producer[t]].push_back(static_cast<int>(i));
+      }
+    };
+    for (int t : nodes[i].inputs) add_dep(t);
+    for (int t : nodes[i].implicit_inputs) add_dep(t);
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (pending[i] == 0) ready.push(static_cast<int>(i));
+  std::vector<int> order;
+  order.reserve(nodes.size());
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int c : consumers[i])
+      if (--pending[c] == 0) ready.push(c);
+  }
+  if (order.size() != nodes.size()) {
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (pending[i] > 0) fail("the graph has a cycle through node '" + nodes[i].name + "' (" + nodes[i].op_type + ")");
+  }
+  g_->nodes.reserve(nodes.size());
+  for (int i : order) g_->nodes.push_back(std::move(nodes[i]));
+}
+
+}  // namespace
+
+Graph build_graph(const onnx::GraphProto& proto, const std::unordered_map<std::string, int>& opsets) {
+  Builder builder(opsets, false);
+  return std::move(*builder.build(proto));
+}
+
+}  // namespace modelcost

@@ -1,0 +1,77 @@
+#include "load/model_loader.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "graph/graph_builder.h"
+#include "modelcost/errors.h"
+
+namespace modelcost {
+namespace {
+
+std::string read_file(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0)
+    throw Error(kExitUnreadable, path + ": cannot open: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw Error(kExitUnreadable, path + ": is a directory, not an ONNX file");
+  if (!S_ISREG(st.st_mode)) throw Error(kExitUnreadable, path + ": is not a regular file");
+  if (st.st_size > static_cast<off_t>(INT_MAX))
+    throw Error(kExitInvalidModel, path + ": " + std::to_string(st.st_size) +
+                                       " bytes is over protobuf's 2 GB limit; store the weights as external data");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(kExitUnreadable, path + ": cannot open: " + std::strerror(errno));
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  if (!in.read(bytes.data(), st.st_size)) throw Error(kExitUnreadable, path + ": read failed");
+  return bytes;
+}
+
+void check_opsets(const Model& model, const std::string& label) {
+  auto it = model.opsets.find("");
+  if (it == model.opsets.end()) return;
+  if (it->second > kMaxKnownOnnxOpset)
+    throw Error(kExitUnsupported, label + ": opset " + std::to_string(it->second) +
+                                      " of the ai.onnx domain is newer than any known (up to " +
+                                      std::to_string(kMaxKnownOnnxOpset) + ")");
+  if (it->second < 1) throw Error(kExitInvalidModel, label + ": invalid ai.onnx opset " + std::to_string(it->second));
+}
+
+}  // namespace
+
+Model load_model_from_bytes(const std::string& bytes, const std::string& label) {
+  if (bytes.empty()) throw Error(kExitInvalidModel, label + ": empty file, not an ONNX model");
+  Model model;
+  model.path = label;
+  google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream coded(&raw);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!model.proto->ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    throw Error(kExitInvalidModel, label + ": not an ONNX model (the protobuf does not parse; truncated or another format?)");
+  const auto& proto = *model.proto;
+  if (!proto.has_graph() || proto.ir_version() <= 0)
+    throw Error(kExitInvalidModel, label + ": not an ONNX model (no graph or no IR version)");
+  model.ir_version = static_cast<int>(proto.ir_version());
+  model.producer = proto.producer_name();
+  for (const auto& op : proto.opset_import())
+    model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
+  // IR version 3 and earlier had no opset_import for the default domain: treat as opset 1.
+  if (!model.opsets.count("")) model.opsets[""] = 1;
+  check_opsets(model, label);
+  try {
+    model.graph = build_graph(proto.graph(), model.opsets);
+  } catch (const Error& e) {
+    throw Error(e.code(), label + ": " + e.what());
+  }
+  return model;
+}
+
+Model load_model(const std::string& path) { return load_model_from_bytes(read_file(path), path); }
+
+}  // namespace modelcost

@@ -1,0 +1,43 @@
+#include "ops/op_registry.h"
+
+namespace modelcost {
+
+namespace {
+std::string key(std::string_view domain, std::string_view op_type) {
+  std::string k(is_standard_domain(domain) ? "" : domain);
+  k += "::";
+  k += op_type;
+  return k;
+}
+}  // namespace
+
+void OpRegistry::add(const OpRule& rule) { rules_[key(rule.domain, rule.op_type)] = rule; }
+
+const OpRule* OpRegistry::find(const std::string& domain, const std::string& op_type) const {
+  auto it = rules_.find(key(domain, op_type));
+  return it == rules_.end() ? nullptr : &it->second;
+}
+
+std::vector<const OpRule*> OpRegistry::all() const {
+  std::vector<const OpRule*> out;
+  for (const auto& [k, r] : rules_) out.push_back(&r);
+  return out;
+}
+
+const OpRegistry& OpRegistry::instance() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    register_math_ops(r);
+    register_nn_ops(r);
+    register_tensor_ops(r);
+    register_reduction_ops(r);
+    register_controlflow_ops(r);
+    register_quantization_ops(r);
+    register_attention_ops(r);
+    register_com_microsoft_ops(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace modelcost

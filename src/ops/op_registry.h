@@ -1,0 +1,66 @@
+// The op rule table. Each op family file in src/ops/defs/ declares, per op, the rule that
+// gives its outputs' shapes and the rule that gives its cost, and registers both in one entry.
+#pragma once
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "modelcost/analysis.h"
+#include "ops/op_context.h"
+
+namespace modelcost {
+
+// Work a cost rule reports. Bytes default to every input read and every output written
+// (at each tensor's dtype); a rule overrides them only where the op moves nothing.
+struct OpCost {
+  double macs = 0;
+  double flops = 0;
+  bool moves_no_data = false;  // Reshape-like: reinterprets a buffer, 0 bytes
+  // Control flow: how the costs of the node's subgraphs add in.
+  double subgraph_repeats = 1;  // Loop trip count, Scan length
+  bool subgraph_max = false;    // If: the heavier branch, not the sum
+  bool estimate = false;        // an upper bound (e.g. a Loop with an unknown trip count)
+};
+
+using ShapeRule = void (*)(OpContext&);
+using CostRule = OpCost (*)(const OpContext&);
+
+struct OpRule {
+  std::string_view domain;   // "" = ai.onnx, "com.microsoft", ...
+  std::string_view op_type;
+  ShapeRule infer = nullptr;  // sets every output's dtype and shape
+  CostRule cost = nullptr;
+};
+
+class OpRegistry {
+ public:
+  void add(const OpRule& rule);
+  void add(std::initializer_list<OpRule> rules) {
+    for (const auto& r : rules) add(r);
+  }
+  const OpRule* find(const std::string& domain, const std::string& op_type) const;
+  size_t size() const { return rules_.size(); }
+  std::vector<const OpRule*> all() const;
+
+  // The table of every registered family, built once.
+  static const OpRegistry& instance();
+
+ private:
+  std::unordered_map<std::string, OpRule> rules_;
+};
+
+// One registration function per op family file (src/ops/defs/<family>.cpp).
+void register_math_ops(OpRegistry&);
+void register_nn_ops(OpRegistry&);
+void register_tensor_ops(OpRegistry&);
+void register_reduction_ops(OpRegistry&);
+void register_controlflow_ops(OpRegistry&);
+void register_quantization_ops(OpRegistry&);
+void register_attention_ops(OpRegistry&);
+void register_com_microsoft_ops(OpRegistry&);
+
+// Domain spellings that mean the standard domain.
+inline bool is_standard_domain(std::string_view d) { return d.empty() || d == "ai.onnx"; }
+
+}  // namespace modelcost

@@ -1,0 +1,156 @@
+#include "ops/rule_helpers.h"
+
+#include <algorithm>
+
+namespace modelcost {
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const OpContext& c) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da == db || db == 1) out[i] = da;
+    else if (da == 1) out[i] = db;
+    else c.fail("shapes " + shape_to_string(a) + " and " + shape_to_string(b) + " do not broadcast");
+  }
+  return out;
+}
+
+namespace {
+Shape broadcast_all_inputs(const OpContext& c) {
+  Shape out;
+  bool first = true;
+  for (size_t i = 0; i < c.num_inputs(); ++i) {
+    if (!c.has_input(i)) continue;
+    out = first ? c.in_shape(i) : broadcast_shapes(out, c.in_shape(i), c);
+    first = false;
+  }
+  return out;
+}
+}  // namespace
+
+void infer_unary(OpContext& c) { c.set_output(0, c.in_dtype(0), c.in_shape(0)); }
+
+void infer_broadcast(OpContext& c) { c.set_output(0, c.in_dtype(0), broadcast_all_inputs(c)); }
+
+void infer_broadcast_bool(OpContext& c) {
+  c.set_output(0, 9 /* BOOL */, broadcast_all_inputs(c));
+}
+
+void infer_passthrough(OpContext& c) {
+  for (size_t i = 0; i < c.num_outputs(); ++i) c.set_output(i, c.in_dtype(0), c.in_shape(0));
+  if (c.value(0)) c.set_value(0, *c.value(0));
+}
+
+OpCost cost_data_movement(const OpContext&) { return {}; }
+
+OpCost cost_reinterpret(const OpContext&) {
+  OpCost cost;
+  cost.moves_no_data = true;
+  return cost;
+}
+
+std::vector<int64_t> strides_of(const Shape& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+std::vector<int64_t> value_as_ints(const TensorValue& v) {
+  std::vector<int64_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = v.as_int(i);
+  return out;
+}
+
+TensorValue make_int_value(std::vector<int64_t> ints) {
+  TensorValue v;
+  v.ints = std::move(ints);
+  return v;
+}
+
+TensorValue make_float_value(std::vector<double> floats) {
+  TensorValue v;
+  v.is_float = true;
+  v.floats = std::move(floats);
+  return v;
+}
+
+namespace {
+// Index into an input of shape `in` broadcast to `out`, for flat output index k.
+size_t broadcast_index(size_t k, const Shape& out, const Shape& in) {
+  size_t idx = 0, in_stride = 1;
+  size_t rem = k;
+  std::vector<int64_t> coords(out.size());
+  for (size_t d = out.size(); d-- > 0;) {
+    coords[d] = static_cast<int64_t>(rem % static_cast<size_t>(out[d]));
+    rem /= static_cast<size_t>(out[d]);
+  }
+  for (size_t d = in.size(); d-- > 0;) {
+    const size_t od = d + out.size() - in.size();
+    if (in[d] != 1) idx += static_cast<size_t>(coords[od]) * in_stride;
+    in_stride *= static_cast<size_t>(in[d]);
+  }
+  return idx;
+}
+
+template <typename Fn>
+void fold_broadcast(OpContext& c, size_t n_inputs, Fn&& fn) {
+  if (!c.has_output(0) || !c.out(0).has_shape) return;
+  for (size_t i = 0; i < n_inputs; ++i)
+    if (!c.value(i)) return;
+  const Shape& out = c.out(0).shape;
+  const double n = element_count(out);
+  if (n > static_cast<double>(kMaxFoldedElements)) return;
+  fn(out, static_cast<size_t>(n));
+}
+}  // namespace
+
+void fold_unary(OpContext& c, const std::function<double(double)>& f_float,
+                const std::function<int64_t(int64_t)>& f_int) {
+  fold_broadcast(c, 1, [&](const Shape&, size_t n) {
+    const TensorValue& a = *c.value(0);
+    if (a.size() != n) return;
+    const bool as_float = dtype_is_float(c.out(0).dtype);
+    TensorValue v;
+    v.is_float = as_float;
+    for (size_t k = 0; k < n; ++k) {
+      if (as_float) v.floats.push_back(f_float(a.as_double(k)));
+      else v.ints.push_back(f_int ? f_int(a.as_int(k)) : static_cast<int64_t>(f_float(a.as_double(k))));
+    }
+    c.set_value(0, std::move(v));
+  });
+}
+
+void fold_binary(OpContext& c, const std::function<double(double, double)>& f_float,
+                 const std::function<int64_t(int64_t, int64_t)>& f_int) {
+  fold_broadcast(c, 2, [&](const Shape& out, size_t n) {
+    const TensorValue& a = *c.value(0);
+    const TensorValue& b = *c.value(1);
+    if (a.size() != element_count(c.in_shape(0)) || b.size() != element_count(c.in_shape(1))) return;
+    const bool as_float = dtype_is_float(c.out(0).dtype);
+    TensorValue v;
+    v.is_float = as_float;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t ia = broadcast_index(k, out, c.in_shape(0)), ib = broadcast_index(k, out, c.in_shape(1));
+      if (as_float) v.floats.push_back(f_float(a.as_double(ia), b.as_double(ib)));
+      else v.ints.push_back(f_int(a.as_int(ia), b.as_int(ib)));
+    }
+    c.set_value(0, std::move(v));
+  });
+}
+
+void fold_compare(OpContext& c, const std::function<bool(double, double)>& f) {
+  fold_broadcast(c, 2, [&](const Shape& out, size_t n) {
+    const TensorValue& a = *c.value(0);
+    const TensorValue& b = *c.value(1);
+    if (a.size() != element_count(c.in_shape(0)) || b.size() != element_count(c.in_shape(1))) return;
+    TensorValue v;
+    for (size_t k = 0; k < n; ++k)
+      v.ints.push_back(f(a.as_double(broadcast_index(k, out, c.in_shape(0))),
+                         b.as_double(broadcast_index(k, out, c.in_shape(1)))));
+    c.set_value(0, std::move(v));
+  });
+}
+
+}  // namespace modelcost

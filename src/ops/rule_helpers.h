@@ -1,0 +1,61 @@
+// Building blocks shared by the op family files: common shape rules (unary, broadcast,
+// ONNX-schema fallback), common cost rules, and folding of small constant tensors.
+#pragma once
+#include <functional>
+
+#include "ops/op_registry.h"
+
+namespace modelcost {
+
+// ---- shapes ----
+// Numpy-style broadcast of two shapes; fails naming the node when they do not broadcast.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const OpContext& c);
+// Output 0 = input 0 (dtype and shape). Unary elementwise ops.
+void infer_unary(OpContext& c);
+// Output 0 = broadcast of all present inputs, dtype of input 0.
+void infer_broadcast(OpContext& c);
+// Output 0 = broadcast of all inputs, dtype bool (comparisons, logical ops).
+void infer_broadcast_bool(OpContext& c);
+// Every output copies input 0 (Identity-like pass-through of dtype and shape).
+void infer_passthrough(OpContext& c);
+// ONNX 1.12's own inference function for the op (schema at min(opset, 17)); outputs it
+// cannot resolve stay unshaped, and the engine falls back to the file's declared shapes.
+void infer_with_onnx_schema(OpContext& c);
+
+// ---- costs ----
+// Elementwise op with K floating-point operations per output element.
+template <int K>
+OpCost cost_per_output(const OpContext& c) {
+  OpCost cost;
+  cost.flops = K * element_count(c.out(0).shape);
+  return cost;
+}
+// K flops per element of input 0 (reductions read every element once).
+template <int K>
+OpCost cost_per_input(const OpContext& c) {
+  OpCost cost;
+  cost.flops = K * element_count(c.in(0).shape);
+  return cost;
+}
+// Moves data but does no arithmetic (copies, gathers, concatenation).
+OpCost cost_data_movement(const OpContext& c);
+// Reinterprets a buffer: no arithmetic, no bytes moved (Reshape, Squeeze, Identity, ...).
+OpCost cost_reinterpret(const OpContext& c);
+
+// ---- folding of small tensors ----
+// Applies fn elementwise (with broadcasting) when every input's contents are known and the
+// output is small; sets output 0's value. Integer inputs use the int path, float the double path.
+void fold_unary(OpContext& c, const std::function<double(double)>& f_float,
+                const std::function<int64_t(int64_t)>& f_int);
+void fold_binary(OpContext& c, const std::function<double(double, double)>& f_float,
+                 const std::function<int64_t(int64_t, int64_t)>& f_int);
+// Output dtype is bool: results stored as 0/1 ints.
+void fold_compare(OpContext& c, const std::function<bool(double, double)>& f);
+// Row-major strides of a shape.
+std::vector<int64_t> strides_of(const Shape& shape);
+// Reads the value of a tensor as a flat int vector (ints, or floats truncated).
+std::vector<int64_t> value_as_ints(const TensorValue& v);
+TensorValue make_int_value(std::vector<int64_t> ints);
+TensorValue make_float_value(std::vector<double> floats);
+
+}  // namespace modelcost

@@ -1,0 +1,127 @@
+#include "shapes/shape_engine.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <set>
+
+#include "modelcost/errors.h"
+#include "ops/op_registry.h"
+#include "ops/rule_helpers.h"
+
+namespace modelcost {
+
+ShapeEngine::ShapeEngine(const OpRegistry& registry, Diagnostics& diagnostics)
+    : registry_(registry), diagnostics_(diagnostics) {}
+
+void ShapeEngine::run(Model& model, const ShapeOptions& options) {
+  options_ = options;
+  Graph& g = model.graph;
+  for (const auto& [name, shape] : options.inputs) {
+    const int id = g.find(name);
+    if (id < 0 || !g.tensors[id].is_graph_input) {
+      std::string names;
+      for (int in : g.inputs) names += (names.empty() ? "" : ", ") + g.tensors[in].name;
+      throw Error(kExitUsage, "--input " + name + ": the model has no input of that name (inputs: " + names + ")");
+    }
+  }
+  std::set<std::string> defaulted, used_dims;
+  for (int id : g.inputs) {
+    TensorInfo& t = g.tensors[id];
+    const auto* declared = t.declared;
+    if (!declared || !declared->has_tensor_type()) {
+      diagnostics_.warn("input '" + t.name + "' is not a tensor; its consumers stay unshaped");
+      continue;
+    }
+    const auto& tt = declared->tensor_type();
+    t.dtype = tt.elem_type();
+    auto given = options.inputs.find(t.name);
+    if (given != options.inputs.end()) {
+      t.shape = given->second;
+    } else {
+      t.shape.clear();
+      for (const auto& d : tt.shape().dim()) {
+        if (d.has_dim_value()) {
+          if (d.dim_value() < 0)
+            throw Error(kExitInvalidModel, model.path + ": input '" + t.name + "' has a negative dim " +
+                                               std::to_string(d.dim_value()));
+          t.shape.push_back(d.dim_value());
+        } else if (d.has_dim_param() && options.dims.count(d.dim_param())) {
+          used_dims.insert(d.dim_param());
+          t.shape.push_back(options.dims.at(d.dim_param()));
+        } else {
+          defaulted.insert(d.has_dim_param() ? d.dim_param() : t.name + "[" + std::to_string(t.shape.size()) + "]");
+          t.shape.push_back(1);
+        }
+      }
+    }
+    t.has_shape = true;
+  }
+  if (!defaulted.empty()) {
+    std::string names;
+    for (const auto& n : defaulted) names += (names.empty() ? "" : ", ") + n;
+    diagnostics_.warn("symbolic dims not set, using 1: " + names + " (set them with --dim NAME=VALUE)");
+  }
+  for (const auto& [name, value] : options.dims)
+    if (!used_dims.count(name)) diagnostics_.warn("--dim " + name + " names no symbolic dim of the model's inputs");
+  infer_graph(g);
+}
+
+void ShapeEngine::infer_graph(Graph& graph) {
+  for (Node& node : graph.nodes) infer_node(graph, node);
+}
+
+void ShapeEngine::infer_node(Graph& graph, Node& node) {
+  const OpRule* rule = registry_.find(node.domain, node.op_type);
+  OpContext c(graph, node, diagnostics_, this);
+  if (!rule) {
+    diagnostics_.warn_counted("unknown op " + (node.domain.empty() ? "" : node.domain + ".") + node.op_type +
+                                  ": shapes from the file, cost unknown",
+                              node.name);
+  } else if (rule->infer) {
+    bool inputs_shaped = true;
+    for (size_t i = 0; i < c.num_inputs(); ++i)
+      if (c.has_input(i) && !c.in(i).has_shape) inputs_shaped = false;
+    if (inputs_shaped) {
+      try {
+        rule->infer(c);
+      } catch (const NotInferable& e) {
+        diagnostics_.warn_counted(node.op_type + ": " + e.what() + "; shapes from ONNX or the file", node.name);
+      }
+      bool complete = true;
+      for (size_t i = 0; i < c.num_outputs(); ++i)
+        if (c.has_output(i) && !c.out(i).has_shape) complete = false;
+      if (!complete && rule->infer != infer_with_onnx_schema) infer_with_onnx_schema(c);
+    }
+  }
+  apply_declared_shapes(graph, node);
+}
+
+bool ShapeEngine::resolve_declared(const TensorInfo& tensor, int32_t* dtype, Shape* shape) const {
+  if (!tensor.declared || !tensor.declared->has_tensor_type()) return false;
+  const auto& tt = tensor.declared->tensor_type();
+  if (!tt.has_shape()) return false;
+  shape->clear();
+  for (const auto& d : tt.shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) shape->push_back(d.dim_value());
+    else if (d.has_dim_param() && options_.dims.count(d.dim_param())) shape->push_back(options_.dims.at(d.dim_param()));
+    else return false;
+  }
+  *dtype = tt.elem_type();
+  return true;
+}
+
+void ShapeEngine::apply_declared_shapes(Graph& graph, const Node& node) {
+  for (int id : node.outputs) {
+    if (id < 0 || graph.tensors[id].has_shape) continue;
+    TensorInfo& t = graph.tensors[id];
+    int32_t dtype = 0;
+    Shape shape;
+    if (resolve_declared(t, &dtype, &shape)) {
+      t.dtype = dtype;
+      t.shape = std::move(shape);
+      t.has_shape = true;
+    }
+  }
+}
+
+}  // namespace modelcost

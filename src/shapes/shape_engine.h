@@ -1,0 +1,40 @@
+// Stage 2: gives every tensor of the graph a concrete dtype and shape, running each node's
+// shape rule in topological order and folding small integer tensors along the way.
+#pragma once
+#include <map>
+#include <string>
+
+#include "modelcost/diagnostics.h"
+#include "modelcost/graph.h"
+
+namespace modelcost {
+
+class OpRegistry;
+
+struct ShapeOptions {
+  std::map<std::string, int64_t> dims;    // --dim NAME=VALUE: symbolic dim values
+  std::map<std::string, Shape> inputs;    // --input NAME=1x3x224x224: whole input shapes
+};
+
+class ShapeEngine {
+ public:
+  ShapeEngine(const OpRegistry& registry, Diagnostics& diagnostics);
+
+  // Sets the graph inputs from the options and the declared shapes, then infers every node.
+  void run(Model& model, const ShapeOptions& options);
+  // Infers a subgraph whose inputs and outer-scope tensors are already set (If/Loop/Scan).
+  void infer_graph(Graph& graph);
+
+  const ShapeOptions& options() const { return options_; }
+
+ private:
+  void infer_node(Graph& graph, Node& node);
+  void apply_declared_shapes(Graph& graph, const Node& node);
+  bool resolve_declared(const TensorInfo& tensor, int32_t* dtype, Shape* shape) const;
+
+  const OpRegistry& registry_;
+  Diagnostics& diagnostics_;
+  ShapeOptions options_;
+};
+
+}  // namespace modelcost
