@@ -3,14 +3,16 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "ops/op_registry.h"
 
 namespace modelcost {
 namespace {
 
-using WeightSet = std::unordered_set<const onnx::TensorProto*>;
+// Weights read, each counted once: initializer -> logical elements (float weights: their element
+// count; quantized weights: what the op rule reports, e.g. K*N for MatMulNBits' packed B).
+using WeightSet = std::unordered_map<const onnx::TensorProto*, double>;
 
 double tensor_bytes(const TensorInfo& t) { return element_count(t.shape) * dtype_size(t.dtype); }
 
@@ -71,16 +73,26 @@ NodeAnalysis CostWalker::analyse(const Graph& graph, const Node& node, WeightSet
   WeightSet own;
   for (int id : node.inputs) {
     if (id < 0) continue;
-    if (const auto* w = float_weight(graph, id); w && own.insert(w).second) {
+    if (const auto* w = float_weight(graph, id); w && own.emplace(w, 0).second) {
       cost.params += element_count(graph.tensors[id].shape);
-      weights.insert(w);
+      weights.emplace(w, element_count(graph.tensors[id].shape));
+    }
+  }
+  for (const auto& [input, elements] : op.quantized_weights) {
+    const int id = input < node.inputs.size() ? node.inputs[input] : -1;
+    const onnx::TensorProto* w = id >= 0 ? graph.tensors[id].initializer : nullptr;
+    if (w && own.emplace(w, elements).second) {
+      cost.params += elements;
+      weights.emplace(w, elements);
     }
   }
 
   // Subgraph bodies: their nodes' costs add into this node (If: the heavier branch).
   NodeCost body_total;
   bool body_known = true;
-  for (const auto& sub : node.subgraphs) {
+  for (size_t s = 0; s < node.subgraphs.size(); ++s) {
+    const Subgraph& sub = node.subgraphs[s];
+    if (op.subgraph_only >= 0 && s != static_cast<size_t>(op.subgraph_only)) continue;  // branch not taken
     NodeCost body;
     for (const Node& inner : sub.graph->nodes) {
       NodeAnalysis a = analyse(*sub.graph, inner, weights);
@@ -139,11 +151,7 @@ Analysis compute_costs(const Model& model, const OpRegistry& registry, Diagnosti
     if (a.cost.estimate) ++t.estimated_nodes;
     analysis.nodes.push_back(a);
   }
-  for (const auto* w : weights) {
-    double n = 1;
-    for (int64_t d : w->dims()) n *= static_cast<double>(d);
-    t.params += n;
-  }
+  for (const auto& [w, elements] : weights) t.params += elements;
   if (t.unshaped_nodes)
     diagnostics.warn(std::to_string(t.unshaped_nodes) + " node(s) have outputs without a concrete shape; their cost is unknown");
   if (t.estimated_nodes)

@@ -28,6 +28,8 @@ const OpRegistry& OpRegistry::instance() {
   static const OpRegistry registry = [] {
     OpRegistry r;
     register_math_ops(r);
+    register_logical_ops(r);
+    register_generator_ops(r);
     register_nn_ops(r);
     register_tensor_ops(r);
     register_reduction_ops(r);

@@ -20,7 +20,11 @@ struct OpCost {
   // Control flow: how the costs of the node's subgraphs add in.
   double subgraph_repeats = 1;  // Loop trip count, Scan length
   bool subgraph_max = false;    // If: the heavier branch, not the sum
+  int subgraph_only = -1;       // If with a known condition: index in Node::subgraphs of the only body that runs
   bool estimate = false;        // an upper bound (e.g. a Loop with an unknown trip count)
+  // Quantized (non-float) weight initializers counted in params, as (input index, logical elements):
+  // MatMulNBits' packed uint8 B holds K*N weights. Counted only where that input is an initializer.
+  std::vector<std::pair<size_t, double>> quantized_weights;
 };
 
 using ShapeRule = void (*)(OpContext&);
@@ -52,6 +56,8 @@ class OpRegistry {
 
 // One registration function per op family file (src/ops/defs/<family>.cpp).
 void register_math_ops(OpRegistry&);
+void register_logical_ops(OpRegistry&);
+void register_generator_ops(OpRegistry&);
 void register_nn_ops(OpRegistry&);
 void register_tensor_ops(OpRegistry&);
 void register_reduction_ops(OpRegistry&);

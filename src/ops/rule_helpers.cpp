@@ -43,6 +43,11 @@ void infer_passthrough(OpContext& c) {
   if (c.value(0)) c.set_value(0, *c.value(0));
 }
 
+bool computes_in_float(const OpContext& c) {
+  if (c.has_input(0)) return dtype_is_float(c.in_dtype(0));
+  return c.has_output(0) && dtype_is_float(c.out(0).dtype);
+}
+
 OpCost cost_data_movement(const OpContext&) { return {}; }
 
 OpCost cost_reinterpret(const OpContext&) {
@@ -112,6 +117,7 @@ void fold_unary(OpContext& c, const std::function<double(double)>& f_float,
     const TensorValue& a = *c.value(0);
     if (a.size() != n) return;
     const bool as_float = dtype_is_float(c.out(0).dtype);
+    if (as_float ? !f_float : (!f_int && !f_float)) return;
     TensorValue v;
     v.is_float = as_float;
     for (size_t k = 0; k < n; ++k) {
@@ -129,6 +135,7 @@ void fold_binary(OpContext& c, const std::function<double(double, double)>& f_fl
     const TensorValue& b = *c.value(1);
     if (a.size() != element_count(c.in_shape(0)) || b.size() != element_count(c.in_shape(1))) return;
     const bool as_float = dtype_is_float(c.out(0).dtype);
+    if (as_float ? !f_float : !f_int) return;
     TensorValue v;
     v.is_float = as_float;
     for (size_t k = 0; k < n; ++k) {

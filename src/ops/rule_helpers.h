@@ -23,18 +23,21 @@ void infer_passthrough(OpContext& c);
 void infer_with_onnx_schema(OpContext& c);
 
 // ---- costs ----
+// True when the node computes in a floating dtype (input 0's, else output 0's): integer and
+// bool arithmetic (mostly shape computations) is not floating-point work and counts 0 flops.
+bool computes_in_float(const OpContext& c);
 // Elementwise op with K floating-point operations per output element.
 template <int K>
 OpCost cost_per_output(const OpContext& c) {
   OpCost cost;
-  cost.flops = K * element_count(c.out(0).shape);
+  if (computes_in_float(c)) cost.flops = K * element_count(c.out(0).shape);
   return cost;
 }
 // K flops per element of input 0 (reductions read every element once).
 template <int K>
 OpCost cost_per_input(const OpContext& c) {
   OpCost cost;
-  cost.flops = K * element_count(c.in(0).shape);
+  if (computes_in_float(c)) cost.flops = K * element_count(c.in(0).shape);
   return cost;
 }
 // Moves data but does no arithmetic (copies, gathers, concatenation).

@@ -1,10 +1,506 @@
-// Op rules: attention family. (Filled in below; see docs/ops/attention.md for the formulas.)
-#include "ops/rule_helpers.h"
+// Op rules: attention family — the com.microsoft fused attention ops of ONNX Runtime (Attention,
+// MultiHeadAttention, GroupQueryAttention, the packed and decoder forms, SparseAttention,
+// RotaryEmbedding) and ai.onnx Attention / RotaryEmbedding of opset 23. Inputs, attributes and
+// output shapes follow ONNX Runtime's ContribOperators.md. Formulas: docs/ops/attention.md.
+#include "ops/defs/attention_common.h"
 
 namespace modelcost {
 
+OpCost attention_cost(const AttentionWork& w) {
+  const double scores = w.batch * w.heads * w.q_len * w.kv_len;
+  OpCost cost;
+  cost.macs = w.projection_macs + scores * (w.head_size + w.v_head_size);
+  const double per_score = 1 /* scale */ + (w.mask ? 1 : 0) + (w.softcap ? 3 : 0) + kSoftmaxFlops;
+  cost.flops = 2 * cost.macs + w.projection_flops + per_score * scores + kRotaryFlops * w.rotary_elements;
+  cost.estimate = w.estimate;
+  return cost;
+}
+
+namespace {
+
+struct Output {
+  int32_t dtype = 0;
+  Shape shape;
+  bool estimate = false;
+};
+
+// What a rule derives from one attention node: the work and each output (in node order).
+struct AttentionPlan {
+  AttentionWork work;
+  std::vector<Output> outputs;
+};
+
+using Planner = AttentionPlan (*)(const OpContext&);
+
+template <Planner Plan>
+void infer_attention(OpContext& c) {
+  const AttentionPlan p = Plan(c);
+  for (size_t i = 0; i < p.outputs.size() && i < c.num_outputs(); ++i)
+    c.set_output(i, p.outputs[i].dtype, p.outputs[i].shape, p.outputs[i].estimate);
+}
+
+template <Planner Plan>
+OpCost cost_attention(const OpContext& c) {
+  return attention_cost(Plan(c).work);
+}
+
+double d(int64_t v) { return static_cast<double>(v); }
+
+void require_rank(const OpContext& c, size_t input, size_t rank, const char* layout) {
+  if (c.in_rank(input) != rank)
+    c.fail("input " + std::to_string(input) + " must be " + layout + ", got " + shape_to_string(c.in_shape(input)));
+}
+
+// hidden / heads, failing when it does not divide.
+int64_t per_head(const OpContext& c, int64_t hidden, int64_t heads, const char* what) {
+  if (heads <= 0 || hidden % heads != 0)
+    c.fail(std::string(what) + " " + std::to_string(hidden) + " is not divisible by " + std::to_string(heads) + " heads");
+  return hidden / heads;
+}
+
+// A scalar input's value when known (past_sequence_length, total_sequence_length), else -1.
+int64_t known_scalar(const OpContext& c, size_t input) {
+  if (!c.has_input(input) || !c.value(input) || c.value(input)->size() == 0) return -1;
+  return c.value(input)->as_int(0);
+}
+
+constexpr size_t kNoCosCache = static_cast<size_t>(-1);
+
+// Fraction of each head rotated: rotary_embedding_dim, else twice the cos cache's last dim, else
+// the whole head.
+double rotary_fraction(const OpContext& c, size_t cos_input, int64_t head_size) {
+  int64_t dim = c.attr_int("rotary_embedding_dim", 0);
+  if (dim <= 0 && c.has_input(cos_input) && c.in_rank(cos_input) > 0) dim = 2 * c.in_shape(cos_input).back();
+  if (dim <= 0 || dim > head_size) dim = head_size;
+  return d(dim) / d(head_size);
+}
+
+// ---- Attention (merged QKV weights) and DecoderMaskedSelfAttention ----
+// input, weights, bias, mask_index, past, attention_bias, past_sequence_length, ...
+AttentionPlan plan_attention(const OpContext& c) {
+  require_rank(c, 0, 3, "[batch, sequence, input_hidden]");
+  require_rank(c, 1, 2, "[input_hidden, q_hidden + k_hidden + v_hidden]");
+  const Shape& x = c.in_shape(0);
+  const Shape& w = c.in_shape(1);
+  if (w[0] != x[2]) c.fail("weights " + shape_to_string(w) + " do not match input " + shape_to_string(x));
+  const int64_t heads = required_int_attr(c, "num_heads", 1);
+  std::vector<int64_t> sizes = c.attr_ints("qkv_hidden_sizes");
+  if (sizes.empty()) {
+    if (w[1] % 3 != 0) c.fail("weights' second dim " + std::to_string(w[1]) + " is not 3 x hidden");
+    sizes.assign(3, w[1] / 3);
+  }
+  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != w[1])
+    c.fail("qkv_hidden_sizes do not add up to the weights' second dim " + std::to_string(w[1]));
+  if (sizes[0] != sizes[1]) c.fail("Q and K hidden sizes differ");
+  const int64_t b = x[0], s = x[1];
+  const int64_t h = per_head(c, sizes[0], heads, "hidden size"), vh = per_head(c, sizes[2], heads, "v hidden size");
+  int64_t past = 0;
+  bool estimate = false;
+  Shape present{2, b, heads, s, h};
+  int64_t kv_len = s;
+  if (c.has_input(4)) {
+    require_rank(c, 4, 5, "[2, batch, heads, past_sequence, head_size]");
+    past = c.in_shape(4)[3];
+    present = {2, b, heads, past + s, h};
+    kv_len = past + s;
+    if (c.attr_int("past_present_share_buffer", 0) != 0) {  // past holds max_sequence_length slots
+      present = c.in_shape(4);
+      const int64_t filled = known_scalar(c, 6);
+      kv_len = filled >= 0 ? filled + s : past;
+      estimate = filled < 0;
+    }
+  }
+  AttentionPlan p;
+  AttentionWork& work = p.work;
+  work.batch = d(b);
+  work.heads = d(heads);
+  work.q_len = d(s);
+  work.kv_len = d(kv_len);
+  work.head_size = d(h);
+  work.v_head_size = d(vh);
+  work.projection_macs = d(b) * d(s) * d(x[2]) * d(w[1]);
+  work.projection_flops = c.has_input(2) ? d(b) * d(s) * d(w[1]) : 0;
+  work.mask = c.has_input(3) || c.has_input(5);
+  if (c.attr_int("do_rotary", 0) != 0) work.rotary_elements = 2 * d(b) * d(s) * d(sizes[0]) * rotary_fraction(c, kNoCosCache, h);
+  work.estimate = estimate;
+  p.outputs = {{c.in_dtype(0), {b, s, sizes[2]}}, {c.in_dtype(0), present}};
+  return p;
+}
+
+// ---- MultiHeadAttention ----
+// query, key, value, bias, key_padding_mask, attention_bias, past_key, past_value,
+// past_sequence_length, cache_indirection.
+AttentionPlan plan_multi_head_attention(const OpContext& c) {
+  const int64_t heads = required_int_attr(c, "num_heads", 1);
+  const Shape& q = c.in_shape(0);
+  int64_t b, s, h, vh, kv, hidden;
+  bool key_is_cache = false;  // key / value given as [batch, heads, kv_sequence, head_size]
+  if (q.size() == 5) {  // packed QKV [batch, sequence, heads, 3, head_size]
+    if (q[2] != heads || q[3] != 3) c.fail("packed QKV " + shape_to_string(q) + " is not [batch, sequence, num_heads, 3, head_size]");
+    b = q[0], s = q[1], h = vh = q[4], kv = s;
+  } else if (q.size() == 3) {
+    b = q[0], s = q[1];
+    h = per_head(c, q[2], heads, "query hidden size");
+    if (!c.has_input(1)) c.fail("key is required unless the query is packed QKV");
+    const Shape& k = c.in_shape(1);
+    if (k.size() == 5) {  // packed KV [batch, kv_sequence, heads, 2, head_size]
+      if (k[2] != heads || k[3] != 2 || k[4] != h) c.fail("packed KV " + shape_to_string(k) + " does not match the query");
+      kv = k[1], vh = h;
+    } else {
+      if (!c.has_input(2)) c.fail("value is required with an unpacked key");
+      const Shape& v = c.in_shape(2);
+      if (k.size() == 4) {
+        key_is_cache = true;
+        if (k[1] != heads || k[3] != h) c.fail("key " + shape_to_string(k) + " is not [batch, num_heads, kv_sequence, head_size]");
+        kv = k[2];
+        vh = v.size() == 4 ? v[3] : per_head(c, v.back(), heads, "value hidden size");
+      } else if (k.size() == 3) {
+        if (k[2] != q[2]) c.fail("key hidden size " + std::to_string(k[2]) + " differs from the query's " + std::to_string(q[2]));
+        kv = k[1];
+        vh = per_head(c, v.back(), heads, "value hidden size");
+      } else {
+        c.fail("key must be 3-D, 4-D or packed 5-D, got " + shape_to_string(k));
+      }
+    }
+  } else {
+    c.fail("query must be [batch, sequence, hidden] or packed QKV, got " + shape_to_string(q));
+  }
+  hidden = heads * h;
+  int64_t total = kv;
+  bool estimate = false;
+  Shape present_k{b, heads, kv, h}, present_v{b, heads, kv, vh};
+  if (c.has_input(6) && !key_is_cache) {
+    require_rank(c, 6, 4, "[batch, heads, past_sequence, head_size]");
+    const int64_t past = c.in_shape(6)[2];
+    total = past + kv;
+    present_k = {b, heads, total, h};
+    present_v = {b, heads, total, vh};
+    if (c.has_input(8)) {  // buffer sharing: the past holds max_sequence_length slots
+      present_k = c.in_shape(6);
+      present_v = c.has_input(7) ? c.in_shape(7) : Shape{b, heads, past, vh};
+      const int64_t filled = known_scalar(c, 8);
+      total = filled >= 0 ? filled + kv : past;
+      estimate = filled < 0;
+    }
+  }
+  AttentionPlan p;
+  AttentionWork& work = p.work;
+  work.batch = d(b);
+  work.heads = d(heads);
+  work.q_len = d(s);
+  work.kv_len = d(total);
+  work.head_size = d(h);
+  work.v_head_size = d(vh);
+  if (c.has_input(3)) work.projection_flops = d(b) * (d(s) * d(hidden) + (key_is_cache ? 0 : d(kv) * d(hidden + heads * vh)));
+  work.mask = c.has_input(4) || c.has_input(5);
+  work.estimate = estimate;
+  const int32_t dtype = c.in_dtype(0);
+  p.outputs = {{dtype, {b, s, heads * vh}}, {dtype, present_k, estimate}, {dtype, present_v, estimate}, {dtype, {b, heads, s, total}, estimate}};
+  return p;
+}
+
+// ---- GroupQueryAttention ----
+// query, key, value, past_key, past_value, seqlens_k, total_sequence_length, cos_cache,
+// sin_cache, position_ids, attention_bias, head_sink, ...
+AttentionPlan plan_group_query_attention(const OpContext& c) {
+  const int64_t heads = required_int_attr(c, "num_heads", 1);
+  const int64_t kv_heads = required_int_attr(c, "kv_num_heads", 1);
+  if (heads % kv_heads != 0)
+    c.fail("num_heads " + std::to_string(heads) + " is not a multiple of kv_num_heads " + std::to_string(kv_heads));
+  require_rank(c, 0, 3, "[batch, sequence, hidden] or packed QKV");
+  const Shape& q = c.in_shape(0);
+  const int64_t b = q[0], s = q[1];
+  int64_t h, kv = s;
+  if (c.has_input(1)) {
+    h = per_head(c, q[2], heads, "query hidden size");
+    require_rank(c, 1, 3, "[batch, kv_sequence, kv_hidden]");
+    const Shape& k = c.in_shape(1);
+    if (k[2] != kv_heads * h) c.fail("key " + shape_to_string(k) + " is not [batch, kv_sequence, kv_num_heads * head_size]");
+    kv = k[1];
+  } else {
+    h = per_head(c, q[2], heads + 2 * kv_heads, "packed QKV width");
+  }
+  const int64_t past = c.has_input(3) ? (require_rank(c, 3, 4, "[batch, kv_heads, past_sequence, head_size]"), c.in_shape(3)[2]) : 0;
+  const int64_t given_total = known_scalar(c, 6);
+  const int64_t total = given_total >= 0 ? given_total : past + kv;
+  const bool estimate = given_total < 0 && c.has_input(3);  // the past may be a max-length buffer
+  const int64_t present_len = c.has_input(3) && given_total >= 0 ? std::max(past, given_total) : total;
+  AttentionPlan p;
+  AttentionWork& work = p.work;
+  work.batch = d(b);
+  work.heads = d(heads);
+  work.q_len = d(s);
+  work.kv_len = d(total);
+  work.head_size = work.v_head_size = d(h);
+  work.mask = c.has_input(10);
+  work.softcap = c.attr_float("softcap", 0) > 0;
+  if (c.attr_int("do_rotary", 0) != 0)
+    work.rotary_elements = d(b) * d(s) * d(heads + kv_heads) * d(h) * rotary_fraction(c, 7, h);
+  work.estimate = estimate;
+  const int32_t dtype = c.in_dtype(0);
+  const int32_t cache = c.has_input(3) ? c.in_dtype(3) : dtype;
+  p.outputs = {{dtype, {b, s, heads * h}},
+               {cache, {b, kv_heads, present_len, h}, estimate},
+               {cache, {b, kv_heads, present_len, h}, estimate},
+               {dtype, {b, heads, s, total}, estimate}};
+  return p;
+}
+
+// ---- packed (padding removed) forms: token_offset [batch, sequence] gives the padded size ----
+
+// PackedAttention: input [tokens, input_hidden], weights, bias, token_offset,
+// cumulative_sequence_length, attention_bias.
+AttentionPlan plan_packed_attention(const OpContext& c) {
+  require_rank(c, 0, 2, "[tokens, input_hidden]");
+  require_rank(c, 1, 2, "[input_hidden, q_hidden + k_hidden + v_hidden]");
+  require_rank(c, 3, 2, "token_offset [batch, sequence]");
+  const Shape& x = c.in_shape(0);
+  const Shape& w = c.in_shape(1);
+  if (w[0] != x[1]) c.fail("weights " + shape_to_string(w) + " do not match input " + shape_to_string(x));
+  const int64_t heads = required_int_attr(c, "num_heads", 1);
+  std::vector<int64_t> sizes = c.attr_ints("qkv_hidden_sizes");
+  if (sizes.empty()) {
+    if (w[1] % 3 != 0) c.fail("weights' second dim " + std::to_string(w[1]) + " is not 3 x hidden");
+    sizes.assign(3, w[1] / 3);
+  }
+  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != w[1])
+    c.fail("qkv_hidden_sizes do not add up to the weights' second dim " + std::to_string(w[1]));
+  const Shape& offsets = c.in_shape(3);
+  AttentionPlan p;
+  AttentionWork& work = p.work;
+  work.batch = d(offsets[0]);
+  work.heads = d(heads);
+  work.q_len = work.kv_len = d(offsets[1]);
+  work.head_size = d(per_head(c, sizes[0], heads, "hidden size"));
+  work.v_head_size = d(per_head(c, sizes[2], heads, "v hidden size"));
+  work.projection_macs = d(x[0]) * d(x[1]) * d(w[1]);
+  work.projection_flops = c.has_input(2) ? d(x[0]) * d(w[1]) : 0;
+  work.mask = c.has_input(5);
+  work.estimate = d(x[0]) < element_count(offsets);  // padded products bound the real ones
+  p.outputs = {{c.in_dtype(0), {x[0], sizes[2]}}};
+  return p;
+}
+
+// PackedMultiHeadAttention: query [tokens, hidden] or [tokens, heads, 3, head_size], key, value,
+// bias, token_offset, cumulative_sequence_length, attention_bias.
+AttentionPlan plan_packed_multi_head_attention(const OpContext& c) {
+  const int64_t heads = required_int_attr(c, "num_heads", 1);
+  const Shape& q = c.in_shape(0);
+  int64_t h, vh;
+  if (q.size() == 4) {
+    if (q[1] != heads || q[2] != 3) c.fail("packed QKV " + shape_to_string(q) + " is not [tokens, num_heads, 3, head_size]");
+    h = vh = q[3];
+  } else if (q.size() == 2) {
+    h = per_head(c, q[1], heads, "query hidden size");
+    if (!c.has_input(2)) c.fail("key and value are required unless the query is packed QKV");
+    vh = per_head(c, c.in_shape(2).back(), heads, "value hidden size");
+  } else {
+    c.fail("query must be [tokens, hidden] or [tokens, num_heads, 3, head_size], got " + shape_to_string(q));
+  }
+  require_rank(c, 4, 2, "token_offset [batch, sequence]");
+  const Shape& offsets = c.in_shape(4);
+  AttentionPlan p;
+  AttentionWork& work = p.work;
+  work.batch = d(offsets[0]);
+  work.heads = d(heads);
+  work.q_len = work.kv_len = d(offsets[1]);
+  work.head_size = d(h);
+  work.v_head_size = d(vh);
+  work.projection_flops = c.has_input(3) ? d(q[0]) * d(heads) * d(2 * h + vh) : 0;
+  work.mask = c.has_input(6);
+  work.estimate = d(q[0]) < element_count(offsets);
+  p.outputs = {{c.in_dtype(0), {q[0], heads * vh}}};
+  return p;
+}
+
+// ---- DecoderMaskedMultiHeadAttention (one new token per step) ----
+// query, key, value, mask_index, attention_bias, past_key, past_value, past_sequence_length,
+// beam_width, cache_indirection, bias.
+AttentionPlan plan_decoder_masked_mha(const OpContext& c) {
+  const int64_t heads = required_int_attr(c, "num_heads", 1);
+  require_rank(c, 0, 3, "[batch, sequence, hidden] or packed QKV");
+  const Shape& q = c.in_shape(0);
+  const int64_t b = q[0], s = q[1];
+  const bool cross = c.has_input(1) && c.in_rank(1) == 4;
+  int64_t h, vh, kv = s, total;
+  bool estimate = false;
+  Shape present_k, present_v;
+  if (!c.has_input(1)) {  // packed QKV: 2 * hidden + v_hidden, with v_hidden = hidden
+    if (q[2] % 3 != 0) c.fail("packed QKV width " + std::to_string(q[2]) + " is not 3 x hidden");
+    h = vh = per_head(c, q[2] / 3, heads, "hidden size");
+  } else {
+    h = per_head(c, q[2], heads, "query hidden size");
+    if (!c.has_input(2)) c.fail("value is required with a key");
+    const Shape& v = c.in_shape(2);
+    vh = cross ? v.back() : per_head(c, v.back(), heads, "value hidden size");
+    kv = cross ? c.in_shape(1)[2] : c.in_shape(1)[1];
+  }
+  if (cross) {
+    total = kv;
+    present_k = c.in_shape(1);
+    present_v = c.in_shape(2);
+  } else {
+    const int64_t past = c.has_input(5) ? (require_rank(c, 5, 4, "[batch, heads, past_sequence, head_size]"), c.in_shape(5)[2]) : 0;
+    total = past + kv;
+    present_k = {b, heads, total, h};
+    present_v = {b, heads, total, vh};
+    if (c.attr_int("past_present_share_buffer", 0) != 0 && c.has_input(5)) {
+      present_k = c.in_shape(5);
+      present_v = c.has_input(6) ? c.in_shape(6) : present_k;
+      const int64_t filled = known_scalar(c, 7);
+      total = filled >= 0 ? filled + kv : past;
+      estimate = filled < 0;
+    }
+  }
+  AttentionPlan p;
+  AttentionWork& work = p.work;
+  work.batch = d(b);
+  work.heads = d(heads);
+  work.q_len = d(s);
+  work.kv_len = d(total);
+  work.head_size = d(h);
+  work.v_head_size = d(vh);
+  if (c.has_input(10)) work.projection_flops = d(b) * d(s) * d(heads) * (cross ? d(h) : d(2 * h + vh));
+  work.mask = c.has_input(3) || c.has_input(4);
+  work.estimate = estimate;
+  const int32_t dtype = c.in_dtype(0);
+  p.outputs = {{dtype, {b, s, heads * vh}}, {dtype, present_k, estimate}, {dtype, present_v, estimate}, {dtype, {b, heads, s, total}, estimate}};
+  return p;
+}
+
+// ---- SparseAttention (block sparse; counted as dense, an upper bound) ----
+// query, key, value, past_key, past_value, block_row_indices, block_col_indices,
+// total_sequence_length, key_total_sequence_lengths, cos_cache, sin_cache.
+AttentionPlan plan_sparse_attention(const OpContext& c) {
+  const int64_t heads = required_int_attr(c, "num_heads", 1);
+  const int64_t kv_heads = required_int_attr(c, "kv_num_heads", 1);
+  required_int_attr(c, "sparse_block_size", 1);
+  if (heads % kv_heads != 0)
+    c.fail("num_heads " + std::to_string(heads) + " is not a multiple of kv_num_heads " + std::to_string(kv_heads));
+  require_rank(c, 0, 3, "[batch, sequence, hidden] or packed QKV");
+  require_rank(c, 3, 4, "past_key [batch, kv_heads, max_cache_sequence, head_size]");
+  const Shape& q = c.in_shape(0);
+  const int64_t h = c.has_input(1) ? per_head(c, q[2], heads, "query hidden size")
+                                   : per_head(c, q[2], heads + 2 * kv_heads, "packed QKV width");
+  const int64_t given_total = known_scalar(c, 7);
+  AttentionPlan p;
+  AttentionWork& work = p.work;
+  work.batch = d(q[0]);
+  work.heads = d(heads);
+  work.q_len = d(q[1]);
+  work.kv_len = d(given_total >= 0 ? given_total : c.in_shape(3)[2]);
+  work.head_size = work.v_head_size = d(h);
+  if (c.attr_int("do_rotary", 0) != 0) work.rotary_elements = d(q[0]) * d(q[1]) * d(heads + kv_heads) * d(h) * rotary_fraction(c, 9, h);
+  work.estimate = true;
+  const int32_t dtype = c.in_dtype(0);
+  p.outputs = {{dtype, {q[0], q[1], heads * h}}, {dtype, c.in_shape(3)}, {dtype, c.has_input(4) ? c.in_shape(4) : c.in_shape(3)}};
+  return p;
+}
+
+// ---- ai.onnx Attention (opset 23): Q, K, V, attn_mask, past_key, past_value ----
+AttentionPlan plan_onnx_attention(const OpContext& c) {
+  const Shape& q = c.in_shape(0);
+  const Shape& k = c.in_shape(1);
+  const Shape& v = c.in_shape(2);
+  int64_t b, q_heads, kv_heads, s, kv, h, vh;
+  if (q.size() == 4) {
+    if (k.size() != 4 || v.size() != 4) c.fail("Q, K and V must all be 4-D or all 3-D");
+    b = q[0], q_heads = q[1], s = q[2], h = q[3], kv_heads = k[1], kv = k[2], vh = v[3];
+    if (k[3] != h) c.fail("K head size " + std::to_string(k[3]) + " differs from Q's " + std::to_string(h));
+  } else if (q.size() == 3) {
+    if (k.size() != 3 || v.size() != 3) c.fail("Q, K and V must all be 4-D or all 3-D");
+    q_heads = required_int_attr(c, "q_num_heads", 1);
+    kv_heads = required_int_attr(c, "kv_num_heads", 1);
+    b = q[0], s = q[1], kv = k[1];
+    h = per_head(c, q[2], q_heads, "Q hidden size");
+    if (k[2] != kv_heads * h) c.fail("K " + shape_to_string(k) + " is not [batch, kv_sequence, kv_num_heads * head_size]");
+    vh = per_head(c, v[2], kv_heads, "V hidden size");
+  } else {
+    c.fail("Q must be 3-D or 4-D, got " + shape_to_string(q));
+  }
+  if (q_heads % kv_heads != 0)
+    c.fail("query heads " + std::to_string(q_heads) + " are not a multiple of key/value heads " + std::to_string(kv_heads));
+  const int64_t past = c.has_input(4) ? (require_rank(c, 4, 4, "past_key [batch, kv_heads, past_sequence, head_size]"), c.in_shape(4)[2]) : 0;
+  const int64_t total = past + kv;
+  AttentionPlan p;
+  AttentionWork& work = p.work;
+  work.batch = d(b);
+  work.heads = d(q_heads);
+  work.q_len = d(s);
+  work.kv_len = d(total);
+  work.head_size = d(h);
+  work.v_head_size = d(vh);
+  work.mask = c.has_input(3);
+  work.softcap = c.attr_float("softcap", 0) > 0;
+  const int32_t dtype = c.in_dtype(0);
+  const Shape y = q.size() == 4 ? Shape{b, q_heads, s, vh} : Shape{b, s, q_heads * vh};
+  p.outputs = {{dtype, y}, {dtype, {b, kv_heads, total, h}}, {dtype, {b, kv_heads, total, vh}}, {dtype, {b, q_heads, s, total}}};
+  return p;
+}
+
+// ---- RotaryEmbedding: rotates rotary_embedding_dim of each head, 3 flops per rotated element ----
+
+// com.microsoft: input [batch, sequence, hidden] or [batch, heads, sequence, head_size],
+// position_ids, cos_cache, sin_cache.
+double ms_rotated_elements(const OpContext& c) {
+  const Shape& x = c.in_shape(0);
+  if (x.size() != 3 && x.size() != 4) c.fail("input must be 3-D or 4-D, got " + shape_to_string(x));
+  const int64_t heads = c.attr_int("num_heads", 0);
+  const int64_t half = c.in_rank(2) > 0 ? c.in_shape(2).back() : 0;
+  int64_t head_size;
+  if (x.size() == 4) head_size = x[3];
+  else if (heads > 0) head_size = per_head(c, x[2], heads, "hidden size");
+  else head_size = c.attr_int("rotary_embedding_dim", 0) > 0 ? c.attr_int("rotary_embedding_dim", 0) : 2 * half;
+  if (head_size <= 0) c.fail("cannot tell the head size: set num_heads or give a cos_cache");
+  if (c.attr_int("rotary_embedding_dim", 0) > head_size)
+    c.fail("rotary_embedding_dim exceeds the head size " + std::to_string(head_size));
+  return element_count(x) * rotary_fraction(c, 2, head_size);
+}
+
+// ai.onnx (opset 23): X [batch, sequence, heads, head_size] or [batch, sequence, hidden] with
+// num_heads, cos_cache, sin_cache, position_ids.
+double onnx_rotated_elements(const OpContext& c) {
+  const Shape& x = c.in_shape(0);
+  int64_t head_size;
+  if (x.size() == 4) head_size = x[3];
+  else if (x.size() == 3) head_size = per_head(c, x[2], required_int_attr(c, "num_heads", 1), "hidden size");
+  else c.fail("X must be 3-D or 4-D, got " + shape_to_string(x));
+  const int64_t dim = c.attr_int("rotary_embedding_dim", 0);
+  if (dim > head_size) c.fail("rotary_embedding_dim exceeds the head size " + std::to_string(head_size));
+  return element_count(x) * (dim > 0 ? d(dim) / d(head_size) : 1.0);
+}
+
+template <double (*Rotated)(const OpContext&)>
+void infer_rotary(OpContext& c) {
+  Rotated(c);  // validates
+  infer_unary(c);
+}
+
+template <double (*Rotated)(const OpContext&)>
+OpCost cost_rotary(const OpContext& c) {
+  OpCost cost;
+  cost.flops = kRotaryFlops * Rotated(c);
+  return cost;
+}
+
+}  // namespace
+
 void register_attention_ops(OpRegistry& r) {
-  (void)r;
+  constexpr std::string_view ms = "com.microsoft";
+  r.add({
+      {ms, "Attention", infer_attention<plan_attention>, cost_attention<plan_attention>},
+      {ms, "DecoderMaskedSelfAttention", infer_attention<plan_attention>, cost_attention<plan_attention>},
+      {ms, "MultiHeadAttention", infer_attention<plan_multi_head_attention>, cost_attention<plan_multi_head_attention>},
+      {ms, "GroupQueryAttention", infer_attention<plan_group_query_attention>, cost_attention<plan_group_query_attention>},
+      {ms, "PackedAttention", infer_attention<plan_packed_attention>, cost_attention<plan_packed_attention>},
+      {ms, "PackedMultiHeadAttention", infer_attention<plan_packed_multi_head_attention>,
+       cost_attention<plan_packed_multi_head_attention>},
+      {ms, "DecoderMaskedMultiHeadAttention", infer_attention<plan_decoder_masked_mha>, cost_attention<plan_decoder_masked_mha>},
+      {ms, "SparseAttention", infer_attention<plan_sparse_attention>, cost_attention<plan_sparse_attention>},
+      {ms, "RotaryEmbedding", infer_rotary<ms_rotated_elements>, cost_rotary<ms_rotated_elements>},
+      {"", "Attention", infer_attention<plan_onnx_attention>, cost_attention<plan_onnx_attention>},
+      {"", "RotaryEmbedding", infer_rotary<onnx_rotated_elements>, cost_rotary<onnx_rotated_elements>},
+  });
 }
 
 }  // namespace modelcost

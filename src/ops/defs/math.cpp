@@ -1,10 +1,426 @@
-// Op rules: math family. (Filled in below; see docs/ops/math.md for the formulas.)
+// Op rules: math family (ai.onnx): arithmetic, elementary functions, activations, matrix
+// products, softmax. Formulas: docs/ops/math.md.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
 #include "ops/rule_helpers.h"
 
 namespace modelcost {
+namespace {
+
+// ---- arithmetic with folding of small known tensors (shape computations) ----
+void infer_add(OpContext& c) {
+  infer_broadcast(c);
+  fold_binary(c, [](double a, double b) { return a + b; }, [](int64_t a, int64_t b) { return a + b; });
+}
+void infer_sub(OpContext& c) {
+  infer_broadcast(c);
+  fold_binary(c, [](double a, double b) { return a - b; }, [](int64_t a, int64_t b) { return a - b; });
+}
+void infer_mul(OpContext& c) {
+  infer_broadcast(c);
+  fold_binary(c, [](double a, double b) { return a * b; }, [](int64_t a, int64_t b) { return a * b; });
+}
+void infer_div(OpContext& c) {
+  infer_broadcast(c);
+  // Integer Div truncates toward zero (ONNX follows C semantics); a zero divisor leaves the value unknown.
+  const TensorValue* b = c.value(1);
+  if (b && !b->is_float)
+    for (int64_t x : b->ints) if (x == 0) return;
+  fold_binary(c, [](double a, double b) { return a / b; }, [](int64_t a, int64_t b) { return a / b; });
+}
+void infer_mod(OpContext& c) {
+  infer_broadcast(c);
+  const TensorValue* b = c.value(1);
+  if (b && !b->is_float)
+    for (int64_t x : b->ints) if (x == 0) return;
+  const bool fmod = c.attr_int("fmod", 0) != 0;
+  fold_binary(c, [](double a, double b) { return std::fmod(a, b); },
+              [fmod](int64_t a, int64_t b) {
+                int64_t r = a % b;
+                if (!fmod && r != 0 && ((r < 0) != (b < 0))) r += b;  // Python-style sign of the divisor
+                return r;
+              });
+}
+void infer_pow(OpContext& c) {
+  infer_broadcast(c);
+  fold_binary(c, [](double a, double b) { return std::pow(a, b); },
+              [](int64_t a, int64_t b) { return static_cast<int64_t>(std::pow(a, b)); });
+}
+template <double (*F)(double)>
+void infer_unary_folded(OpContext& c) {
+  infer_unary(c);
+  fold_unary(c, F, nullptr);
+}
+double f_neg(double x) { return -x; }
+double f_abs(double x) { return std::fabs(x); }
+double f_sqrt(double x) { return std::sqrt(x); }
+double f_reciprocal(double x) { return 1.0 / x; }
+double f_floor(double x) { return std::floor(x); }
+double f_ceil(double x) { return std::ceil(x); }
+double f_round(double x) { return std::nearbyint(x); }  // ties to even, as ONNX specifies
+double f_exp(double x) { return std::exp(x); }
+double f_log(double x) { return std::log(x); }
+double f_sign(double x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
+double f_relu(double x) { return x > 0 ? x : 0; }
+void infer_neg(OpContext& c) {
+  infer_unary(c);
+  fold_unary(c, f_neg, [](int64_t x) { return -x; });
+}
+void infer_abs(OpContext& c) {
+  infer_unary(c);
+  fold_unary(c, f_abs, [](int64_t x) { return x < 0 ? -x : x; });
+}
+
+// Variadic Max/Min/Sum/Mean broadcast all inputs; Max/Min fold (used on shapes).
+void infer_max(OpContext& c) {
+  infer_broadcast(c);
+  if (c.num_inputs() == 2)
+    fold_binary(c, [](double a, double b) { return std::max(a, b); }, [](int64_t a, int64_t b) { return std::max(a, b); });
+  else if (c.num_inputs() == 1 && c.value(0))
+    c.set_value(0, *c.value(0));
+}
+void infer_min(OpContext& c) {
+  infer_broadcast(c);
+  if (c.num_inputs() == 2)
+    fold_binary(c, [](double a, double b) { return std::min(a, b); }, [](int64_t a, int64_t b) { return std::min(a, b); });
+  else if (c.num_inputs() == 1 && c.value(0))
+    c.set_value(0, *c.value(0));
+}
+void infer_clip(OpContext& c) {
+  infer_unary(c);
+  if (!c.value(0)) return;
+  // min/max from attributes (opset < 11) or optional inputs 1 and 2.
+  double lo = -INFINITY, hi = INFINITY;
+  if (c.opset() < 11) {
+    lo = c.attr_float("min", -INFINITY);
+    hi = c.attr_float("max", INFINITY);
+  } else {
+    if (c.has_input(1)) { if (!c.value(1)) return; lo = c.value(1)->as_double(0); }
+    if (c.has_input(2)) { if (!c.value(2)) return; hi = c.value(2)->as_double(0); }
+  }
+  fold_unary(c, [lo, hi](double x) { return std::min(std::max(x, lo), hi); },
+             [lo, hi](int64_t x) { return static_cast<int64_t>(std::min(std::max(double(x), lo), hi)); });
+}
+
+// Variadic ops: one flop per input beyond the first, per output element; Mean adds the divide.
+OpCost cost_variadic(const OpContext& c) {
+  OpCost cost;
+  if (!computes_in_float(c)) return cost;
+  size_t present = 0;
+  for (size_t i = 0; i < c.num_inputs(); ++i) present += c.has_input(i);
+  const double n = element_count(c.out(0).shape);
+  cost.flops = n * (present > 0 ? present - 1 : 0) + (c.node().op_type == "Mean" ? n : 0);
+  return cost;
+}
+
+// Gelu (opset 20): erf form 5 flops/element, tanh approximation 9.
+OpCost cost_gelu(const OpContext& c) {
+  OpCost cost;
+  if (computes_in_float(c))
+    cost.flops = (c.attr_string("approximate", "none") == "tanh" ? 9 : 5) * element_count(c.out(0).shape);
+  return cost;
+}
+
+// ---- matrix products ----
+struct MatMulDims {
+  double batch = 1, m = 1, n = 1, k = 1;
+};
+
+// numpy.matmul: 1-D operands are promoted (and the added dim dropped), batch dims broadcast.
+Shape matmul_shape(const OpContext& c, const Shape& a, const Shape& b, MatMulDims* dims) {
+  if (a.empty() || b.empty()) c.fail("MatMul operands must have rank >= 1");
+  Shape a2 = a, b2 = b;
+  if (a2.size() == 1) a2.insert(a2.begin(), 1);
+  if (b2.size() == 1) b2.push_back(1);
+  const int64_t k = a2.back();
+  if (k != b2[b2.size() - 2])
+    c.fail("inner dims differ: " + shape_to_string(a) + " x " + shape_to_string(b));
+  Shape batch_a(a2.begin(), a2.end() - 2), batch_b(b2.begin(), b2.end() - 2);
+  Shape out = broadcast_shapes(batch_a, batch_b, c);
+  if (dims) {
+    dims->batch = element_count(out);
+    dims->m = static_cast<double>(a2[a2.size() - 2]);
+    dims->n = static_cast<double>(b2.back());
+    dims->k = static_cast<double>(k);
+  }
+  if (a.size() != 1) out.push_back(a2[a2.size() - 2]);
+  if (b.size() != 1) out.push_back(b2.back());
+  return out;
+}
+
+void infer_matmul(OpContext& c) { c.set_output(0, c.in_dtype(0), matmul_shape(c, c.in_shape(0), c.in_shape(1), nullptr)); }
+
+OpCost cost_matmul(const OpContext& c) {
+  MatMulDims d;
+  matmul_shape(c, c.in_shape(0), c.in_shape(1), &d);
+  OpCost cost;
+  cost.macs = d.batch * d.m * d.n * d.k;
+  cost.flops = 2 * cost.macs;
+  return cost;
+}
+
+void gemm_dims(const OpContext& c, int64_t* m, int64_t* n, int64_t* k) {
+  const Shape& a = c.in_shape(0);
+  const Shape& b = c.in_shape(1);
+  if (a.size() != 2 || b.size() != 2) c.fail("Gemm needs 2-D A and B, got " + shape_to_string(a) + " and " + shape_to_string(b));
+  const bool ta = c.attr_int("transA", 0) != 0, tb = c.attr_int("transB", 0) != 0;
+  *m = ta ? a[1] : a[0];
+  *k = ta ? a[0] : a[1];
+  const int64_t kb = tb ? b[1] : b[0];
+  *n = tb ? b[0] : b[1];
+  if (*k != kb) c.fail("inner dims differ: A " + shape_to_string(a) + " B " + shape_to_string(b));
+}
+
+void infer_gemm(OpContext& c) {
+  int64_t m, n, k;
+  gemm_dims(c, &m, &n, &k);
+  if (c.has_input(2)) broadcast_shapes({m, n}, c.in_shape(2), c);  // C must broadcast to [M, N]
+  c.set_output(0, c.in_dtype(0), {m, n});
+}
+
+OpCost cost_gemm(const OpContext& c) {
+  int64_t m, n, k;
+  gemm_dims(c, &m, &n, &k);
+  OpCost cost;
+  cost.macs = double(m) * double(n) * double(k);
+  const double mn = double(m) * double(n);
+  cost.flops = 2 * cost.macs;
+  if (c.attr_float("alpha", 1.f) != 1.f) cost.flops += mn;
+  if (c.has_input(2)) cost.flops += mn * (c.attr_float("beta", 1.f) != 1.f ? 2 : 1);
+  return cost;
+}
+
+// ---- Einsum ----
+struct EinsumPlan {
+  std::vector<std::string> operands;  // index letters per operand, "..." expanded to digits
+  std::string output;
+  std::map<char, int64_t> sizes;
+};
+
+EinsumPlan plan_einsum(const OpContext& c) {
+  std::string eq;
+  for (char ch : c.attr_string("equation", "")) if (ch != ' ') eq += ch;
+  if (eq.empty()) c.fail("Einsum needs an equation");
+  EinsumPlan p;
+  const auto arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  size_t start = 0;
+  while (true) {
+    const auto comma = lhs.find(',', start);
+    p.operands.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (p.operands.size() != c.num_inputs())
+    c.fail("equation '" + eq + "' names " + std::to_string(p.operands.size()) + " operands, node has " + std::to_string(c.num_inputs()));
+  // Ellipsis dims are named by the characters '0'.. so they join the letter bookkeeping.
+  size_t ellipsis_rank = 0;
+  for (size_t i = 0; i < p.operands.size(); ++i) {
+    std::string& op = p.operands[i];
+    const size_t rank = c.in_rank(i);
+    const auto dots = op.find("...");
+    if (dots != std::string::npos) {
+      const size_t named = op.size() - 3;
+      if (rank < named) c.fail("operand " + std::to_string(i) + " has rank " + std::to_string(rank) + " < " + std::to_string(named));
+      const size_t er = rank - named;
+      ellipsis_rank = std::max(ellipsis_rank, er);
+      std::string digits;
+      for (size_t d = 0; d < er; ++d) digits += static_cast<char>('0' + (ellipsis_rank - er + d));
+      op = op.substr(0, dots) + digits + op.substr(dots + 3);
+    }
+    if (op.size() != rank) c.fail("operand " + std::to_string(i) + " '" + op + "' does not match rank " + std::to_string(rank));
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t size = c.in_shape(i)[d];
+      auto [it, inserted] = p.sizes.emplace(op[d], size);
+      if (!inserted && it->second != size) {
+        if (it->second == 1) it->second = size;
+        else if (size != 1) c.fail(std::string("index '") + op[d] + "' has sizes " + std::to_string(it->second) + " and " + std::to_string(size));
+      }
+    }
+  }
+  std::string ellipsis;
+  for (size_t d = 0; d < ellipsis_rank; ++d) ellipsis += static_cast<char>('0' + d);
+  if (arrow != std::string::npos) {
+    p.output = eq.substr(arrow + 2);
+    const auto dots = p.output.find("...");
+    if (dots != std::string::npos) p.output = p.output.substr(0, dots) + ellipsis + p.output.substr(dots + 3);
+  } else {  // implicit mode: ellipsis dims, then letters used once, alphabetically
+    std::map<char, int> counts;
+    for (const auto& op : p.operands) for (char ch : op) ++counts[ch];
+    p.output = ellipsis;
+    for (const auto& [ch, n] : counts) if (n == 1 && !(ch >= '0' && ch <= '9')) p.output += ch;
+  }
+  for (char ch : p.output)
+    if (!p.sizes.count(ch)) c.fail(std::string("output index '") + ch + "' appears in no operand");
+  return p;
+}
+
+void infer_einsum(OpContext& c) {
+  const EinsumPlan p = plan_einsum(c);
+  Shape out;
+  for (char ch : p.output) out.push_back(p.sizes.at(ch));
+  c.set_output(0, c.in_dtype(0), out);
+}
+
+// Einsum contracts as one loop nest over every distinct index: macs = product of all index
+// sizes for two or more operands; a single operand (sum, trace, transpose) is additions only.
+OpCost cost_einsum(const OpContext& c) {
+  const EinsumPlan p = plan_einsum(c);
+  double all = 1;
+  for (const auto& [ch, size] : p.sizes) all *= static_cast<double>(size);
+  OpCost cost;
+  if (p.operands.size() >= 2) {
+    cost.macs = all * static_cast<double>(p.operands.size() - 1);
+    cost.flops = 2 * cost.macs;
+  } else {
+    cost.flops = all;
+  }
+  return cost;
+}
+
+// ---- softmax family, TopK, CumSum, Det ----
+OpCost cost_softmax(const OpContext& c) {
+  // max, subtract, exp, sum, divide per element (LogSoftmax: log of the sum and subtract instead).
+  OpCost cost;
+  cost.flops = 5 * element_count(c.in_shape(0));
+  return cost;
+}
+
+void infer_softmax(OpContext& c) {
+  const int64_t default_axis = c.opset() < 13 ? 1 : -1;
+  c.axis(c.attr_int("axis", default_axis), c.in_rank(0));
+  infer_unary(c);
+}
+
+void infer_topk(OpContext& c) {
+  Shape out = c.in_shape(0);
+  const int64_t axis = c.axis(c.attr_int("axis", -1), out.size());
+  bool estimate = false;
+  int64_t k;
+  if (c.opset() < 10) {
+    k = c.attr_int("k", -1);
+  } else if (const TensorValue* v = c.value(1); v && v->size() == 1) {
+    k = v->as_int(0);
+  } else {
+    k = out[axis];  // data-dependent k: at most the whole axis
+    estimate = true;
+  }
+  if (k < 0 || k > out[axis]) c.fail("k = " + std::to_string(k) + " is outside [0, " + std::to_string(out[axis]) + "]");
+  out[axis] = k;
+  c.set_output(0, c.in_dtype(0), out, estimate);
+  c.set_output(1, 7 /* INT64 */, out, estimate);
+}
+
+OpCost cost_topk(const OpContext& c) {
+  // A heap selection: each input element compares against log2(k) heap levels.
+  const int64_t k = std::max<int64_t>(c.out(0).shape.empty() ? 1 : c.out(0).shape[c.axis(c.attr_int("axis", -1), c.out(0).shape.size())], 1);
+  OpCost cost;
+  cost.flops = element_count(c.in_shape(0)) * std::max(1.0, std::ceil(std::log2(double(k) + 1)));
+  return cost;
+}
+
+void infer_det(OpContext& c) {
+  const Shape& in = c.in_shape(0);
+  if (in.size() < 2 || in[in.size() - 1] != in[in.size() - 2]) c.fail("Det needs square matrices, got " + shape_to_string(in));
+  c.set_output(0, c.in_dtype(0), Shape(in.begin(), in.end() - 2));
+}
+
+OpCost cost_det(const OpContext& c) {
+  // LU factorisation: about 2/3 n^3 flops per matrix.
+  const Shape& in = c.in_shape(0);
+  const double n = static_cast<double>(in.back());
+  OpCost cost;
+  cost.flops = element_count(Shape(in.begin(), in.end() - 2)) * 2.0 / 3.0 * n * n * n;
+  return cost;
+}
+
+OpCost cost_dft(const OpContext& c) {
+  // Radix-2 FFT: 5 N log2 N flops per complex transform of length N along the axis.
+  const Shape& out = c.out(0).shape;
+  if (out.size() < 2) return {};
+  double n = 1;
+  int64_t axis = c.opset() >= 20 ? -2 : c.attr_int("axis", 1);
+  if (c.opset() >= 20 && c.value(2)) axis = c.value(2)->as_int(0);
+  axis = c.axis(axis, out.size());
+  n = static_cast<double>(out[axis]);
+  OpCost cost;
+  cost.flops = element_count(out) / 2 * 5 * std::max(1.0, std::log2(std::max(n, 2.0)));
+  return cost;
+}
+
+}  // namespace
 
 void register_math_ops(OpRegistry& r) {
-  (void)r;
+  r.add({
+      {"", "Add", infer_add, cost_per_output<1>},
+      {"", "Sub", infer_sub, cost_per_output<1>},
+      {"", "Mul", infer_mul, cost_per_output<1>},
+      {"", "Div", infer_div, cost_per_output<1>},
+      {"", "Mod", infer_mod, cost_per_output<1>},
+      {"", "Pow", infer_pow, cost_per_output<1>},
+      {"", "Neg", infer_neg, cost_per_output<1>},
+      {"", "Abs", infer_abs, cost_per_output<1>},
+      {"", "Sign", infer_unary_folded<f_sign>, cost_per_output<1>},
+      {"", "Reciprocal", infer_unary_folded<f_reciprocal>, cost_per_output<1>},
+      {"", "Sqrt", infer_unary_folded<f_sqrt>, cost_per_output<1>},
+      {"", "Floor", infer_unary_folded<f_floor>, cost_per_output<1>},
+      {"", "Ceil", infer_unary_folded<f_ceil>, cost_per_output<1>},
+      {"", "Round", infer_unary_folded<f_round>, cost_per_output<1>},
+      {"", "Exp", infer_unary_folded<f_exp>, cost_per_output<1>},
+      {"", "Log", infer_unary_folded<f_log>, cost_per_output<1>},
+      {"", "Relu", infer_unary_folded<f_relu>, cost_per_output<1>},
+      // Elementary functions: one flop each (one SFU instruction or library call).
+      {"", "Sin", infer_unary, cost_per_output<1>},
+      {"", "Cos", infer_unary, cost_per_output<1>},
+      {"", "Tan", infer_unary, cost_per_output<1>},
+      {"", "Asin", infer_unary, cost_per_output<1>},
+      {"", "Acos", infer_unary, cost_per_output<1>},
+      {"", "Atan", infer_unary, cost_per_output<1>},
+      {"", "Sinh", infer_unary, cost_per_output<1>},
+      {"", "Cosh", infer_unary, cost_per_output<1>},
+      {"", "Asinh", infer_unary, cost_per_output<1>},
+      {"", "Acosh", infer_unary, cost_per_output<1>},
+      {"", "Atanh", infer_unary, cost_per_output<1>},
+      {"", "Erf", infer_unary, cost_per_output<1>},
+      {"", "Tanh", infer_unary, cost_per_output<1>},
+      // Activations: the arithmetic of the defining formula.
+      {"", "Sigmoid", infer_unary, cost_per_output<4>},          // 1 / (1 + exp(-x))
+      {"", "HardSigmoid", infer_unary, cost_per_output<4>},      // max(0, min(1, a x + b))
+      {"", "HardSwish", infer_unary, cost_per_output<5>},        // x * hardsigmoid(x)
+      {"", "LeakyRelu", infer_unary, cost_per_output<2>},
+      {"", "PRelu", infer_broadcast, cost_per_output<2>},
+      {"", "Elu", infer_unary, cost_per_output<3>},
+      {"", "Selu", infer_unary, cost_per_output<4>},
+      {"", "Celu", infer_unary, cost_per_output<4>},
+      {"", "ThresholdedRelu", infer_unary, cost_per_output<1>},
+      {"", "Softplus", infer_unary, cost_per_output<3>},         // log(exp(x) + 1)
+      {"", "Softsign", infer_unary, cost_per_output<3>},         // x / (1 + |x|)
+      {"", "Mish", infer_unary, cost_per_output<5>},             // x * tanh(softplus(x))
+      {"", "Gelu", infer_unary, cost_gelu},
+      {"", "Shrink", infer_unary, cost_per_output<2>},
+      {"", "Clip", infer_clip, cost_per_output<2>},
+      {"", "Max", infer_max, cost_variadic},
+      {"", "Min", infer_min, cost_variadic},
+      {"", "Sum", infer_broadcast, cost_variadic},
+      {"", "Mean", infer_broadcast, cost_variadic},
+      {"", "MatMul", infer_matmul, cost_matmul},
+      {"", "Gemm", infer_gemm, cost_gemm},
+      {"", "Einsum", infer_einsum, cost_einsum},
+      {"", "Softmax", infer_softmax, cost_softmax},
+      {"", "LogSoftmax", infer_softmax, cost_softmax},
+      {"", "Hardmax", infer_softmax, cost_per_output<1>},
+      {"", "TopK", infer_topk, cost_topk},
+      {"", "CumSum", infer_unary, cost_per_output<1>},
+      {"", "Det", infer_det, cost_det},
+      {"", "DFT", infer_with_onnx_schema, cost_dft},
+      {"", "STFT", infer_with_onnx_schema, cost_dft},
+      {"", "HannWindow", infer_with_onnx_schema, cost_per_output<4>},
+      {"", "HammingWindow", infer_with_onnx_schema, cost_per_output<4>},
+      {"", "BlackmanWindow", infer_with_onnx_schema, cost_per_output<7>},
+      {"", "MelWeightMatrix", infer_with_onnx_schema, cost_per_output<4>},
+  });
 }
 
 }  // namespace modelcost

@@ -1,0 +1,123 @@
+// The hardware database: one TOML file per device under hwdb/ (schema in docs/hwdb.md), loaded,
+// validated and resolved by id or alias. Every later stage (roofline, plan, measure) reads a Device.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace modelcost {
+
+// The two math paths a GPU offers: general-purpose vector/SIMT units and matrix units
+// (NVIDIA Tensor Cores, AMD Matrix Cores, Intel AMX).
+enum class MathPath { kVector, kTensor };
+const char* math_path_name(MathPath path);  // "vector" | "tensor"
+
+// Dtype names used by peaks and by --dtype: fp64 fp32 tf32 fp16 bf16 fp8 int8 int4.
+const std::vector<std::string>& peak_dtype_names();
+
+// Where one figure comes from: a document and whether the figure was derived rather than read
+// off it (halved with-sparsity figure, ratio of another figure, estimate).
+struct FigureSource {
+  std::string document;  // key into Device::documents
+  bool derived = false;
+  double sparse_figure = 0;  // the vendor's with-sparsity figure this dense one was halved from
+  std::string note;
+};
+
+struct SourceDocument {
+  std::string title;
+  std::string url;
+};
+
+struct Device {
+  std::string id;  // "a100-sxm4-80gb"
+  std::vector<std::string> aliases;
+  std::string name;  // "A100 SXM4 80GB"
+  std::string vendor;
+  std::string architecture;
+  std::string kind;  // "gpu" | "cpu"
+  double compute_units = 0;        // SMs, CUs or cores; 0 = not published
+  std::string compute_unit_name;   // "SM", "CU", "core" (the TOML key it came from)
+  double boost_clock_mhz = 0;      // 0 = not published
+  double memory_gb = 0;            // capacity in 1e9 bytes; 0 = unknown (no capacity check)
+  double memory_bandwidth_gbps = 0;  // 1e9 bytes/s
+  double l2_mb = 0;                // 0 = not published
+  double l3_mb = 0;
+  std::map<std::string, double> vector_tflops;  // dense peaks, TFLOP/s (TOP/s for ints)
+  std::map<std::string, double> tensor_tflops;
+  double tdp_w = 0;
+  double launch_overhead_us = 0;  // fixed cost added to every kernel a node launches
+  std::optional<double> price_per_hour_usd;
+  std::map<std::string, SourceDocument> documents;
+  std::map<std::string, FigureSource> sources;  // figure key ("memory_gb", "peak.tensor.fp16") -> source
+  std::string origin;  // file it was loaded from, or "inline" for a custom device
+  // A custom device from --peak-tflops: the one peak applies to every math path and dtype.
+  std::optional<double> uniform_peak_tflops;
+
+  // Dense peak in FLOP/s for exactly this path and dtype; 0 when the device lacks it.
+  double peak_flops(MathPath path, const std::string& dtype) const;
+  double bandwidth_bytes_per_s() const { return memory_bandwidth_gbps * 1e9; }
+  double memory_bytes() const { return memory_gb * 1e9; }
+};
+
+// The peak a node of `dtype` gets on `path`, with the fallback chain of docs/roofline.md
+// (a missing tensor peak falls to the vector path; a missing vector peak to fp16, then fp32).
+struct PeakChoice {
+  MathPath path = MathPath::kVector;
+  std::string dtype;  // the peak actually used, e.g. "fp32" for an fp16 node on a device without vector fp16
+  double flops_per_s = 0;
+};
+PeakChoice choose_peak(const Device& device, MathPath wanted_path, const std::string& dtype);
+
+// Every figure key that a device file may carry, in schema order ("sm_count", "peak.vector.fp32", ...),
+// as present on `device`, with its value.
+std::vector<std::pair<std::string, double>> device_figures(const Device& device);
+
+// Parses one device file's text; throws Error naming `origin` on a syntax or schema error.
+Device parse_device_toml(const std::string& text, const std::string& origin);
+Device load_device_file(const std::string& path);
+
+// Schema and sanity problems of one entry, one line each; empty when valid. Checks: required
+// fields, positive numbers, a source document (title + URL) for every figure, a note on every
+// derived figure, halved sparse figures, tensor peak >= vector peak for the same dtype, and
+// physical upper bounds (per-unit-per-clock rates, absolute limits).
+std::vector<std::string> validate_device(const Device& device);
+
+// A device from inline figures (--peak-tflops, --bandwidth-gbps): one peak for every path and dtype.
+Device make_custom_device(double peak_tflops, double bandwidth_gbps, double memory_gb = 0,
+                          double launch_overhead_us = 0);
+// A copy of `base` with its bandwidth and/or every peak replaced (--gpu X with --peak-tflops/--bandwidth-gbps).
+Device with_overrides(const Device& base, std::optional<double> peak_tflops, std::optional<double> bandwidth_gbps);
+
+class HardwareDb {
+ public:
+  // Loads every *.toml of `dir` (sorted by name); a device whose id is already known replaces it.
+  // Throws Error on an unreadable directory or a bad file.
+  void load_dir(const std::string& dir);
+  void add(Device device);
+
+  // Case-insensitive lookup by id, then by alias. Throws Error (kExitUsage) listing close matches.
+  const Device& resolve(const std::string& id_or_alias) const;
+  const Device* find(const std::string& id_or_alias) const;
+  const std::vector<Device>& devices() const { return devices_; }
+
+ private:
+  std::vector<Device> devices_;
+};
+
+// Directory of the shipped files: MODELCOST_SOURCE_DIR/hwdb when present, else
+// <dir of the executable>/../share/modelcost/hwdb; "" when neither exists.
+std::string builtin_hwdb_dir();
+
+// The database a run uses: the built-in directory, then each directory in the environment variable
+// MODELCOST_HWDB (':'-separated), then `extra_dirs` (--hwdb), later ones overriding by id.
+HardwareDb load_hardware_db(const std::vector<std::string>& extra_dirs = {}, bool read_environment = true);
+
+// "'a100' is an alias of a100-sxm4-80gb (A100 SXM4 80GB)"; "" when the query was the id itself.
+std::string describe_resolution(const std::string& query, const Device& device);
+
+// --list-gpus: a header line, then one device per line (id, name, memory, bandwidth, main peaks, aliases).
+std::string format_device_list(const HardwareDb& db);
+
+}  // namespace modelcost

@@ -1,0 +1,104 @@
+// Stage "measure": runs each node of an analysed model on a real device (NVIDIA GPU through
+// CUDA, or the CPU reference kernels) and reports measured kernel times per node, the whole
+// model's measured latency, and an empirical roofline of the device (calibrate).
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "modelcost/analysis.h"
+
+namespace modelcost {
+
+struct MeasureOptions {
+  bool cold = false;                 // flush L2 before every sample (default: L2 warm)
+  bool autotune = false;             // time candidate algorithms (cuBLASLt, cuDNN) instead of heuristics
+  std::string dtype;                 // "" = the model's own; "fp32", "tf32", "fp16", "bf16": float tensors cast
+  double max_seconds_per_node = 0.25;  // sampling time limit per node (nvbench's timeout)
+  int min_samples = 10;              // nvbench stdrel: at least this many samples
+  double max_rel_stddev = 0.005;     // ...and stop once the relative standard deviation is below this
+  bool cpu = false;                  // time the CPU reference kernels instead of the GPU
+  int device = 0;                    // CUDA device ordinal
+  // Called after each node: (nodes done, nodes total, node name). For a progress bar.
+  std::function<void(size_t, size_t, const std::string&)> progress;
+};
+
+// Summary of the timed samples of one node (or of the whole model).
+struct NodeMeasurement {
+  bool measured = false;         // false: reason says why (unsupported op, unshaped, ...)
+  std::string reason;
+  bool zero_cost = false;        // data-movement-only node (Reshape, Squeeze, ...): 0 us, nothing runs
+  double median_us = 0, min_us = 0, max_us = 0, mean_us = 0;
+  double rel_stddev = 0;         // standard deviation / mean
+  int samples = 0;
+  std::vector<std::string> kernels;  // names of the kernels one sample launched, in order
+  std::string implementation;        // "cudnn conv NHWC algo=1", "cublasLt", "kernel elementwise", "cpu eigen"
+};
+
+struct DeviceInfo {
+  bool is_gpu = false;
+  std::string name;              // "NVIDIA H100 80GB HBM3", or the CPU model name
+  int compute_capability_major = 0, compute_capability_minor = 0;
+  int multiprocessors = 0;       // SMs (GPU) or hardware threads (CPU)
+  double sm_clock_mhz = 0;       // max SM clock
+  double memory_clock_mhz = 0;
+  int memory_bus_bits = 0;
+  double memory_bytes = 0;
+  double l2_bytes = 0;
+  double datasheet_bandwidth_gbps = 0;  // 2 * memory clock * bus width (0 where not known)
+  std::string driver;            // "CUDA driver 13.0, runtime 13.0, cuDNN 9.19"
+};
+
+struct ModelMeasurement {
+  bool measured = false;
+  std::string reason;
+  double median_us = 0, min_us = 0, max_us = 0, rel_stddev = 0;
+  int samples = 0;
+  double sum_of_node_medians_us = 0;  // filled by measure_model from the per-node figures passed in
+  std::string method;                 // "cuda graph replay, cuda events"
+};
+
+struct CalibrationResult {
+  DeviceInfo device;
+  double dram_gbps = 0;               // achievable, read + write bytes of a streaming copy
+  double fp32_vector_tflops = 0;      // FMA kernel, 2 flops per FMA
+  double fp16_vector_tflops = 0;      // half2 FMA kernel
+  std::map<std::string, double> tensor_tflops;  // "fp32", "tf32", "fp16", "bf16", "fp8": large GEMMs
+  std::vector<std::string> notes;     // how each figure was obtained (sizes, kernels)
+};
+
+// A measuring device. GPU or CPU; make_backend picks one.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual DeviceInfo device() const = 0;
+  // Measures one node in isolation on random data of its shapes and dtypes. Never throws for an
+  // unsupported node: returns measured=false with a reason.
+  virtual NodeMeasurement measure_node(const NodeAnalysis& node, const MeasureOptions& options) = 0;
+  // Runs the whole graph end to end (CUDA graph replay on the GPU). measured=false with a reason
+  // when some node cannot run.
+  virtual ModelMeasurement measure_model(const Analysis& analysis, const MeasureOptions& options) = 0;
+  virtual CalibrationResult calibrate(const MeasureOptions& options) = 0;
+};
+
+// True when this build has the CUDA backend compiled in.
+bool cuda_support_compiled();
+// The GPU backend, or the CPU reference backend when cpu is true. Throws
+// Error(kExitRuntime, "no NVIDIA GPU found ...") when cpu is false and no GPU (or no CUDA build).
+std::unique_ptr<Backend> make_backend(bool cpu, int device = 0);
+
+// Measures every node of the analysis in order, one result per analysis.nodes entry.
+std::vector<NodeMeasurement> measure_nodes(const Analysis& analysis, Backend& backend, const MeasureOptions& options);
+// Whole-model run; fills sum_of_node_medians_us from `nodes` (as returned by measure_nodes).
+ModelMeasurement measure_model(const Analysis& analysis, Backend& backend, const MeasureOptions& options,
+                               const std::vector<NodeMeasurement>& nodes);
+
+// A hwdb entry (TOML) built from calibrated figures, for --hwdb. `id` names the entry.
+std::string calibration_to_hwdb_toml(const CalibrationResult& result, const std::string& id);
+// Human-readable table of the calibrated figures, beside the datasheet ones where given
+// (datasheet keys: "dram_gbps", "fp32_vector", "fp16_vector", "fp32", "tf32", "fp16", "bf16", "fp8").
+std::string format_calibration(const CalibrationResult& result, const std::map<std::string, double>& datasheet = {});
+
+}  // namespace modelcost

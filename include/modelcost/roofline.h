@@ -1,0 +1,86 @@
+// Per-node roofline on one device: which peak applies, the bound, the predicted time and its share.
+// Formulas and the fallback rules are in docs/roofline.md.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "modelcost/analysis.h"
+#include "modelcost/hardware.h"
+
+namespace modelcost {
+
+enum class Bound { kNone, kCompute, kMemory };
+const char* bound_name(Bound bound);  // "none" | "compute" | "memory"
+
+struct RooflineOptions {
+  // --dtype: "" keeps each tensor's own dtype; fp16|bf16|fp32|tf32|fp8|int8 re-costs as if every
+  // float tensor (weights and activations) were cast to it: bytes scale, FLOPs do not.
+  std::string dtype;
+  std::string model_name;  // for the verdict; "" = the model file's stem
+  int64_t batch = 0;       // for the verdict and throughput; 0 = not stated
+};
+
+struct NodeRoofline {
+  bool costed = false;      // the node's cost is known
+  bool launches = false;    // runs a kernel (and pays the launch overhead)
+  MathPath path = MathPath::kVector;
+  std::string compute_dtype;  // the node's dtype after --dtype ("fp16", "int8", ...)
+  std::string peak_dtype;     // the peak actually used after fallbacks (docs/roofline.md)
+  double peak_flops = 0;      // FLOP/s of that peak
+  double flops = 0;
+  double bytes = 0;           // after the --dtype recast
+  double intensity = 0;       // flops / bytes
+  double attainable_flops = 0;  // min(peak, intensity x bandwidth), FLOP/s
+  Bound bound = Bound::kNone;
+  double predicted_us = 0;    // max(flops/peak, bytes/bandwidth) + launch overhead
+  double share = 0;           // of the total predicted time, 0..1
+};
+
+struct RooflineTotals {
+  double predicted_latency_ms = 0;  // sum of predicted_us over nodes
+  double flops = 0, bytes = 0;
+  size_t compute_bound = 0, memory_bound = 0, no_bound = 0, uncosted = 0;
+  size_t launches = 0;
+};
+
+// One roof of the plot: a peak some node uses.
+struct Roof {
+  MathPath path = MathPath::kVector;
+  std::string dtype;
+  double peak_flops = 0;
+  double ridge_intensity = 0;  // FLOP/byte where the bandwidth slope meets this peak
+  size_t nodes = 0;            // nodes placed under it
+};
+
+struct RooflineReport {
+  const Device* device = nullptr;
+  std::string dtype;  // the --dtype given, or the model's dominant float dtype
+  int64_t batch = 0;
+  std::vector<NodeRoofline> nodes;  // parallel to Analysis::nodes
+  RooflineTotals totals;
+  std::vector<Roof> roofs;          // peaks used by at least one node, highest first
+  std::string verdict;              // "ResNet-50 on A100 SXM4 80GB, fp32, batch 1: 41 of 53 Conv layers memory-bound; predicted 0.6 ms"
+};
+
+// `device` must outlive the report. Throws Error (kExitUsage) on an unknown --dtype.
+RooflineReport compute_roofline(const Analysis& analysis, const Device& device, const RooflineOptions& options = {});
+
+// --- Building blocks, public for the plan stage, the reports and the tests. ---
+
+// Throws Error (kExitUsage) unless `dtype` is "" or one of fp16 bf16 fp32 tf32 fp8 int8.
+void check_dtype_option(const std::string& dtype);
+// Peak dtype name of an ONNX element type: FLOAT -> "fp32", FLOAT16 -> "fp16", INT8/UINT8 -> "int8", ...;
+// "" for types with no peak of their own (int64, bool, ...).
+std::string peak_dtype_of(int32_t onnx_dtype);
+// Bytes per element of a tensor of `onnx_dtype` once --dtype is applied (float tensors take the
+// option's size; integer and quantized tensors keep theirs).
+double recast_element_size(int32_t onnx_dtype, const std::string& dtype_option);
+// Ops whose work runs on matrix units when their dtype has a tensor peak (MatMul, Gemm, Conv, ...).
+bool is_matrix_op(const std::string& op_type, const std::string& domain);
+// The node's compute dtype ("fp32", "fp16", "int8", ...) after --dtype.
+std::string node_compute_dtype(const NodeAnalysis& node, const std::string& dtype_option);
+// The node's bytes read + written after --dtype.
+double recast_node_bytes(const NodeAnalysis& node, const std::string& dtype_option);
+
+}  // namespace modelcost

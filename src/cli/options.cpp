@@ -1,0 +1,95 @@
+#include "cli/options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+
+#include "modelcost/errors.h"
+
+namespace modelcost {
+
+void add_cli_options(CLI::App& app, CliOptions& options) {
+  app.add_option("model", options.model_path, "ONNX model file (weights need not be present)")->required();
+  // allow_extra_args(false): each --dim takes exactly one value, so `--dim batch=8 model.onnx` works.
+  app.add_option("--dim", options.dims, "Set a symbolic input dim: NAME=VALUE (repeatable)")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
+  app.add_option("--input", options.inputs, "Set a whole input shape: NAME=1x3x224x224 (repeatable)")
+      ->type_name("NAME=DIMS")
+      ->allow_extra_args(false);
+  app.add_option("--top", options.top, "Heaviest nodes (and op types) shown in the terminal")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--csv", options.csv_path, "Write one row per node to FILE")->type_name("FILE");
+  app.add_option("--json", options.json_path, "Write the full report as JSON to FILE")->type_name("FILE");
+  app.add_flag("--by-op", options.by_op, "List every op type in the terminal summary, not only the first --top");
+  app.add_flag("-q,--quiet", options.quiet, "Print nothing on stdout (files are still written)");
+}
+
+namespace {
+
+[[noreturn]] void usage(const std::string& option, const std::string& text, const std::string& why) {
+  throw Error(kExitUsage, option + " '" + text + "': " + why);
+}
+
+// A positive decimal integer that fits int64: digits only, no sign, no spaces.
+bool parse_positive(const std::string& text, int64_t* value) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return ec == std::errc() && end == text.data() + text.size() && *value > 0;
+}
+
+std::pair<std::string, std::string> split_assignment(const std::string& option, const std::string& text,
+                                                     const char* expected) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string::npos) usage(option, text, std::string("expected ") + expected);
+  std::string name = text.substr(0, eq);
+  if (name.empty()) usage(option, text, std::string("missing NAME; expected ") + expected);
+  return {std::move(name), text.substr(eq + 1)};
+}
+
+}  // namespace
+
+std::pair<std::string, int64_t> parse_dim_assignment(const std::string& text) {
+  auto [name, value_text] = split_assignment("--dim", text, "NAME=VALUE, e.g. batch=8");
+  int64_t value = 0;
+  if (!parse_positive(value_text, &value))
+    usage("--dim", text, "VALUE must be a positive integer (got '" + value_text + "')");
+  return {name, value};
+}
+
+std::pair<std::string, Shape> parse_input_assignment(const std::string& text) {
+  auto [name, dims_text] = split_assignment("--input", text, "NAME=DIMS, e.g. input=1x3x224x224");
+  if (dims_text.empty()) usage("--input", text, "missing DIMS; expected e.g. input=1x3x224x224");
+  Shape shape;
+  size_t start = 0;
+  while (true) {
+    const size_t x = dims_text.find('x', start);
+    const std::string dim = dims_text.substr(start, x == std::string::npos ? std::string::npos : x - start);
+    int64_t value = 0;
+    if (!parse_positive(dim, &value))
+      usage("--input", text, "every dim must be a positive integer, dims separated by 'x' (got '" + dim + "')");
+    shape.push_back(value);
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  return {name, shape};
+}
+
+ShapeOptions shape_options_from(const CliOptions& options) {
+  ShapeOptions shape_options;
+  for (const auto& text : options.dims) {
+    auto [name, value] = parse_dim_assignment(text);
+    auto [it, inserted] = shape_options.dims.emplace(name, value);
+    if (!inserted && it->second != value)
+      usage("--dim", text, name + " is already set to " + std::to_string(it->second));
+  }
+  for (const auto& text : options.inputs) {
+    auto [name, shape] = parse_input_assignment(text);
+    auto [it, inserted] = shape_options.inputs.emplace(name, shape);
+    if (!inserted && it->second != shape) usage("--input", text, name + " is already set to another shape");
+  }
+  return shape_options;
+}
+
+}  // namespace modelcost

@@ -1,0 +1,57 @@
+#include "cli/report_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "modelcost/errors.h"
+
+namespace modelcost {
+namespace {
+
+bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+void check_one(const std::string& option, const std::string& path, const CliOptions& options) {
+  if (path.empty()) return;
+  struct stat report {}, model {};
+  if (stat(path.c_str(), &report) != 0) return;  // does not exist yet: fine
+  if (S_ISDIR(report.st_mode)) throw Error(kExitUsage, path + ": " + option + " names a directory, not a file");
+  if (stat(options.model_path.c_str(), &model) == 0 && same_file(report, model))
+    throw Error(kExitUsage, path + ": " + option + " names the input model; refusing to overwrite it");
+}
+
+}  // namespace
+
+void check_report_paths(const CliOptions& options) {
+  check_one("--csv", options.csv_path, options);
+  check_one("--json", options.json_path, options);
+  if (!options.csv_path.empty() && !options.json_path.empty()) {
+    struct stat csv {}, json {};
+    const bool same = options.csv_path == options.json_path ||
+                      (stat(options.csv_path.c_str(), &csv) == 0 && stat(options.json_path.c_str(), &json) == 0 &&
+                       same_file(csv, json));
+    if (same) throw Error(kExitUsage, options.csv_path + ": named by both --csv and --json");
+  }
+}
+
+void write_report_file(const std::string& path, const std::string& contents) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) throw Error(kExitUnreadable, path + ": cannot write report: " + std::strerror(errno));
+  size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      ::close(fd);
+      throw Error(kExitUnreadable, path + ": cannot write report: " + std::strerror(n < 0 ? error : ENOSPC));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) throw Error(kExitUnreadable, path + ": cannot write report: " + std::strerror(errno));
+}
+
+}  // namespace modelcost

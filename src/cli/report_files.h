@@ -1,0 +1,16 @@
+// Where the CLI writes report files: checked before the analysis runs (never the input model,
+// never a directory), written whole after it succeeds.
+#pragma once
+#include <string>
+
+#include "cli/options.h"
+
+namespace modelcost {
+
+// Throws Error(kExitUsage) naming the report file when --csv/--json is the model itself (same
+// inode, however it is spelled), both name one file, or a path is a directory.
+void check_report_paths(const CliOptions& options);
+// Writes `contents` to `path`, replacing it; throws Error(kExitUnreadable) naming the file.
+void write_report_file(const std::string& path, const std::string& contents);
+
+}  // namespace modelcost

@@ -1,0 +1,186 @@
+// Reads one hwdb/*.toml device file with toml++ into a Device; the schema is docs/hwdb.md.
+// Unknown keys are errors so that a misspelt figure never silently goes missing.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "modelcost/errors.h"
+#include "modelcost/hardware.h"
+
+namespace modelcost {
+namespace {
+
+class DeviceReader {
+ public:
+  DeviceReader(const toml::table& root, const std::string& origin) : root_(root), origin_(origin) {}
+  Device read();
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const {
+    throw Error(kExitInvalidModel, fmt::format("hardware file '{}': {}", origin_, message));
+  }
+  std::string string_key(const toml::table& t, const std::string& key, bool required) const;
+  std::optional<double> number_key(const toml::table& t, const std::string& key, const std::string& path) const;
+  void read_peaks(Device& d) const;
+  void read_documents(Device& d) const;
+  void read_sources(Device& d) const;
+
+  const toml::table& root_;
+  std::string origin_;
+};
+
+std::string DeviceReader::string_key(const toml::table& t, const std::string& key, bool required) const {
+  const toml::node* n = t.get(key);
+  if (!n) {
+    if (required) fail("missing required key '" + key + "'");
+    return "";
+  }
+  if (!n->is_string()) fail("'" + key + "' must be a string");
+  return **n->as_string();
+}
+
+std::optional<double> DeviceReader::number_key(const toml::table& t, const std::string& key, const std::string& path) const {
+  const toml::node* n = t.get(key);
+  if (!n) return std::nullopt;
+  if (auto i = n->as_integer()) return static_cast<double>(**i);
+  if (auto f = n->as_floating_point()) return **f;
+  fail("'" + path + "' must be a number");
+}
+
+void DeviceReader::read_peaks(Device& d) const {
+  const toml::node* peak = root_.get("peak");
+  if (!peak) return;
+  if (!peak->is_table()) fail("'peak' must be a table with [peak.vector] and [peak.tensor]");
+  const std::set<std::string> dtypes(peak_dtype_names().begin(), peak_dtype_names().end());
+  for (const auto& [path_key, path_node] : *peak->as_table()) {
+    const std::string path(path_key.str());
+    if (path != "vector" && path != "tensor") fail("unknown math path 'peak." + path + "' (expected vector or tensor)");
+    if (!path_node.is_table()) fail("'peak." + path + "' must be a table");
+    auto& out = path == "vector" ? d.vector_tflops : d.tensor_tflops;
+    for (const auto& [dtype_key, value] : *path_node.as_table()) {
+      const std::string dtype(dtype_key.str());
+      const std::string full = "peak." + path + "." + dtype;
+      if (!dtypes.count(dtype)) fail("unknown dtype '" + full + "' (expected one of fp64 fp32 tf32 fp16 bf16 fp8 int8 int4)");
+      auto v = number_key(*path_node.as_table(), dtype, full);
+      out[dtype] = *v;
+    }
+  }
+}
+
+void DeviceReader::read_documents(Device& d) const {
+  const toml::node* docs = root_.get("documents");
+  if (!docs) return;
+  if (!docs->is_table()) fail("'documents' must be a table of {title, url}");
+  for (const auto& [key, node] : *docs->as_table()) {
+    const std::string name(key.str());
+    if (!node.is_table()) fail("'documents." + name + "' must be a table {title = ..., url = ...}");
+    const toml::table& t = *node.as_table();
+    for (const auto& [k, v] : t)
+      if (k.str() != "title" && k.str() != "url") fail("unknown key 'documents." + name + "." + std::string(k.str()) + "'");
+    d.documents[name] = SourceDocument{string_key(t, "title", false), string_key(t, "url", false)};
+  }
+}
+
+void DeviceReader::read_sources(Device& d) const {
+  const toml::node* sources = root_.get("sources");
+  if (!sources) return;
+  if (!sources->is_table()) fail("'sources' must be a table: figure key -> document key or {doc, derived, sparse_figure, note}");
+  for (const auto& [key, node] : *sources->as_table()) {
+    const std::string figure(key.str());
+    FigureSource s;
+    if (node.is_string()) {
+      s.document = **node.as_string();
+    } else if (node.is_table()) {
+      const toml::table& t = *node.as_table();
+      for (const auto& [k, v] : t) {
+        const std::string_view kk = k.str();
+        if (kk != "doc" && kk != "derived" && kk != "sparse_figure" && kk != "note")
+          fail("unknown key 'sources." + figure + "." + std::string(kk) + "'");
+      }
+      s.document = string_key(t, "doc", true);
+      if (const toml::node* derived = t.get("derived")) {
+        if (!derived->is_boolean()) fail("'sources." + figure + ".derived' must be true or false");
+        s.derived = **derived->as_boolean();
+      }
+      s.sparse_figure = number_key(t, "sparse_figure", "sources." + figure + ".sparse_figure").value_or(0);
+      s.note = string_key(t, "note", false);
+    } else {
+      fail("'sources." + figure + "' must be a document key or a table");
+    }
+    d.sources[figure] = s;
+  }
+}
+
+Device DeviceReader::read() {
+  static const std::set<std::string> known = {
+      "id", "aliases", "name", "vendor", "architecture", "kind", "sm_count", "cu_count", "cores",
+      "boost_clock_mhz", "memory_gb", "memory_bandwidth_gbps", "l2_mb", "l3_mb", "tdp_w", "launch_overhead_us",
+      "price_per_hour_usd", "peak", "documents", "sources", "notes"};
+  for (const auto& [key, node] : root_)
+    if (!known.count(std::string(key.str()))) fail("unknown key '" + std::string(key.str()) + "'");
+
+  Device d;
+  d.origin = origin_;
+  d.id = string_key(root_, "id", true);
+  d.name = string_key(root_, "name", true);
+  d.vendor = string_key(root_, "vendor", true);
+  d.architecture = string_key(root_, "architecture", true);
+  d.kind = string_key(root_, "kind", true);
+  if (const toml::node* aliases = root_.get("aliases")) {
+    if (!aliases->is_array()) fail("'aliases' must be an array of strings");
+    for (const auto& a : *aliases->as_array()) {
+      if (!a.is_string()) fail("'aliases' must be an array of strings");
+      d.aliases.push_back(**a.as_string());
+    }
+  }
+  int unit_keys = 0;
+  for (const char* key : {"sm_count", "cu_count", "cores"}) {
+    if (auto v = number_key(root_, key, key)) {
+      d.compute_units = *v;
+      d.compute_unit_name = key;
+      ++unit_keys;
+    }
+  }
+  if (unit_keys > 1) fail("give only one of sm_count, cu_count, cores");
+  d.boost_clock_mhz = number_key(root_, "boost_clock_mhz", "boost_clock_mhz").value_or(0);
+  d.memory_gb = number_key(root_, "memory_gb", "memory_gb").value_or(0);
+  d.memory_bandwidth_gbps = number_key(root_, "memory_bandwidth_gbps", "memory_bandwidth_gbps").value_or(0);
+  d.l2_mb = number_key(root_, "l2_mb", "l2_mb").value_or(0);
+  d.l3_mb = number_key(root_, "l3_mb", "l3_mb").value_or(0);
+  d.tdp_w = number_key(root_, "tdp_w", "tdp_w").value_or(0);
+  auto launch = number_key(root_, "launch_overhead_us", "launch_overhead_us");
+  if (!launch) fail("missing required key 'launch_overhead_us'");
+  d.launch_overhead_us = *launch;
+  d.price_per_hour_usd = number_key(root_, "price_per_hour_usd", "price_per_hour_usd");
+  read_peaks(d);
+  read_documents(d);
+  read_sources(d);
+  return d;
+}
+
+}  // namespace
+
+Device parse_device_toml(const std::string& text, const std::string& origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    const auto& begin = e.source().begin;
+    throw Error(kExitInvalidModel, fmt::format("hardware file '{}': line {}, column {}: {}", origin, begin.line,
+                                               begin.column, e.description()));
+  }
+  return DeviceReader(root, origin).read();
+}
+
+Device load_device_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(kExitUnreadable, "cannot read hardware file '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_device_toml(text.str(), path);
+}
+
+}  // namespace modelcost

@@ -1,0 +1,165 @@
+// Loading the device files from the built-in, environment and --hwdb directories; resolving a
+// device by id or alias; the --list-gpus listing.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+
+#include "modelcost/errors.h"
+#include "modelcost/hardware.h"
+
+namespace modelcost {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Matching ignores case and the separators people type differently ("A100_SXM4", "a100 sxm4").
+std::string normalise(const std::string& s) {
+  std::string out;
+  for (char c : lower(s)) out += (c == '_' || c == ' ') ? '-' : c;
+  return out;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string executable_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "" : exe.parent_path().string();
+}
+
+}  // namespace
+
+void HardwareDb::add(Device device) {
+  for (auto& existing : devices_) {
+    if (normalise(existing.id) == normalise(device.id)) {
+      existing = std::move(device);
+      return;
+    }
+  }
+  devices_.push_back(std::move(device));
+}
+
+void HardwareDb::load_dir(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error(kExitUnreadable, "hardware directory '" + dir + "' does not exist or is not a directory");
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".toml" && entry.is_regular_file()) files.push_back(entry.path());
+  if (ec) throw Error(kExitUnreadable, "cannot list hardware directory '" + dir + "': " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) add(load_device_file(f.string()));
+}
+
+const Device* HardwareDb::find(const std::string& query) const {
+  const std::string q = normalise(query);
+  // Later entries win: a user's file overrides a shipped alias as well as a shipped id.
+  for (auto it = devices_.rbegin(); it != devices_.rend(); ++it)
+    if (normalise(it->id) == q) return &*it;
+  for (auto it = devices_.rbegin(); it != devices_.rend(); ++it)
+    for (const auto& a : it->aliases)
+      if (normalise(a) == q) return &*it;
+  return nullptr;
+}
+
+const Device& HardwareDb::resolve(const std::string& query) const {
+  if (const Device* d = find(query)) return *d;
+  // Close matches: a shared substring, or a few edits away, of an id or alias.
+  const std::string q = normalise(query);
+  std::vector<std::pair<size_t, std::string>> ranked;
+  for (const auto& d : devices_) {
+    size_t best = std::string::npos;
+    std::vector<std::string> names = d.aliases;
+    names.push_back(d.id);
+    for (const auto& n : names) {
+      const std::string nn = normalise(n);
+      size_t score = edit_distance(q, nn);
+      if (!q.empty() && (nn.find(q) != std::string::npos || q.find(nn) != std::string::npos)) score = std::min<size_t>(score, 1);
+      best = std::min(best, score);
+    }
+    if (best <= std::max<size_t>(2, q.size() / 3)) ranked.emplace_back(best, d.id);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::string hint;
+  for (size_t i = 0; i < ranked.size() && i < 5; ++i) hint += (i ? ", " : "") + ranked[i].second;
+  throw Error(kExitUsage, fmt::format("unknown device '{}'{}; --list-gpus lists all {} known devices", query,
+                                      hint.empty() ? "" : " (close matches: " + hint + ")", devices_.size()));
+}
+
+std::string builtin_hwdb_dir() {
+  std::error_code ec;
+  const fs::path source = fs::path(MODELCOST_SOURCE_DIR) / "hwdb";
+  if (fs::is_directory(source, ec)) return source.string();
+  const std::string exe = executable_dir();
+  if (!exe.empty()) {
+    const fs::path installed = fs::path(exe) / ".." / "share" / "modelcost" / "hwdb";
+    if (fs::is_directory(installed, ec)) return fs::weakly_canonical(installed, ec).string();
+  }
+  return "";
+}
+
+HardwareDb load_hardware_db(const std::vector<std::string>& extra_dirs, bool read_environment) {
+  HardwareDb db;
+  if (const std::string builtin = builtin_hwdb_dir(); !builtin.empty()) db.load_dir(builtin);
+  if (read_environment) {
+    if (const char* env = std::getenv("MODELCOST_HWDB"); env && *env) {
+      std::string list(env);
+      size_t start = 0;
+      while (start <= list.size()) {
+        const size_t end = std::min(list.find(':', start), list.size());
+        if (end > start) db.load_dir(list.substr(start, end - start));
+        start = end + 1;
+      }
+    }
+  }
+  for (const auto& dir : extra_dirs) db.load_dir(dir);
+  return db;
+}
+
+std::string describe_resolution(const std::string& query, const Device& device) {
+  if (normalise(query) == normalise(device.id)) return "";
+  return fmt::format("'{}' is an alias of {} ({})", query, device.id, device.name);
+}
+
+std::string format_device_list(const HardwareDb& db) {
+  std::vector<const Device*> sorted;
+  for (const auto& d : db.devices()) sorted.push_back(&d);
+  std::sort(sorted.begin(), sorted.end(), [](const Device* a, const Device* b) { return a->id < b->id; });
+  auto peak = [](const Device& d, MathPath path, const std::string& dtype) {
+    const double p = d.peak_flops(path, dtype);
+    return p > 0 ? fmt::format("{:g}", p / 1e12) : std::string("-");
+  };
+  std::string out = fmt::format("{:<24} {:<28} {:>7} {:>8} {:>8} {:>9} {:>9} {:>8}  {}\n", "id", "name", "mem_GB",
+                                "bw_GB/s", "fp32", "tc_fp16", "tc_bf16", "tc_int8", "aliases");
+  for (const Device* d : sorted) {
+    std::string aliases;
+    for (const auto& a : d->aliases) aliases += (aliases.empty() ? "" : ",") + a;
+    out += fmt::format("{:<24} {:<28} {:>7g} {:>8g} {:>8} {:>9} {:>9} {:>8}  {}\n", d->id, d->name, d->memory_gb,
+                       d->memory_bandwidth_gbps, peak(*d, MathPath::kVector, "fp32"), peak(*d, MathPath::kTensor, "fp16"),
+                       peak(*d, MathPath::kTensor, "bf16"), peak(*d, MathPath::kTensor, "int8"), aliases);
+  }
+  return out;
+}
+
+}  // namespace modelcost

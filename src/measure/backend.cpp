@@ -1,0 +1,96 @@
+// Entry points of the measure stage: picks the backend and walks the analysed nodes.
+#include <fmt/format.h>
+
+#include "measure/cpu_backend.h"
+#include "measure/cuda_entry.h"
+#include "modelcost/errors.h"
+#include "modelcost/measure.h"
+
+namespace modelcost {
+
+bool cuda_support_compiled() {
+#ifdef MODELCOST_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(bool cpu, int device) {
+  if (cpu) return make_cpu_backend();
+#ifdef MODELCOST_HAVE_CUDA
+  return make_cuda_backend(device);
+#else
+  throw Error(kExitRuntime,
+              "no NVIDIA GPU found: this build has no CUDA support (toolkit not found at build time); "
+              "use --cpu to measure on the CPU");
+#endif
+}
+
+std::vector<NodeMeasurement> measure_nodes(const Analysis& analysis, Backend& backend, const MeasureOptions& options) {
+  std::vector<NodeMeasurement> results;
+  results.reserve(analysis.nodes.size());
+  size_t done = 0;
+  for (const NodeAnalysis& node : analysis.nodes) {
+    results.push_back(backend.measure_node(node, options));
+    ++done;
+    if (options.progress) options.progress(done, analysis.nodes.size(), node.node->name);
+  }
+  return results;
+}
+
+ModelMeasurement measure_model(const Analysis& analysis, Backend& backend, const MeasureOptions& options,
+                               const std::vector<NodeMeasurement>& nodes) {
+  ModelMeasurement m = backend.measure_model(analysis, options);
+  for (const auto& n : nodes)
+    if (n.measured) m.sum_of_node_medians_us += n.median_us;
+  return m;
+}
+
+std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::string& id) {
+  const DeviceInfo& d = r.device;
+  std::string out;
+  out += fmt::format("# Measured by `modelcost calibrate` on {} ({}).\n", d.name, d.driver);
+  out += fmt::format("id = \"{}\"\n", id);
+  out += fmt::format("name = \"{} (calibrated)\"\n", d.name);
+  out += fmt::format("vendor = \"{}\"\n", d.is_gpu ? "NVIDIA" : "CPU");
+  if (d.is_gpu) {
+    out += fmt::format("compute_capability = \"{}.{}\"\n", d.compute_capability_major, d.compute_capability_minor);
+    out += fmt::format("sm_count = {}\n", d.multiprocessors);
+    out += fmt::format("boost_clock_mhz = {:.0f}\n", d.sm_clock_mhz);
+    out += fmt::format("l2_bytes = {:.0f}\n", d.l2_bytes);
+  } else {
+    out += fmt::format("cores = {}\n", d.multiprocessors);
+  }
+  if (d.memory_bytes > 0) out += fmt::format("memory_bytes = {:.0f}\n", d.memory_bytes);
+  out += fmt::format("memory_bandwidth_gbps = {:.1f}\n", r.dram_gbps);
+  out += "\n[peak_tflops]\n";
+  if (r.fp32_vector_tflops > 0) out += fmt::format("vector_fp32 = {:.2f}\n", r.fp32_vector_tflops);
+  if (r.fp16_vector_tflops > 0) out += fmt::format("vector_fp16 = {:.2f}\n", r.fp16_vector_tflops);
+  for (const auto& [dtype, tflops] : r.tensor_tflops) out += fmt::format("tensor_{} = {:.1f}\n", dtype, tflops);
+  out += "\n[sources]\n";
+  out += fmt::format("all = \"measured with modelcost calibrate: {}\"\n", fmt::join(r.notes, "; "));
+  return out;
+}
+
+std::string format_calibration(const CalibrationResult& r, const std::map<std::string, double>& datasheet) {
+  std::string out = fmt::format("{} ({})\n", r.device.name, r.device.driver);
+  out += fmt::format("{:<26}{:>14}{:>14}{:>9}\n", "figure", "measured", "datasheet", "ratio");
+  auto row = [&](const std::string& label, const std::string& key, double value, const char* unit) {
+    if (value <= 0) return;
+    auto it = datasheet.find(key);
+    if (it != datasheet.end() && it->second > 0)
+      out += fmt::format("{:<26}{:>10.1f} {:<3}{:>10.1f} {:<3}{:>8.0f}%\n", label, value, unit, it->second, unit,
+                         100 * value / it->second);
+    else
+      out += fmt::format("{:<26}{:>10.1f} {:<3}{:>14}{:>9}\n", label, value, unit, "-", "-");
+  };
+  row("DRAM bandwidth", "dram_gbps", r.dram_gbps, "GB/s");
+  row("vector fp32", "fp32_vector", r.fp32_vector_tflops, "TF");
+  row("vector fp16", "fp16_vector", r.fp16_vector_tflops, "TF");
+  for (const auto& [dtype, tflops] : r.tensor_tflops) row("tensor " + dtype + " (GEMM)", dtype, tflops, "TF");
+  for (const auto& note : r.notes) out += "  " + note + "\n";
+  return out;
+}
+
+}  // namespace modelcost

@@ -1,0 +1,61 @@
+// Kernels for the empirical roofline: a streaming copy (DRAM bandwidth) and register-only FMA
+// loops (vector FP32 and FP16 peaks).
+#include "measure/cuda/cuda_check.h"
+#include "measure/cuda/element_types.cuh"
+#include "measure/cuda/kernels.h"
+
+namespace modelcost::cuda {
+
+__global__ void stream_copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    dst[i] = src[i];
+}
+
+constexpr int kChains = 8;  // independent FMA chains per thread hide the FMA latency
+
+__global__ void fma_fp32_kernel(float* sink, int iterations) {
+  float a[kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) a[c] = threadIdx.x * 1e-7f + c;
+  const float b = 0.999f, d = 1e-4f;
+  for (int it = 0; it < iterations; ++it)
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) a[c] = fmaf(a[c], b, d);
+  float s = 0.f;
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) s += a[c];
+  if (s == 12345.f) sink[threadIdx.x] = s;  // keeps the loop live; never true in practice
+}
+
+__global__ void fma_fp16_kernel(__half2* sink, int iterations) {
+  __half2 a[kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) a[c] = __floats2half2_rn(threadIdx.x * 1e-4f, c * 1e-3f);
+  const __half2 b = __floats2half2_rn(0.999f, 0.999f), d = __floats2half2_rn(1e-3f, 1e-3f);
+  for (int it = 0; it < iterations; ++it)
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) a[c] = __hfma2(a[c], b, d);
+  __half2 s = a[0];
+#pragma unroll
+  for (int c = 1; c < kChains; ++c) s = __hadd2(s, a[c]);
+  if (__low2float(s) == 12345.f) sink[threadIdx.x] = s;
+}
+
+void launch_stream_copy(const void* src, void* dst, size_t bytes, int blocks, cudaStream_t stream) {
+  stream_copy_kernel<<<blocks, 512, 0, stream>>>(static_cast<const uint4*>(src), static_cast<uint4*>(dst), bytes / 16);
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+double launch_fma_fp32(float* sink, int blocks, int threads, int iterations, cudaStream_t stream) {
+  fma_fp32_kernel<<<blocks, threads, 0, stream>>>(sink, iterations);
+  MC_CUDA_CHECK_LAUNCH();
+  return 2.0 * kChains * double(iterations) * blocks * threads;
+}
+
+double launch_fma_fp16(void* sink, int blocks, int threads, int iterations, cudaStream_t stream) {
+  fma_fp16_kernel<<<blocks, threads, 0, stream>>>(static_cast<__half2*>(sink), iterations);
+  MC_CUDA_CHECK_LAUNCH();
+  return 4.0 * kChains * double(iterations) * blocks * threads;  // 2 lanes x 2 flops per HFMA2
+}
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,146 @@
+#include "measure/cuda/cuda_backend.h"
+
+#include "measure/cuda/cuda_check.h"
+#include "measure/cuda/cudnn_util.h"
+#include "measure/cuda/device_info.h"
+#include "measure/cuda/tensor_transfer.h"
+#include "measure/cuda_entry.h"
+
+namespace modelcost {
+
+std::unique_ptr<Backend> make_cuda_backend(int device) {
+  const int count = cuda::device_count();
+  if (count == 0)
+    throw Error(kExitRuntime, "no NVIDIA GPU found (no CUDA device visible to the driver); use --cpu to measure on the CPU");
+  if (device < 0 || device >= count)
+    throw Error(kExitRuntime, "CUDA device " + std::to_string(device) + " does not exist (" + std::to_string(count) + " found)");
+  return std::make_unique<cuda::CudaBackend>(device);
+}
+
+bool cuda_device_available() { return cuda::device_count() > 0; }
+
+std::vector<HostTensor> run_node_on_gpu(const NodeSpec& spec, const std::vector<HostTensor>& inputs, bool channels_last) {
+  static cuda::CudaBackend backend(0);
+  backend.context().channels_last_half = channels_last;
+  return backend.run_once(spec, inputs);
+}
+
+namespace cuda {
+
+CudaBackend::CudaBackend(int device) {
+  MC_CUDA_CHECK(cudaSetDevice(device));
+  info_ = query_device_info(device);
+  MC_CUDA_CHECK(cudaStreamCreateWithFlags(&context_.stream, cudaStreamNonBlocking));
+  MC_CUDNN_CHECK(cudnnCreate(&context_.cudnn));
+  if (cublasLtCreate(&context_.lt) != CUBLAS_STATUS_SUCCESS) throw Error(kExitRuntime, "cublasLtCreate failed");
+}
+
+CudaBackend::~CudaBackend() {
+  slots_.clear();
+  flush_.reset();
+  if (context_.lt) cublasLtDestroy(context_.lt);
+  if (context_.cudnn) cudnnDestroy(context_.cudnn);
+  if (context_.stream) cudaStreamDestroy(context_.stream);
+}
+
+L2Flush& CudaBackend::l2_flush() {
+  if (!flush_) flush_ = std::make_unique<L2Flush>(static_cast<size_t>(info_.l2_bytes));
+  return *flush_;
+}
+
+SampleConfig CudaBackend::sample_config(const MeasureOptions& o) const {
+  SampleConfig c;
+  c.rule.min_samples = o.min_samples;
+  c.rule.max_rel_stddev = o.max_rel_stddev;
+  c.rule.max_seconds = o.max_seconds_per_node;
+  c.cold = o.cold;
+  return c;
+}
+
+namespace {
+NodeMeasurement not_measured(const std::string& why) {
+  NodeMeasurement m;
+  m.reason = why;
+  return m;
+}
+}  // namespace
+
+NodeMeasurement CudaBackend::measure_node(const NodeAnalysis& node, const MeasureOptions& options) {
+  if (!node.shaped) return not_measured("shapes not concrete");
+  try {
+    context_.autotune = options.autotune;
+    context_.channels_last_half = true;
+    const NodeSpec spec = make_node_spec(node, options.dtype);
+    const OpPlan plan = plan_operation(spec);
+    if (plan.kind == OpKind::kZeroCost) {
+      NodeMeasurement m;
+      m.measured = true;
+      m.zero_cost = true;
+      m.reason = plan.reason;
+      m.implementation = "none (0 us)";
+      return m;
+    }
+    std::string reason;
+    auto runner = make_runner(spec, plan, &reason);
+    if (!runner) return not_measured(reason);
+    std::vector<DeviceTensor> in(spec.inputs.size()), out(spec.outputs.size());
+    if (slots_.size() < in.size() + out.size()) slots_.resize(in.size() + out.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      in[i].spec = spec.inputs[i];
+      if (!spec.has_input(i)) continue;
+      slots_[i].resize(std::max<size_t>(in[i].bytes(), 16));
+      in[i].data = slots_[i].data();
+      fill_input(spec, plan, i, in[i].data, 1 + i, context_.stream);
+    }
+    for (size_t o = 0; o < out.size(); ++o) {
+      out[o].spec = spec.outputs[o];
+      if (!spec.outputs[o].present) continue;
+      DeviceBuffer& slot = slots_[in.size() + o];
+      slot.resize(std::max<size_t>(out[o].bytes(), 16));
+      out[o].data = slot.data();
+    }
+    runner->prepare(in, out, context_);
+    NodeMeasurement m = sample_launches([&](cudaStream_t s) { runner->launch(s); }, context_.stream,
+                                        sample_config(options), options.cold ? &l2_flush() : nullptr);
+    m.implementation = runner->implementation() + (m.implementation.empty() ? "" : ", " + m.implementation);
+    return m;
+  } catch (const Error& e) {
+    cudaGetLastError();
+    cudaStreamSynchronize(context_.stream);
+    return not_measured(e.what());
+  }
+}
+
+std::vector<HostTensor> CudaBackend::run_once(const NodeSpec& spec, const std::vector<HostTensor>& inputs) {
+  const OpPlan plan = plan_operation(spec);
+  std::string reason;
+  auto runner = make_runner(spec, plan, &reason);
+  if (!runner) throw Error(kExitRuntime, "node '" + spec.name + "': " + reason);
+  std::vector<DeviceBuffer> buffers;
+  std::vector<DeviceTensor> in(spec.inputs.size()), out(spec.outputs.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    in[i].spec = spec.inputs[i];
+    if (!spec.has_input(i)) continue;
+    buffers.emplace_back(std::max<size_t>(in[i].bytes(), 16));
+    in[i].data = buffers.back().data();
+    upload(inputs[i], in[i].data, context_.stream);
+  }
+  for (size_t o = 0; o < out.size(); ++o) {
+    out[o].spec = spec.outputs[o];
+    if (!spec.outputs[o].present) continue;
+    buffers.emplace_back(std::max<size_t>(out[o].bytes(), 16));
+    out[o].data = buffers.back().data();
+    // Poison: NaN-like bytes, so an element the kernel never writes shows up in the comparison.
+    MC_CUDA_CHECK(cudaMemsetAsync(out[o].data, 0xff, out[o].bytes(), context_.stream));
+  }
+  runner->prepare(in, out, context_);
+  runner->launch(context_.stream);
+  MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
+  std::vector<HostTensor> results;
+  for (size_t o = 0; o < out.size(); ++o)
+    results.push_back(spec.outputs[o].present ? download(out[o].data, spec.outputs[o], context_.stream) : HostTensor());
+  return results;
+}
+
+}  // namespace cuda
+}  // namespace modelcost

@@ -1,0 +1,38 @@
+// The GPU measuring backend: owns the stream and library handles, measures nodes one at a time
+// (cuda_backend.cpp), runs the whole model as a CUDA graph (model_runner.cpp) and calibrates
+// the device's roofline (calibrate.cpp).
+#pragma once
+#include <memory>
+
+#include "measure/cuda/l2_flush.h"
+#include "measure/cuda/runner.h"
+#include "measure/cuda/sampler.h"
+#include "modelcost/measure.h"
+
+namespace modelcost::cuda {
+
+class CudaBackend : public Backend {
+ public:
+  explicit CudaBackend(int device);
+  ~CudaBackend() override;
+  DeviceInfo device() const override { return info_; }
+  NodeMeasurement measure_node(const NodeAnalysis& node, const MeasureOptions& options) override;
+  ModelMeasurement measure_model(const Analysis& analysis, const MeasureOptions& options) override;
+  CalibrationResult calibrate(const MeasureOptions& options) override;
+
+  CudaContext& context() { return context_; }
+  // Runs a node once on the given inputs and returns its outputs (tests compare them with the
+  // CPU reference). Throws Error when the node has no GPU runner.
+  std::vector<HostTensor> run_once(const NodeSpec& spec, const std::vector<HostTensor>& inputs);
+
+ private:
+  SampleConfig sample_config(const MeasureOptions& options) const;
+  L2Flush& l2_flush();
+
+  DeviceInfo info_;
+  CudaContext context_;
+  std::unique_ptr<L2Flush> flush_;
+  std::vector<DeviceBuffer> slots_;  // reused node buffers: inputs first, then outputs
+};
+
+}  // namespace modelcost::cuda

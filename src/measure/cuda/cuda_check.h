@@ -1,0 +1,23 @@
+// Checks of CUDA, cuDNN, cuBLAS and CUPTI return codes: a failure becomes Error(kExitRuntime)
+// naming the call, so one bad node never aborts the run.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "modelcost/errors.h"
+
+namespace modelcost::cuda {
+
+[[noreturn]] void throw_cuda_error(const char* call, const std::string& what, const char* file, int line);
+
+}  // namespace modelcost::cuda
+
+#define MC_CUDA_CHECK(call)                                                                     \
+  do {                                                                                          \
+    cudaError_t mc_status_ = (call);                                                            \
+    if (mc_status_ != cudaSuccess)                                                              \
+      ::modelcost::cuda::throw_cuda_error(#call, cudaGetErrorString(mc_status_), __FILE__, __LINE__); \
+  } while (0)
+
+#define MC_CUDA_CHECK_LAUNCH() MC_CUDA_CHECK(cudaGetLastError())

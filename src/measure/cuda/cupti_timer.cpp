@@ -1,0 +1,110 @@
+#include "measure/cuda/cupti_timer.h"
+
+#include <cupti.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+
+namespace modelcost::cuda {
+namespace {
+
+constexpr size_t kBufferBytes = 8u << 20;
+
+struct KernelRecord {
+  uint32_t correlation;
+  uint64_t start, end;
+  std::string name;
+};
+
+// Filled by CUPTI's buffer-completed callback, which may run on CUPTI's own thread.
+struct Collected {
+  std::mutex mutex;
+  std::unordered_map<uint32_t, uint64_t> external_of;  // API correlation id -> external id
+  std::vector<KernelRecord> kernels;
+};
+
+Collected& collected() {
+  static Collected c;
+  return c;
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = kBufferBytes;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  Collected& c = collected();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      c.kernels.push_back({k->correlationId, k->start, k->end, k->name ? k->name : "?"});
+    } else if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
+      const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
+      if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) c.external_of[e->correlationId] = e->externalId;
+    }
+  }
+  std::free(buffer);
+}
+
+}  // namespace
+
+CuptiTimer& CuptiTimer::instance() {
+  static CuptiTimer timer;
+  return timer;
+}
+
+CuptiTimer::CuptiTimer() {
+  auto check = [&](CUptiResult r, const char* what) {
+    if (r == CUPTI_SUCCESS) return true;
+    const char* text = nullptr;
+    cuptiGetResultString(r, &text);
+    error_ = std::string(what) + ": " + (text ? text : "unknown CUPTI error");
+    return false;
+  };
+  ok_ = check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks") &&
+        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable kernel records") &&
+        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), "enable external correlation") &&
+        // External correlation records accompany API records: both runtime and driver, since
+        // cuDNN and cuBLASLt launch some kernels through the driver API.
+        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), "enable runtime records") &&
+        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "enable driver records");
+}
+
+void CuptiTimer::push(uint64_t id) { cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id); }
+
+void CuptiTimer::pop() {
+  uint64_t last = 0;
+  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+}
+
+std::map<uint64_t, KernelSpan> CuptiTimer::collect() {
+  cuptiActivityFlushAll(1);
+  Collected& c = collected();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  std::sort(c.kernels.begin(), c.kernels.end(), [](const KernelRecord& a, const KernelRecord& b) { return a.start < b.start; });
+  std::map<uint64_t, KernelSpan> spans;
+  unattributed_ = 0;
+  for (const KernelRecord& k : c.kernels) {
+    auto it = c.external_of.find(k.correlation);
+    if (it == c.external_of.end()) {
+      ++unattributed_;
+      continue;
+    }
+    KernelSpan& s = spans[it->second];
+    s.kernel_ns += static_cast<double>(k.end - k.start);
+    if (s.names.empty() || k.start < s.first_start) s.first_start = k.start;
+    s.last_end = std::max(s.last_end, k.end);
+    s.names.push_back(k.name);
+  }
+  c.kernels.clear();
+  c.external_of.clear();
+  return spans;
+}
+
+}  // namespace modelcost::cuda

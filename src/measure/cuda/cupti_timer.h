@@ -1,0 +1,43 @@
+// Kernel durations from CUPTI's activity API. Every sample pushes an external correlation id
+// around its launches (cuptiActivityPushExternalCorrelationId); CUPTI tags the API calls made
+// meanwhile with it, and each kernel record carries the correlation id of the call that
+// launched it, so the GPU's own start/end timestamps are attributed to the sample exactly,
+// whichever library (cuDNN, cuBLASLt, our kernels) launched them.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace modelcost::cuda {
+
+struct KernelSpan {
+  double kernel_ns = 0;      // sum of kernel durations
+  uint64_t first_start = 0, last_end = 0;  // GPU timestamps (ns)
+  std::vector<std::string> names;          // in launch order
+};
+
+class CuptiTimer {
+ public:
+  // The process-wide timer (CUPTI's callbacks are global). Enables kernel and API records on
+  // first use; ok() is false when CUPTI refused (then callers fall back to CUDA events).
+  static CuptiTimer& instance();
+  bool ok() const { return ok_; }
+  const std::string& error() const { return error_; }
+
+  void push(uint64_t external_id);
+  void pop();
+  // Flushes CUPTI's buffers (call after synchronising) and returns the kernels of each external
+  // id seen since the last collect.
+  std::map<uint64_t, KernelSpan> collect();
+  // Kernels whose launch carried no external id (outside any push/pop) since the last collect.
+  size_t unattributed() const { return unattributed_; }
+
+ private:
+  CuptiTimer();
+  bool ok_ = false;
+  std::string error_;
+  size_t unattributed_ = 0;
+};
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,11 @@
+// Name, SM count, clocks, memory and L2 size of a CUDA device, from cudaGetDeviceProperties.
+#pragma once
+#include "modelcost/measure.h"
+
+namespace modelcost::cuda {
+
+// Number of CUDA devices (0 when the driver is missing or finds none; never throws).
+int device_count();
+DeviceInfo query_device_info(int device);
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,253 @@
+// Unary and broadcasting binary elementwise kernels, fills and random fills. Contiguous data
+// moves in 16-byte vectors; broadcast inputs index through per-dim strides.
+#include <cstring>
+
+#include "measure/cuda/cuda_check.h"
+#include "measure/cuda/element_types.cuh"
+#include "measure/cuda/kernels.h"
+
+namespace modelcost::cuda {
+
+constexpr int kMaxRank = 8;
+
+struct Indexing {
+  int rank;
+  int64_t dims[kMaxRank];
+  int64_t a[kMaxRank], b[kMaxRank];
+};
+
+__device__ __forceinline__ float unary(UnaryOp op, float x, float alpha, float beta) {
+  switch (op) {
+    case UnaryOp::kIdentity: return x;
+    case UnaryOp::kRelu: return x > 0.f ? x : 0.f;
+    case UnaryOp::kSigmoid: return 1.f / (1.f + __expf(-x));
+    case UnaryOp::kTanh: return tanhf(x);
+    case UnaryOp::kErf: return erff(x);
+    case UnaryOp::kExp: return __expf(x);
+    case UnaryOp::kLog: return __logf(x);
+    case UnaryOp::kSqrt: return sqrtf(x);
+    case UnaryOp::kNeg: return -x;
+    case UnaryOp::kAbs: return fabsf(x);
+    case UnaryOp::kReciprocal: return 1.f / x;
+    case UnaryOp::kGelu: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+    case UnaryOp::kGeluTanh: return 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+    case UnaryOp::kHardSigmoid: return fminf(fmaxf(alpha * x + beta, 0.f), 1.f);
+    case UnaryOp::kHardSwish: return x * fminf(fmaxf(x / 6.f + 0.5f, 0.f), 1.f);
+    case UnaryOp::kLeakyRelu: return x >= 0.f ? x : alpha * x;
+    case UnaryOp::kClip: return fminf(fmaxf(x, alpha), beta);
+    case UnaryOp::kSoftplus: return log1pf(__expf(x));
+    case UnaryOp::kSilu: return x / (1.f + __expf(-x));
+    case UnaryOp::kElu: return x >= 0.f ? x : alpha * (__expf(x) - 1.f);
+    case UnaryOp::kFloor: return floorf(x);
+    case UnaryOp::kCeil: return ceilf(x);
+  }
+  return x;
+}
+
+__device__ __forceinline__ float binary(BinaryOp op, float a, float b) {
+  switch (op) {
+    case BinaryOp::kAdd: return a + b;
+    case BinaryOp::kSub: return a - b;
+    case BinaryOp::kMul: return a * b;
+    case BinaryOp::kDiv: return a / b;
+    case BinaryOp::kPow: return powf(a, b);
+    case BinaryOp::kMax: return fmaxf(a, b);
+    case BinaryOp::kMin: return fminf(a, b);
+    case BinaryOp::kPRelu: return a >= 0.f ? a : a * b;
+  }
+  return a;
+}
+
+template <typename T>
+struct alignas(16) Vec {
+  static constexpr int kSize = 16 / sizeof(T);
+  T v[kSize];
+};
+
+template <typename T>
+__global__ void unary_vector_kernel(UnaryOp op, const Vec<T>* x, Vec<T>* y, int64_t vectors, float alpha, float beta) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < vectors; i += int64_t(gridDim.x) * blockDim.x) {
+    Vec<T> in = x[i], out;
+#pragma unroll
+    for (int k = 0; k < Vec<T>::kSize; ++k) out.v[k] = from_float<T>(unary(op, to_float(in.v[k]), alpha, beta));
+    y[i] = out;
+  }
+}
+
+template <typename T>
+__global__ void unary_scalar_kernel(UnaryOp op, const T* x, T* y, int64_t begin, int64_t n, float alpha, float beta) {
+  for (int64_t i = begin + blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = from_float<T>(unary(op, to_float(x[i]), alpha, beta));
+}
+
+// Offsets of a and b for the element at flat index i of the output (row-major over dims).
+__device__ __forceinline__ void offsets(const Indexing& ix, int64_t i, int64_t* oa, int64_t* ob) {
+  int64_t a = 0, b = 0;
+  for (int d = ix.rank - 1; d >= 0; --d) {
+    const int64_t q = i / ix.dims[d], r = i - q * ix.dims[d];
+    a += r * ix.a[d];
+    b += r * ix.b[d];
+    i = q;
+  }
+  *oa = a;
+  *ob = b;
+}
+
+template <typename T>
+__global__ void binary_kernel(BinaryOp op, const T* a, const T* b, T* y, Indexing ix, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t oa, ob;
+    offsets(ix, i, &oa, &ob);
+    y[i] = from_float<T>(binary(op, to_float(a[oa]), to_float(b[ob])));
+  }
+}
+
+// Innermost dim contiguous (stride 1) or broadcast (stride 0) in both inputs and a multiple of the
+// vector width: each thread produces one 16-byte vector of outputs.
+template <typename T>
+__global__ void binary_vector_kernel(BinaryOp op, const T* a, const T* b, T* y, Indexing ix, int64_t vectors) {
+  constexpr int W = Vec<T>::kSize;
+  const int last = ix.rank - 1;
+  for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < vectors; v += int64_t(gridDim.x) * blockDim.x) {
+    int64_t oa, ob;
+    offsets(ix, v * W, &oa, &ob);
+    Vec<T> va, vb, out;
+    if (ix.a[last] == 1) va = *reinterpret_cast<const Vec<T>*>(a + oa);
+    else
+#pragma unroll
+      for (int k = 0; k < W; ++k) va.v[k] = a[oa];
+    if (ix.b[last] == 1) vb = *reinterpret_cast<const Vec<T>*>(b + ob);
+    else
+#pragma unroll
+      for (int k = 0; k < W; ++k) vb.v[k] = b[ob];
+#pragma unroll
+    for (int k = 0; k < W; ++k) out.v[k] = from_float<T>(binary(op, to_float(va.v[k]), to_float(vb.v[k])));
+    reinterpret_cast<Vec<T>*>(y)[v] = out;
+  }
+}
+
+template <typename T>
+__global__ void fill_kernel(T* y, int64_t n, float value) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = from_float<T>(value);
+}
+
+__device__ __forceinline__ uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+template <typename T>
+__global__ void fill_random_kernel(T* y, int64_t n, float lo, float hi, uint64_t seed) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const float u = static_cast<float>(mix(seed * 0x9e3779b97f4a7c15ull + i) >> 40) * (1.f / 16777216.f);
+    y[i] = from_float<T>(lo + (hi - lo) * u);
+  }
+}
+
+template <typename I>
+__global__ void fill_random_int_kernel(I* y, int64_t n, int64_t range, uint64_t seed) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = static_cast<I>(mix(seed * 0x9e3779b97f4a7c15ull + i) % static_cast<uint64_t>(range < 1 ? 1 : range));
+}
+
+ElementType element_type(int32_t dtype) {
+  switch (dtype) {
+    case 1: return ElementType::kFloat32;
+    case 10: return ElementType::kFloat16;
+    case 16: return ElementType::kBFloat16;
+  }
+  throw Error(kExitRuntime, std::string("no CUDA kernel for dtype ") + dtype_name(dtype));
+}
+
+size_t element_bytes(ElementType type) { return type == ElementType::kFloat32 ? 4 : 2; }
+
+namespace {
+// Grid of at most a few waves: grid-stride loops cover the rest.
+int capped_grid(int64_t work) { return grid_for(work) > 132 * 16 ? 132 * 16 : grid_for(work); }
+
+// Merges adjacent dims whose strides are contiguous in both inputs (and the output).
+Indexing make_indexing(const std::vector<int64_t>& dims, const std::vector<int64_t>& sa, const std::vector<int64_t>& sb) {
+  std::vector<int64_t> d, a, b;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) continue;
+    if (!d.empty() && a.back() == sa[i] * dims[i] && b.back() == sb[i] * dims[i]) {
+      d.back() *= dims[i];
+      a.back() = sa[i];
+      b.back() = sb[i];
+    } else {
+      d.push_back(dims[i]);
+      a.push_back(sa[i]);
+      b.push_back(sb[i]);
+    }
+  }
+  if (d.empty()) { d = {1}; a = {0}; b = {0}; }
+  if (d.size() > kMaxRank) throw Error(kExitRuntime, "elementwise op of rank above 8");
+  Indexing ix{};
+  ix.rank = static_cast<int>(d.size());
+  for (size_t i = 0; i < d.size(); ++i) { ix.dims[i] = d[i]; ix.a[i] = a[i]; ix.b[i] = b[i]; }
+  return ix;
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+}  // namespace
+
+void launch_unary(ElementType type, UnaryOp op, const void* x, void* y, int64_t n, float alpha, float beta,
+                  cudaStream_t stream) {
+  MC_DISPATCH_TYPE(type, {
+    const int64_t width = Vec<T>::kSize;
+    int64_t vectors = aligned16(x) && aligned16(y) ? n / width : 0;
+    if (vectors > 0)
+      unary_vector_kernel<T><<<capped_grid(vectors), kThreads, 0, stream>>>(
+          op, static_cast<const Vec<T>*>(x), static_cast<Vec<T>*>(y), vectors, alpha, beta);
+    if (vectors * width < n)
+      unary_scalar_kernel<T><<<capped_grid(n - vectors * width), kThreads, 0, stream>>>(
+          op, static_cast<const T*>(x), static_cast<T*>(y), vectors * width, n, alpha, beta);
+  });
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_binary(ElementType type, BinaryOp op, const void* a, const void* b, void* y, const std::vector<int64_t>& dims,
+                   const std::vector<int64_t>& sa, const std::vector<int64_t>& sb, cudaStream_t stream) {
+  const Indexing ix = make_indexing(dims, sa, sb);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  if (n == 0) return;
+  MC_DISPATCH_TYPE(type, {
+    const int last = ix.rank - 1;
+    const int64_t width = Vec<T>::kSize;
+    const bool vector_ok = ix.dims[last] % width == 0 && (ix.a[last] <= 1) && (ix.b[last] <= 1) &&
+                           aligned16(a) && aligned16(b) && aligned16(y);
+    if (vector_ok)
+      binary_vector_kernel<T><<<capped_grid(n / width), kThreads, 0, stream>>>(
+          op, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(y), ix, n / width);
+    else
+      binary_kernel<T><<<capped_grid(n), kThreads, 0, stream>>>(op, static_cast<const T*>(a), static_cast<const T*>(b),
+                                                                 static_cast<T*>(y), ix, n);
+  });
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_fill(ElementType type, void* y, int64_t n, float value, cudaStream_t stream) {
+  if (n == 0) return;
+  MC_DISPATCH_TYPE(type, fill_kernel<T><<<capped_grid(n), kThreads, 0, stream>>>(static_cast<T*>(y), n, value));
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_fill_random(ElementType type, void* y, int64_t n, float lo, float hi, uint64_t seed, cudaStream_t stream) {
+  if (n == 0) return;
+  MC_DISPATCH_TYPE(type, fill_random_kernel<T><<<capped_grid(n), kThreads, 0, stream>>>(static_cast<T*>(y), n, lo, hi, seed));
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_fill_random_int(void* y, int64_t n, int bytes, int64_t range, uint64_t seed, cudaStream_t stream) {
+  if (n == 0) return;
+  if (bytes == 8) fill_random_int_kernel<int64_t><<<capped_grid(n), kThreads, 0, stream>>>(static_cast<int64_t*>(y), n, range, seed);
+  else if (bytes == 4) fill_random_int_kernel<int32_t><<<capped_grid(n), kThreads, 0, stream>>>(static_cast<int32_t*>(y), n, range, seed);
+  else if (bytes == 1) fill_random_int_kernel<uint8_t><<<capped_grid(n), kThreads, 0, stream>>>(static_cast<uint8_t*>(y), n, range, seed);
+  else throw Error(kExitRuntime, "random fill of integers of " + std::to_string(bytes) + " bytes");
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace modelcost::cuda

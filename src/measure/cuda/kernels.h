@@ -1,0 +1,52 @@
+// Host-side launchers of the project's own CUDA kernels (the .cu files beside this one). Every
+// launcher enqueues on the given stream and checks the launch; none synchronises.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "measure/op_plan.h"
+
+namespace modelcost::cuda {
+
+enum class ElementType { kFloat32, kFloat16, kBFloat16 };
+
+// The element type of a float ONNX dtype; throws Error(kExitRuntime) for any other dtype.
+ElementType element_type(int32_t onnx_dtype);
+size_t element_bytes(ElementType type);
+
+// Elementwise (elementwise.cu).
+void launch_unary(ElementType type, UnaryOp op, const void* x, void* y, int64_t n, float alpha, float beta,
+                  cudaStream_t stream);
+void launch_binary(ElementType type, BinaryOp op, const void* a, const void* b, void* y,
+                   const std::vector<int64_t>& dims, const std::vector<int64_t>& a_strides,
+                   const std::vector<int64_t>& b_strides, cudaStream_t stream);
+void launch_fill(ElementType type, void* y, int64_t n, float value, cudaStream_t stream);
+// Uniform random values in [lo, hi] (floats), or integers in [0, range) (int32/int64 when bytes is 4/8).
+void launch_fill_random(ElementType type, void* y, int64_t n, float lo, float hi, uint64_t seed, cudaStream_t stream);
+void launch_fill_random_int(void* y, int64_t n, int element_bytes, int64_t range, uint64_t seed, cudaStream_t stream);
+
+// Data movement (copy_kernels.cu). Copies work on raw elements of 1, 2, 4 or 8 bytes.
+void launch_strided_copy(int element_bytes, const void* src, void* dst, const StridedCopy& copy, cudaStream_t stream);
+void launch_gather(int element_bytes, const void* data, const void* indices, bool indices_int64, void* out,
+                   int64_t outer, int64_t axis_len, int64_t inner, int64_t count, cudaStream_t stream);
+// NCHW resize of H and W; coordinate modes as in ONNX.
+void launch_resize(ElementType type, const OpPlan& plan, const void* x, void* y, int64_t planes, int64_t in_h,
+                   int64_t in_w, int64_t out_h, int64_t out_w, cudaStream_t stream);
+
+// Row operations over [outer, n, inner] (norm_kernels.cu).
+void launch_reduce(ElementType type, ReduceOp op, const void* x, void* y, int64_t outer, int64_t n, int64_t inner,
+                   cudaStream_t stream);
+void launch_softmax(ElementType type, bool log_softmax, const void* x, void* y, int64_t outer, int64_t n,
+                    int64_t inner, cudaStream_t stream);
+void launch_layer_norm(ElementType type, const void* x, const void* scale, const void* bias, void* y, int64_t rows,
+                       int64_t cols, float epsilon, cudaStream_t stream);
+
+// Calibration (calibrate_kernels.cu).
+void launch_stream_copy(const void* src, void* dst, size_t bytes, int blocks, cudaStream_t stream);
+// Each thread runs `iterations` rounds of independent FMA chains; returns the flops it enqueued.
+double launch_fma_fp32(float* sink, int blocks, int threads, int iterations, cudaStream_t stream);
+double launch_fma_fp16(void* sink, int blocks, int threads, int iterations, cudaStream_t stream);
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,156 @@
+// The whole model on the GPU: every tensor gets its own buffer (reshape-like nodes alias their
+// input), every node its runner, prepared up front; then one pass over the nodes in topological
+// order is captured into a CUDA graph and its replays are timed with CUDA events, the way a
+// deployment replays a captured graph.
+#include <chrono>
+
+#include "measure/cuda/cuda_backend.h"
+#include "measure/cuda/cuda_check.h"
+#include "measure/cuda/tensor_transfer.h"
+#include "measure/statistics.h"
+
+namespace modelcost::cuda {
+namespace {
+
+bool aliases_input(const std::string& op) {
+  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" || op == "Dropout";
+}
+
+struct GraphExec {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ~GraphExec() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
+};
+
+}  // namespace
+
+ModelMeasurement CudaBackend::measure_model(const Analysis& analysis, const MeasureOptions& options) {
+  ModelMeasurement result;
+  result.method = "CUDA graph replay of all nodes in topological order, CUDA events";
+  if (!analysis.model) {
+    result.reason = "no model";
+    return result;
+  }
+  const Graph& graph = analysis.model->graph;
+  std::vector<DeviceBuffer> owned;
+  std::vector<void*> pointer(graph.tensors.size(), nullptr);
+  std::vector<std::unique_ptr<OperatorRunner>> runners;
+  context_.autotune = options.autotune;
+  context_.channels_last_half = true;
+  try {
+    auto allocate = [&](int id, const TensorSpec& spec) {
+      owned.emplace_back(std::max<size_t>(static_cast<size_t>(spec.elements() * dtype_size(spec.dtype)), 16));
+      pointer[id] = owned.back().data();
+    };
+    for (const NodeAnalysis& n : analysis.nodes) {
+      const Node& node = *n.node;
+      if (!n.shaped) {
+        result.reason = "node '" + node.name + "' has no concrete shapes";
+        return result;
+      }
+      const NodeSpec spec = make_node_spec(n, options.dtype);
+      const OpPlan plan = plan_operation(spec);
+      std::vector<DeviceTensor> in(spec.inputs.size()), out(spec.outputs.size());
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        const int id = node.inputs[i];
+        in[i].spec = spec.inputs[i];
+        if (id < 0) continue;
+        if (!pointer[id]) {  // graph input or weight: random (or known) contents
+          allocate(id, spec.inputs[i]);
+          fill_input(spec, plan, i, pointer[id], static_cast<uint64_t>(id), context_.stream);
+        }
+        in[i].data = pointer[id];
+      }
+      if (plan.kind == OpKind::kZeroCost) {
+        for (size_t o = 0; o < node.outputs.size(); ++o) {
+          const int id = node.outputs[o];
+          if (id < 0) continue;
+          if (o == 0 && aliases_input(node.op_type) && !in.empty() && in[0].data) {
+            pointer[id] = in[0].data;
+          } else {
+            allocate(id, spec.outputs[o]);
+            const TensorSpec& t = spec.outputs[o];
+            if (t.value && t.value->size() == static_cast<size_t>(t.elements())) {
+              HostTensor h(t.shape, t.dtype);
+              for (size_t k = 0; k < h.data.size(); ++k) h.data[k] = static_cast<float>(t.value->as_double(k));
+              upload(h, pointer[id], context_.stream);
+            }
+          }
+        }
+        continue;
+      }
+      std::string reason;
+      auto runner = make_runner(spec, plan, &reason);
+      if (!runner) {
+        result.reason = "node '" + node.name + "': " + reason;
+        return result;
+      }
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        out[o].spec = spec.outputs[o];
+        const int id = node.outputs[o];
+        if (id < 0) continue;
+        allocate(id, spec.outputs[o]);
+        out[o].data = pointer[id];
+      }
+      runner->prepare(in, out, context_);
+      runners.push_back(std::move(runner));
+    }
+    MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
+
+    GraphExec captured;
+    MC_CUDA_CHECK(cudaStreamBeginCapture(context_.stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (auto& r : runners) r->launch(context_.stream);
+    } catch (...) {
+      cudaGraph_t broken = nullptr;
+      cudaStreamEndCapture(context_.stream, &broken);
+      if (broken) cudaGraphDestroy(broken);
+      throw;
+    }
+    MC_CUDA_CHECK(cudaStreamEndCapture(context_.stream, &captured.graph));
+    MC_CUDA_CHECK(cudaGraphInstantiate(&captured.exec, captured.graph, 0));
+
+    for (int i = 0; i < 3; ++i) MC_CUDA_CHECK(cudaGraphLaunch(captured.exec, context_.stream));
+    MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
+    cudaEvent_t begin, end;
+    MC_CUDA_CHECK(cudaEventCreate(&begin));
+    MC_CUDA_CHECK(cudaEventCreate(&end));
+    StoppingRule rule;
+    rule.min_samples = std::max(options.min_samples, 20);
+    rule.max_rel_stddev = options.max_rel_stddev;
+    rule.max_seconds = std::max(2.0, options.max_seconds_per_node);
+    StoppingCriterion criterion(rule);
+    const auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    while (!criterion.done(elapsed())) {
+      if (options.cold) l2_flush().flush(context_.stream);
+      MC_CUDA_CHECK(cudaEventRecord(begin, context_.stream));
+      MC_CUDA_CHECK(cudaGraphLaunch(captured.exec, context_.stream));
+      MC_CUDA_CHECK(cudaEventRecord(end, context_.stream));
+      MC_CUDA_CHECK(cudaEventSynchronize(end));
+      float ms = 0;
+      MC_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+      criterion.add_sample(ms * 1e3);
+    }
+    cudaEventDestroy(begin);
+    cudaEventDestroy(end);
+    const SampleStatistics s = summarize(criterion.samples());
+    result.measured = true;
+    result.median_us = s.median;
+    result.min_us = s.min;
+    result.max_us = s.max;
+    result.rel_stddev = s.rel_stddev;
+    result.samples = s.count;
+  } catch (const Error& e) {
+    cudaGetLastError();
+    cudaStreamSynchronize(context_.stream);
+    result.measured = false;
+    result.reason = e.what();
+  }
+  return result;
+}
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,56 @@
+// An operator runner enqueues one node's GPU work on buffers it is bound to. Strategy classes:
+// cuDNN convolution and pooling, cuBLASLt matrix products, and the project's own kernels for
+// the rest. prepare() does every allocation and algorithm choice, so launch() only enqueues
+// kernels and can be captured into a CUDA graph.
+#pragma once
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "measure/cuda/device_buffer.h"
+#include "measure/op_plan.h"
+
+namespace modelcost::cuda {
+
+struct DeviceTensor {
+  void* data = nullptr;
+  TensorSpec spec;  // present == false for an omitted optional tensor
+  size_t bytes() const { return static_cast<size_t>(spec.elements() * dtype_size(spec.dtype)); }
+};
+
+// Library handles and choices shared by the runners of one backend.
+struct CudaContext {
+  cudaStream_t stream = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  bool autotune = false;
+  // Convolution and pooling in fp16/bf16 run channels-last (NHWC), as deployments do; tests that
+  // compare values against the NCHW reference turn this off.
+  bool channels_last_half = true;
+  size_t max_workspace_bytes = size_t(256) << 20;
+};
+
+class OperatorRunner {
+ public:
+  virtual ~OperatorRunner() = default;
+  virtual void prepare(const std::vector<DeviceTensor>& inputs, const std::vector<DeviceTensor>& outputs,
+                       CudaContext& context) = 0;
+  virtual void launch(cudaStream_t stream) = 0;
+  // "cudnn conv NHWC fp16 algo 1", "cublasLt fp16", "kernel softmax", ...
+  virtual std::string implementation() const = 0;
+};
+
+// The runner for a plan, or nullptr with *reason set when no strategy applies.
+std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
+
+// Strategy factories (one file each).
+std::unique_ptr<OperatorRunner> make_kernel_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
+std::unique_ptr<OperatorRunner> make_cudnn_conv_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
+std::unique_ptr<OperatorRunner> make_cudnn_pool_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
+std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
+
+}  // namespace modelcost::cuda

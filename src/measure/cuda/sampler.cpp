@@ -1,0 +1,119 @@
+#include "measure/cuda/sampler.h"
+
+#include <cxxabi.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+
+#include "measure/cuda/cuda_check.h"
+#include "measure/cuda/cupti_timer.h"
+#include "measure/statistics.h"
+
+namespace modelcost::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+NodeMeasurement summarise(const StoppingCriterion& criterion) {
+  const SampleStatistics s = summarize(criterion.samples());
+  NodeMeasurement m;
+  m.measured = true;
+  m.median_us = s.median;
+  m.min_us = s.min;
+  m.max_us = s.max;
+  m.mean_us = s.mean;
+  m.rel_stddev = s.rel_stddev;
+  m.samples = s.count;
+  return m;
+}
+
+uint64_t next_external_id() {
+  static uint64_t id = 1;
+  return id++;
+}
+
+NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                                   const SampleConfig& config, L2Flush* flush) {
+  cudaEvent_t begin, end;
+  MC_CUDA_CHECK(cudaEventCreate(&begin));
+  MC_CUDA_CHECK(cudaEventCreate(&end));
+  StoppingCriterion criterion(config.rule);
+  const auto start = Clock::now();
+  while (!criterion.done(seconds_since(start))) {
+    if (config.cold && flush) flush->flush(stream);
+    MC_CUDA_CHECK(cudaEventRecord(begin, stream));
+    launch(stream);
+    MC_CUDA_CHECK(cudaEventRecord(end, stream));
+    MC_CUDA_CHECK(cudaEventSynchronize(end));
+    float ms = 0;
+    MC_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+    criterion.add_sample(ms * 1e3);
+  }
+  cudaEventDestroy(begin);
+  cudaEventDestroy(end);
+  NodeMeasurement m = summarise(criterion);
+  m.implementation = "cuda events";
+  return m;
+}
+
+}  // namespace
+
+std::string short_kernel_name(const std::string& mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
+  std::string name = status == 0 && demangled ? demangled.get() : mangled;
+  // Drop template arguments and parameter lists: "void ns::kernel<...>(...)" -> "ns::kernel".
+  std::string out;
+  int depth = 0;
+  for (char ch : name) {
+    if (ch == '<' || ch == '(') ++depth;
+    else if (ch == '>' || ch == ')') --depth;
+    else if (depth == 0) out += ch;
+  }
+  if (out.rfind("void ", 0) == 0) out = out.substr(5);
+  if (out.empty()) out = name;
+  return out.size() > 100 ? out.substr(0, 100) : out;
+}
+
+NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                                const SampleConfig& config, L2Flush* flush) {
+  for (int i = 0; i < config.warmup_launches; ++i) launch(stream);
+  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  CuptiTimer& timer = CuptiTimer::instance();
+  if (!timer.ok()) return sample_with_events(launch, stream, config, flush);
+  timer.collect();  // drop records of the warm-up
+
+  StoppingCriterion criterion(config.rule);
+  std::vector<std::string> kernels;
+  double typical_seconds = 0;
+  const auto start = Clock::now();
+  while (!criterion.done(seconds_since(start))) {
+    const int batch = criterion.next_batch(typical_seconds);
+    std::vector<uint64_t> ids;
+    for (int i = 0; i < batch; ++i) {
+      if (config.cold && flush) flush->flush(stream);
+      ids.push_back(next_external_id());
+      timer.push(ids.back());
+      launch(stream);
+      timer.pop();
+    }
+    MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+    auto spans = timer.collect();
+    for (uint64_t id : ids) {
+      auto it = spans.find(id);
+      const double us = it == spans.end() ? 0 : it->second.kernel_ns / 1e3;
+      criterion.add_sample(us);
+      if (kernels.empty() && it != spans.end()) kernels = it->second.names;
+    }
+    // Wall time per sample, launch overhead included, sizes the next batch.
+    typical_seconds = seconds_since(start) / static_cast<double>(criterion.samples().size());
+  }
+  NodeMeasurement m = summarise(criterion);
+  for (const auto& k : kernels) m.kernels.push_back(short_kernel_name(k));
+  return m;
+}
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,28 @@
+// Times one enqueue function repeatedly: warm-up, then batches of samples, each wrapped in its
+// own CUPTI external correlation id (an L2 flush before each when cold), until the stdrel
+// stopping criterion is met. A sample is the summed GPU duration of the kernels it launched.
+// Without CUPTI, CUDA events around each sample stand in (their gaps included).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <functional>
+
+#include "measure/cuda/l2_flush.h"
+#include "measure/stopping_criterion.h"
+#include "modelcost/measure.h"
+
+namespace modelcost::cuda {
+
+struct SampleConfig {
+  StoppingRule rule;
+  bool cold = false;
+  int warmup_launches = 2;
+};
+
+NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                                const SampleConfig& config, L2Flush* flush);
+
+// Readable kernel name: demangled, template arguments elided, at most 100 characters.
+std::string short_kernel_name(const std::string& mangled);
+
+}  // namespace modelcost::cuda

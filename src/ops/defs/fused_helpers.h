@@ -1,0 +1,53 @@
+// Helpers shared by the quantization, attention and com.microsoft families: shapes and MACs of
+// the Conv / MatMul / Gemm forms they wrap, and per-element FLOPs of the activations they fuse.
+#pragma once
+#include <string>
+
+#include "ops/rule_helpers.h"
+
+namespace modelcost {
+
+// FLOPs per element of common pieces. Each elementary operation (add, multiply, divide, compare,
+// exp, log, tanh, erf, sqrt) counts 1; docs/ops/com_microsoft.md lists the resulting table.
+constexpr double kSoftmaxFlops = 5;       // max, subtract, exp, sum, divide
+constexpr double kQuantizeFlops = 3;      // divide by scale, round, add zero point
+constexpr double kDequantizeFlops = 2;    // subtract zero point, multiply by scale
+constexpr double kLayerNormFlops = 7;     // mean and variance sums, centre, square, scale, gamma, beta
+constexpr double kRmsNormFlops = 4;       // square, sum, scale, gamma
+constexpr double kRotaryFlops = 3;        // per rotated element: x*cos -/+ y*sin, two of them per pair
+constexpr double kSigmoidFlops = 4;       // negate, exp, add, divide
+
+struct ConvGeometry {
+  Shape output;      // [N, M, spatial...], or [N, spatial..., M] when channels_last
+  double macs = 0;   // N * M * output spatial * (C / group) * kernel elements
+};
+// Conv output shape and MACs from X, W and the Conv attributes (kernel_shape, strides, dilations,
+// pads, auto_pad, group). channels_last: X and Y are [N, spatial..., C]; W is always [M, C/group, k...].
+ConvGeometry conv_geometry(const OpContext& c, const Shape& x, const Shape& w, bool channels_last);
+
+// Pooling output shape (kernel_shape required, strides, dilations, pads, auto_pad, ceil_mode).
+// *kernel_elements receives the number of elements of one window.
+Shape pool_output_shape(const OpContext& c, const Shape& x, bool channels_last, double* kernel_elements);
+
+// numpy.matmul output shape (1-D operands promoted and squeezed back, batch dims broadcast);
+// fails naming the node when the inner dims differ.
+Shape matmul_shape(const OpContext& c, const Shape& a, const Shape& b);
+// MACs of numpy.matmul: output elements x the inner dim (a's last dim).
+double matmul_macs(const Shape& a, const Shape& out);
+
+struct GemmGeometry {
+  int64_t m = 0, n = 0, k = 0;
+};
+// Gemm of 2-D A and B with the transA / transB flags; fails naming the node on a mismatch.
+GemmGeometry gemm_geometry(const OpContext& c, const Shape& a, const Shape& b, bool trans_a, bool trans_b);
+
+// FLOPs per element of an activation named by a fused op's string attribute ("Relu", "Sigmoid",
+// ...); "" is none. Fails naming the node for a name no runtime implements.
+double activation_flops(const OpContext& c, const std::string& name);
+
+// Element count of the dims of `shape` from `from` (inclusive) to `to` (exclusive).
+double dims_product(const Shape& shape, size_t from, size_t to);
+// The attribute `name`, failing naming the node when it is absent or below `minimum`.
+int64_t required_int_attr(const OpContext& c, const char* name, int64_t minimum);
+
+}  // namespace modelcost

@@ -1,0 +1,92 @@
+#include "ops/defs/nn_common.h"
+
+namespace modelcost {
+
+double Window::kernel_size() const { return product(kernel); }
+
+Shape dims_from(const Shape& s, size_t from) {
+  return from >= s.size() ? Shape{} : Shape(s.begin() + static_cast<std::ptrdiff_t>(from), s.end());
+}
+
+double product(const std::vector<int64_t>& dims) {
+  double p = 1;
+  for (int64_t d : dims) p *= static_cast<double>(d);
+  return p;
+}
+
+void require_rank_at_least(const OpContext& c, size_t i, size_t min_rank, const char* what) {
+  if (c.in_rank(i) < min_rank)
+    c.fail(std::string(what) + " must have rank >= " + std::to_string(min_rank) + ", got " +
+           shape_to_string(c.in_shape(i)));
+}
+
+void require_rank(const OpContext& c, size_t i, size_t rank, const char* what) {
+  if (c.in_rank(i) != rank)
+    c.fail(std::string(what) + " must have rank " + std::to_string(rank) + ", got " + shape_to_string(c.in_shape(i)));
+}
+
+namespace {
+std::vector<int64_t> ints_or(const OpContext& c, const char* name, size_t n, int64_t fallback) {
+  std::vector<int64_t> v = c.attr_ints(name);
+  if (v.empty()) return std::vector<int64_t>(n, fallback);
+  if (v.size() != n)
+    c.fail(std::string(name) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(n));
+  return v;
+}
+
+void require_positive(const OpContext& c, const char* name, const std::vector<int64_t>& v) {
+  for (int64_t x : v)
+    if (x <= 0) c.fail(std::string(name) + " must be positive, got " + shape_to_string(v));
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }  // a >= 0, b > 0
+}  // namespace
+
+Window read_window(const OpContext& c, size_t spatial_rank, const std::vector<int64_t>& kernel) {
+  Window w;
+  w.kernel = c.attr_ints("kernel_shape");
+  if (w.kernel.empty()) {
+    if (kernel.empty()) c.fail("kernel_shape attribute is required");
+    w.kernel = kernel;
+  } else if (!kernel.empty() && w.kernel != kernel) {
+    c.fail("kernel_shape " + shape_to_string(w.kernel) + " does not match the weight's kernel " + shape_to_string(kernel));
+  }
+  if (w.kernel.size() != spatial_rank)
+    c.fail("kernel_shape " + shape_to_string(w.kernel) + " does not match the input's " + std::to_string(spatial_rank) +
+           " spatial dims");
+  require_positive(c, "kernel_shape", w.kernel);
+  w.strides = ints_or(c, "strides", spatial_rank, 1);
+  require_positive(c, "strides", w.strides);
+  w.dilations = ints_or(c, "dilations", spatial_rank, 1);
+  require_positive(c, "dilations", w.dilations);
+  w.pads = ints_or(c, "pads", 2 * spatial_rank, 0);
+  w.auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (w.auto_pad.empty()) w.auto_pad = "NOTSET";
+  if (w.auto_pad != "NOTSET" && w.auto_pad != "SAME_UPPER" && w.auto_pad != "SAME_LOWER" && w.auto_pad != "VALID")
+    c.fail("unknown auto_pad '" + w.auto_pad + "'");
+  w.ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  return w;
+}
+
+Shape window_output(const OpContext& c, const Window& w, const Shape& in) {
+  Shape out(w.rank());
+  for (size_t i = 0; i < w.rank(); ++i) {
+    const int64_t s = w.strides[i], k = w.extent(i);
+    if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
+      out[i] = ceil_div(in[i], s);  // padding is chosen to make this hold
+      continue;
+    }
+    const int64_t begin = w.auto_pad == "VALID" ? 0 : w.pads[i];
+    const int64_t end = w.auto_pad == "VALID" ? 0 : w.pads[i + w.rank()];
+    const int64_t span = in[i] + begin + end - k;  // room the window slides over
+    if (span < 0)
+      c.fail("kernel extent " + std::to_string(k) + " is larger than the padded input " +
+             std::to_string(in[i] + begin + end) + " (spatial dim " + std::to_string(i) + ")");
+    out[i] = (w.ceil_mode ? ceil_div(span, s) : span / s) + 1;
+    // As PyTorch and ONNX (opset 19 text): a last window that would start in the end padding is dropped.
+    if (w.ceil_mode && (out[i] - 1) * s >= in[i] + begin) --out[i];
+  }
+  return out;
+}
+
+}  // namespace modelcost

@@ -1,0 +1,267 @@
+// Op rules: tensor family (ai.onnx), indexing and resampling: Gather*, Scatter*, Where, NonZero,
+// Compress, OneHot, Unique, ReverseSequence, Resize, Upsample, CenterCropPad, string ops.
+// Data-dependent output sizes (NonZero, Compress, Unique) get an upper bound marked estimate.
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ops/defs/tensor_folding.h"
+#include "ops/rule_helpers.h"
+
+namespace modelcost {
+namespace {
+
+void infer_gather(OpContext& c) {
+  const Shape& data = c.in_shape(0);
+  const int64_t axis = c.axis(c.attr_int("axis", 0), data.size());
+  if (const TensorValue* idx = c.value(1))
+    for (size_t i = 0; i < idx->size(); ++i) {
+      const int64_t k = idx->as_int(i);
+      if (k < -data[axis] || k >= data[axis])
+        c.fail("index " + std::to_string(k) + " is out of range for axis of size " + std::to_string(data[axis]));
+    }
+  Shape out(data.begin(), data.begin() + axis);
+  out.insert(out.end(), c.in_shape(1).begin(), c.in_shape(1).end());
+  out.insert(out.end(), data.begin() + axis + 1, data.end());
+  c.set_output(0, c.in_dtype(0), out);
+  fold_gather(c, axis);
+}
+
+void infer_gather_elements(OpContext& c) {
+  if (c.in_rank(0) != c.in_rank(1)) c.fail("data and indices ranks differ");
+  c.axis(c.attr_int("axis", 0), c.in_rank(0));
+  c.set_output(0, c.in_dtype(0), c.in_shape(1));
+}
+
+void infer_gather_nd(OpContext& c) {
+  const Shape& data = c.in_shape(0);
+  const Shape& idx = c.in_shape(1);
+  const int64_t b = c.attr_int("batch_dims", 0);
+  if (idx.empty()) c.fail("indices must have rank >= 1");
+  const int64_t last = idx.back();
+  if (b < 0 || b + last > static_cast<int64_t>(data.size()))
+    c.fail("indices of depth " + std::to_string(last) + " with batch_dims " + std::to_string(b) + " exceed data rank " + std::to_string(data.size()));
+  Shape out(idx.begin(), idx.end() - 1);
+  out.insert(out.end(), data.begin() + b + last, data.end());
+  c.set_output(0, c.in_dtype(0), out);
+}
+
+void infer_scatter(OpContext& c) { c.set_output(0, c.in_dtype(0), c.in_shape(0)); }
+
+// Scatter with a reduction (add/mul/max/min) does one flop per update element.
+OpCost cost_scatter(const OpContext& c) {
+  OpCost cost;
+  if (c.attr_string("reduction", "none") != "none" && computes_in_float(c)) cost.flops = element_count(c.in_shape(2));
+  return cost;
+}
+
+void infer_where(OpContext& c) {
+  Shape out = broadcast_shapes(broadcast_shapes(c.in_shape(0), c.in_shape(1), c), c.in_shape(2), c);
+  c.set_output(0, c.in_dtype(1), out);
+  fold_where(c);
+}
+
+void infer_nonzero(OpContext& c) {
+  const Shape& in = c.in_shape(0);
+  const int64_t rank = static_cast<int64_t>(in.size());
+  if (const TensorValue* v = c.value(0); v && static_cast<double>(v->size()) == element_count(in)) {
+    std::vector<std::vector<int64_t>> coords(in.size());
+    const auto strides = strides_of(in);
+    int64_t count = 0;
+    for (size_t k = 0; k < v->size(); ++k) {
+      if (v->as_double(k) == 0) continue;
+      ++count;
+      for (size_t d = 0; d < in.size(); ++d) coords[d].push_back((static_cast<int64_t>(k) / strides[d]) % in[d]);
+    }
+    c.set_output(0, onnx::TensorProto::INT64, {rank, count});
+    std::vector<int64_t> flat;
+    for (const auto& row : coords) flat.insert(flat.end(), row.begin(), row.end());
+    c.set_value(0, make_int_value(std::move(flat)));
+    return;
+  }
+  // Upper bound: every element non-zero.
+  c.set_output(0, onnx::TensorProto::INT64, {rank, static_cast<int64_t>(element_count(in))}, true);
+}
+
+void infer_compress(OpContext& c) {
+  const Shape& in = c.in_shape(0);
+  int64_t selected = -1;
+  if (const TensorValue* cond = c.value(1)) {
+    selected = 0;
+    for (size_t i = 0; i < cond->size(); ++i) selected += cond->as_int(i) != 0;
+  }
+  Shape out;
+  if (c.has_attr("axis")) {
+    const int64_t axis = c.axis(c.attr_int("axis", 0), in.size());
+    out = in;
+    out[axis] = selected >= 0 ? std::min(selected, in[axis]) : in[axis];
+  } else {
+    const int64_t n = static_cast<int64_t>(element_count(in));
+    out = {selected >= 0 ? std::min(selected, n) : n};
+  }
+  c.set_output(0, c.in_dtype(0), out, selected < 0);
+}
+
+void infer_one_hot(OpContext& c) {
+  const std::vector<int64_t> depth = c.require_ints(1, "depth");
+  if (depth.size() != 1 || depth[0] <= 0) c.fail("depth must be one positive number");
+  Shape out = c.in_shape(0);
+  int64_t axis = c.attr_int("axis", -1);
+  const int64_t rank = static_cast<int64_t>(out.size()) + 1;
+  if (axis < -rank || axis >= rank) c.fail("axis out of range");
+  if (axis < 0) axis += rank;
+  out.insert(out.begin() + axis, depth[0]);
+  c.set_output(0, c.in_dtype(2), out);
+}
+
+void infer_unique(OpContext& c) {
+  const Shape& in = c.in_shape(0);
+  Shape y;
+  int64_t n;
+  if (c.has_attr("axis")) {
+    const int64_t axis = c.axis(c.attr_int("axis", 0), in.size());
+    y = in;
+    n = in[axis];
+  } else {
+    n = static_cast<int64_t>(element_count(in));
+    y = {n};
+  }
+  c.set_output(0, c.in_dtype(0), y, true);
+  c.set_output(1, onnx::TensorProto::INT64, {n}, true);
+  c.set_output(2, onnx::TensorProto::INT64, {c.has_attr("axis") ? n : static_cast<int64_t>(element_count(in))});
+  c.set_output(3, onnx::TensorProto::INT64, {n}, true);
+}
+
+OpCost cost_unique(const OpContext& c) {
+  // A sort: n log2 n comparisons.
+  const double n = element_count(c.in_shape(0));
+  OpCost cost;
+  if (computes_in_float(c)) cost.flops = n * std::max(1.0, std::log2(std::max(n, 2.0)));
+  return cost;
+}
+
+// ---- Resize / Upsample ----
+void infer_resize(OpContext& c) {
+  const Shape& in = c.in_shape(0);
+  std::vector<int64_t> axes = c.attr_ints("axes");
+  if (axes.empty()) for (size_t i = 0; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  for (auto& a : axes) a = c.axis(a, in.size());
+  Shape out = in;
+  const size_t scales_at = c.opset() < 11 ? 1 : 2;
+  const bool has_sizes = c.opset() >= 11 && c.has_input(3) && element_count(c.in_shape(3)) > 0;
+  if (has_sizes) {
+    const std::vector<int64_t> sizes = c.require_ints(3, "sizes");
+    if (sizes.size() != axes.size()) c.fail("sizes has " + std::to_string(sizes.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+    const std::string policy = c.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (policy == "stretch") {
+      for (size_t i = 0; i < axes.size(); ++i) out[axes[i]] = sizes[i];
+    } else {
+      double scale = policy == "not_larger" ? INFINITY : 0;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const double s = double(sizes[i]) / double(in[axes[i]]);
+        scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+      }
+      for (int64_t a : axes) out[a] = static_cast<int64_t>(std::round(in[a] * scale));
+    }
+  } else {
+    if (!c.has_input(scales_at)) c.fail("neither scales nor sizes given");
+    const TensorValue* scales = c.value(scales_at);
+    if (!scales) throw NotInferable("scales are not known at analysis time");
+    if (scales->size() != axes.size()) c.fail("scales has " + std::to_string(scales->size()) + " entries for " + std::to_string(axes.size()) + " axes");
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (scales->as_double(i) <= 0) c.fail("scales must be positive");
+      out[axes[i]] = static_cast<int64_t>(std::floor(in[axes[i]] * scales->as_double(i)));
+    }
+  }
+  c.set_output(0, c.in_dtype(0), out);
+}
+
+void infer_upsample(OpContext& c) {
+  const Shape& in = c.in_shape(0);
+  std::vector<double> scales;
+  if (c.opset() < 9) {
+    for (float s : c.attr_floats("scales")) scales.push_back(s);
+  } else {
+    const TensorValue* v = c.value(1);
+    if (!v) throw NotInferable("scales are not known at analysis time");
+    for (size_t i = 0; i < v->size(); ++i) scales.push_back(v->as_double(i));
+  }
+  if (scales.size() != in.size()) c.fail("scales has " + std::to_string(scales.size()) + " entries for rank " + std::to_string(in.size()));
+  Shape out = in;
+  for (size_t i = 0; i < in.size(); ++i) out[i] = static_cast<int64_t>(std::floor(in[i] * scales[i]));
+  c.set_output(0, c.in_dtype(0), out);
+}
+
+// Interpolation over the d resized axes: nearest copies (0 flops); linear blends 2^d points
+// (2^d multiplies + 2^d - 1 adds); cubic blends 4^d points.
+OpCost cost_resize(const OpContext& c) {
+  const Shape& in = c.in_shape(0);
+  const Shape& out = c.out(0).shape;
+  int d = 0;
+  for (size_t i = 0; i < in.size() && i < out.size(); ++i) d += in[i] != out[i];
+  const std::string mode = c.attr_string("mode", "nearest");
+  double points = mode == "linear" || mode == "bilinear" ? std::pow(2.0, d) : mode == "cubic" ? std::pow(4.0, d) : 0;
+  OpCost cost;
+  if (points > 0 && computes_in_float(c)) cost.flops = element_count(out) * (2 * points - 1);
+  return cost;
+}
+
+void infer_center_crop_pad(OpContext& c) {
+  const Shape& in = c.in_shape(0);
+  const std::vector<int64_t> shape = c.require_ints(1, "shape");
+  std::vector<int64_t> axes = c.attr_ints("axes");
+  if (axes.empty()) for (size_t i = 0; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (axes.size() != shape.size()) c.fail("shape and axes differ in length");
+  Shape out = in;
+  for (size_t i = 0; i < axes.size(); ++i) out[c.axis(axes[i], in.size())] = shape[i];
+  c.set_output(0, c.in_dtype(0), out);
+}
+
+void infer_string_normalizer(OpContext& c) {
+  // Stopword removal can only shrink the output: the input shape is the upper bound.
+  c.set_output(0, onnx::TensorProto::STRING, c.in_shape(0), c.has_attr("stopwords"));
+}
+
+void infer_regex_full_match(OpContext& c) { c.set_output(0, onnx::TensorProto::BOOL, c.in_shape(0)); }
+
+void infer_string_split(OpContext& c) {
+  const int64_t maxsplit = c.attr_int("maxsplit", -1);
+  if (maxsplit < 0) throw NotInferable("the number of substrings depends on the data");
+  Shape out = c.in_shape(0);
+  out.push_back(maxsplit + 1);
+  c.set_output(0, onnx::TensorProto::STRING, out, true);
+  c.set_output(1, onnx::TensorProto::INT64, c.in_shape(0));
+}
+
+void infer_image_decoder(OpContext&) { throw NotInferable("the decoded image size depends on the encoded data"); }
+
+}  // namespace
+
+void register_tensor_indexing_ops(OpRegistry& r) {
+  r.add({
+      {"", "Gather", infer_gather, cost_data_movement},
+      {"", "GatherElements", infer_gather_elements, cost_data_movement},
+      {"", "GatherND", infer_gather_nd, cost_data_movement},
+      {"", "Scatter", infer_scatter, cost_scatter},
+      {"", "ScatterElements", infer_scatter, cost_scatter},
+      {"", "ScatterND", infer_scatter, cost_scatter},
+      {"", "Where", infer_where, cost_data_movement},
+      {"", "NonZero", infer_nonzero, cost_data_movement},
+      {"", "Compress", infer_compress, cost_data_movement},
+      {"", "OneHot", infer_one_hot, cost_data_movement},
+      {"", "Unique", infer_unique, cost_unique},
+      {"", "ReverseSequence", infer_unary, cost_data_movement},
+      {"", "Resize", infer_resize, cost_resize},
+      {"", "Upsample", infer_upsample, cost_resize},
+      {"", "CenterCropPad", infer_center_crop_pad, cost_data_movement},
+      {"", "StringNormalizer", infer_string_normalizer, cost_data_movement},
+      {"", "RegexFullMatch", infer_regex_full_match, cost_data_movement},
+      {"", "StringConcat", infer_broadcast, cost_data_movement},
+      {"", "StringSplit", infer_string_split, cost_data_movement},
+      {"", "ImageDecoder", infer_image_decoder, cost_data_movement},
+      {"", "TfIdfVectorizer", infer_with_onnx_schema, cost_data_movement},
+  });
+}
+
+}  // namespace modelcost

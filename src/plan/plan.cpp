@@ -1,0 +1,186 @@
+// Batch sweep, largest fitting batch, devices for a target load, and device comparison
+// (docs/roofline.md, "Capacity plan").
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "modelcost/errors.h"
+#include "modelcost/plan.h"
+
+namespace modelcost {
+namespace {
+
+std::optional<double> cost_per_million(std::optional<double> price_per_hour, double throughput_per_s) {
+  if (!price_per_hour || !(throughput_per_s > 0)) return std::nullopt;
+  return *price_per_hour / 3600.0 / throughput_per_s * 1e6;
+}
+
+void check_options(const PlanOptions& o) {
+  if (o.batches.empty()) throw Error(kExitUsage, "the batch list is empty");
+  for (int64_t b : o.batches)
+    if (b <= 0) throw Error(kExitUsage, fmt::format("batch sizes must be at least 1 (got {})", b));
+  if (o.target_qps && !(*o.target_qps > 0)) throw Error(kExitUsage, "--target-qps must be above 0");
+  if (o.latency_slo_ms && !(*o.latency_slo_ms > 0)) throw Error(kExitUsage, "--latency-slo-ms must be above 0");
+  if (o.workspace_bytes < 0) throw Error(kExitUsage, "the workspace reserve cannot be negative");
+  if (o.max_batch_limit < 1) throw Error(kExitUsage, "the batch search limit must be at least 1");
+  check_dtype_option(o.dtype);
+}
+
+class BatchEvaluator {
+ public:
+  BatchEvaluator(const AnalysisForBatch& analyse, const Device& device, const PlanOptions& options)
+      : analyse_(analyse), device_(device), options_(options) {}
+  const PlanRow& row(int64_t batch) {
+    auto it = rows_.find(batch);
+    if (it != rows_.end()) return it->second;
+    return rows_[batch] = plan_row(analyse_(batch), batch, device_, options_);
+  }
+  const std::map<int64_t, PlanRow>& rows() const { return rows_; }
+
+ private:
+  const AnalysisForBatch& analyse_;
+  const Device& device_;
+  const PlanOptions& options_;
+  std::map<int64_t, PlanRow> rows_;
+};
+
+// Doubling then bisection on "fits", seeded with the batches already evaluated.
+void search_max_batch(BatchEvaluator& eval, const PlanOptions& options, CapacityPlan& plan) {
+  auto bounds = [&](int64_t& lo, std::optional<int64_t>& hi) {
+    hi.reset();
+    for (const auto& [b, r] : eval.rows())
+      if (!r.fits && (!hi || b < *hi)) hi = b;
+    lo = 0;
+    for (const auto& [b, r] : eval.rows())
+      if (r.fits && (!hi || b < *hi)) lo = std::max(lo, b);
+  };
+  int64_t lo = 0;
+  std::optional<int64_t> hi;
+  try {
+    bounds(lo, hi);
+    if (lo == 0 && !(hi && *hi == 1)) {
+      eval.row(1);
+      bounds(lo, hi);
+    }
+    if (lo == 0) {
+      plan.max_batch_fits = 0;
+      return;
+    }
+    while (!hi) {
+      if (lo >= options.max_batch_limit) {
+        plan.max_batch_capped = true;
+        plan.notes.push_back(fmt::format("memory still fits at batch {}, the search limit; the largest batch may be higher", lo));
+        break;
+      }
+      eval.row(std::min(lo * 2, options.max_batch_limit));
+      bounds(lo, hi);
+    }
+    while (hi && *hi - lo > 1) {
+      eval.row(lo + (*hi - lo) / 2);
+      bounds(lo, hi);
+    }
+  } catch (const Error& e) {
+    plan.notes.push_back(fmt::format("the largest-batch search stopped: {}", e.what()));
+    if (lo == 0) return;
+  }
+  plan.max_batch_fits = lo;
+  plan.max_batch_row = eval.rows().at(lo);
+}
+
+void choose_best(CapacityPlan& plan) {
+  std::vector<PlanRow> candidates = plan.rows;
+  if (plan.max_batch_row) {
+    bool listed = false;
+    for (const auto& r : plan.rows) listed = listed || r.batch == plan.max_batch_row->batch;
+    if (!listed) candidates.push_back(*plan.max_batch_row);
+  }
+  const PlanRow* best = nullptr;
+  auto devices_for = [&](const PlanRow& r) { return std::ceil(*plan.target_qps / r.throughput_per_s); };
+  for (const auto& r : candidates) {
+    if (!r.fits || !r.meets_slo || !(r.throughput_per_s > 0)) continue;
+    if (!best) {
+      best = &r;
+      continue;
+    }
+    if (plan.target_qps) {
+      const double a = devices_for(r), b = devices_for(*best);
+      if (a < b || (a == b && r.latency_ms < best->latency_ms)) best = &r;
+    } else if (r.throughput_per_s > best->throughput_per_s) {
+      best = &r;
+    }
+  }
+  if (!best) {
+    plan.notes.push_back(plan.latency_slo_ms
+                             ? fmt::format("no batch both fits in memory and meets the {:g} ms latency SLO", *plan.latency_slo_ms)
+                             : std::string("no batch fits in the device's memory"));
+    return;
+  }
+  plan.best = *best;
+  if (plan.target_qps) plan.devices_needed = static_cast<int64_t>(devices_for(*best));
+}
+
+}  // namespace
+
+PlanRow plan_row(const Analysis& analysis, int64_t batch, const Device& device, const PlanOptions& options) {
+  RooflineOptions ro;
+  ro.dtype = options.dtype;
+  ro.batch = batch;
+  const RooflineReport roof = compute_roofline(analysis, device, ro);
+  const MemoryFootprint fp = memory_footprint(analysis, options.dtype);
+  PlanRow row;
+  row.batch = batch;
+  row.latency_ms = roof.totals.predicted_latency_ms;
+  row.throughput_per_s = row.latency_ms > 0 ? static_cast<double>(batch) / (row.latency_ms / 1e3) : 0;
+  row.weights_bytes = fp.weights_bytes;
+  row.peak_activation_bytes = fp.peak_activation_bytes;
+  row.workspace_bytes = options.workspace_bytes;
+  row.memory_bytes = fp.weights_bytes + fp.peak_activation_bytes + options.workspace_bytes;
+  row.fits = device.memory_gb <= 0 || row.memory_bytes <= device.memory_bytes();
+  row.meets_slo = !options.latency_slo_ms || row.latency_ms <= *options.latency_slo_ms;
+  row.cost_per_million_usd =
+      cost_per_million(options.price_per_hour_usd ? options.price_per_hour_usd : device.price_per_hour_usd, row.throughput_per_s);
+  return row;
+}
+
+CapacityPlan plan_capacity(const AnalysisForBatch& analyse, const Device& device, const PlanOptions& options) {
+  check_options(options);
+  CapacityPlan plan;
+  plan.device = &device;
+  plan.dtype = options.dtype;
+  plan.target_qps = options.target_qps;
+  plan.latency_slo_ms = options.latency_slo_ms;
+  BatchEvaluator eval(analyse, device, options);
+  for (int64_t b : options.batches) plan.rows.push_back(eval.row(b));
+  if (options.search_max_batch) {
+    if (device.memory_gb > 0) search_max_batch(eval, options, plan);
+    else plan.notes.push_back("the device gives no memory size, so no largest batch is computed");
+  }
+  choose_best(plan);
+  return plan;
+}
+
+std::vector<DeviceComparisonRow> compare_devices(const Analysis& analysis, const std::vector<const Device*>& devices,
+                                                 const RooflineOptions& options, double workspace_bytes) {
+  const MemoryFootprint fp = memory_footprint(analysis, options.dtype);
+  const double batch = options.batch > 0 ? static_cast<double>(options.batch) : 1.0;
+  std::vector<DeviceComparisonRow> rows;
+  for (const Device* d : devices) {
+    const RooflineReport r = compute_roofline(analysis, *d, options);
+    DeviceComparisonRow row;
+    row.device = d;
+    row.latency_ms = r.totals.predicted_latency_ms;
+    row.throughput_per_s = row.latency_ms > 0 ? batch / (row.latency_ms / 1e3) : 0;
+    row.compute_bound = r.totals.compute_bound;
+    row.memory_bound = r.totals.memory_bound;
+    row.memory_bytes = fp.weights_bytes + fp.peak_activation_bytes + workspace_bytes;
+    row.fits = d->memory_gb <= 0 || row.memory_bytes <= d->memory_bytes();
+    row.cost_per_million_usd = cost_per_million(d->price_per_hour_usd, row.throughput_per_s);
+    row.verdict = r.verdict;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace modelcost

@@ -1,0 +1,68 @@
+#include "report/text_table.h"
+
+#include <algorithm>
+
+namespace modelcost {
+
+size_t display_width(const std::string& text) {
+  size_t width = 0;
+  for (unsigned char ch : text)
+    if ((ch & 0xC0) != 0x80) ++width;  // count lead bytes only
+  return width;
+}
+
+namespace {
+
+// Keeps the last max_width display columns, marking the cut with "...".
+std::string clip(const std::string& text, size_t max_width) {
+  if (max_width == 0 || display_width(text) <= max_width || max_width <= 3) return text;
+  size_t keep = max_width - 3;
+  size_t start = text.size();
+  while (start > 0 && keep > 0) {
+    --start;
+    if ((static_cast<unsigned char>(text[start]) & 0xC0) != 0x80) --keep;
+  }
+  return "..." + text.substr(start);
+}
+
+void pad(std::ostream& out, const std::string& text, size_t width, TextTable::Align align) {
+  const size_t w = display_width(text);
+  const std::string fill(width > w ? width - w : 0, ' ');
+  if (align == TextTable::Align::kRight) out << fill << text;
+  else out << text << fill;
+}
+
+}  // namespace
+
+void TextTable::add_column(std::string title, Align align, size_t max_width) {
+  columns_.push_back({std::move(title), align, max_width});
+}
+
+void TextTable::add_row(std::vector<std::string> cells) {
+  cells.resize(columns_.size());
+  for (size_t c = 0; c < columns_.size(); ++c) cells[c] = clip(cells[c], columns_[c].max_width);
+  rows_.push_back(std::move(cells));
+}
+
+void TextTable::print(std::ostream& out, const std::string& indent) const {
+  std::vector<size_t> widths;
+  for (const auto& c : columns_) widths.push_back(display_width(c.title));
+  for (const auto& row : rows_)
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], display_width(row[c]));
+  auto print_row = [&](const std::vector<std::string>& cells) {
+    out << indent;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (c) out << "  ";
+      // The last left-aligned column needs no trailing padding.
+      if (c + 1 == cells.size() && columns_[c].align == Align::kLeft) out << cells[c];
+      else pad(out, cells[c], widths[c], columns_[c].align);
+    }
+    out << "\n";
+  };
+  std::vector<std::string> titles;
+  for (const auto& c : columns_) titles.push_back(c.title);
+  print_row(titles);
+  for (const auto& row : rows_) print_row(row);
+}
+
+}  // namespace modelcost
