@@ -22,8 +22,9 @@ class Builder {
   const std::vector<std::string>& free_names() const { return free_names_; }
 
  private:
-  int define(const std::string& name, const char* what);
-  int resolve(const std::string& name, const std::string& reader);
+  // `what` says who defines the tensor, for the error message only.
+  int define(const std::string& name, const char* what, const Node* node = nullptr);
+  int resolve(const std::string& name, const Node* reader, const char* role = "input");
   void add_initializer(const onnx::TensorProto& t);
   void sort_nodes(std::vector<Node>& nodes);
 
@@ -33,20 +34,25 @@ class Builder {
   std::vector<std::string> free_names_;
 };
 
-int Builder::define(const std::string& name, const char* what) {
+std::string describe(const Node* node) {
+  return node ? "node '" + node->name + "' (" + node->op_type + ")" : std::string("the graph");
+}
+
+int Builder::define(const std::string& name, const char* what, const Node* node) {
   auto [it, inserted] = g_->tensor_ids.emplace(name, static_cast<int>(g_->tensors.size()));
-  if (!inserted) fail("tensor '" + name + "' is defined twice (" + what + ")");
+  if (!inserted) fail("tensor '" + name + "' is defined twice (" + what + (node ? " of " + describe(node) : "") + ")");
   TensorInfo t;
   t.name = name;
   g_->tensors.push_back(std::move(t));
   return it->second;
 }
 
-int Builder::resolve(const std::string& name, const std::string& reader) {
+int Builder::resolve(const std::string& name, const Node* reader, const char* role) {
   int id = g_->find(name);
   if (id >= 0) return id;
   if (!is_subgraph_)
-    fail("input '" + name + "' of " + reader + " is produced by no node and is neither a graph input nor an initializer");
+    fail(std::string(role) + " '" + name + "' of " + describe(reader) +
+         " is produced by no node and is neither a graph input nor an initializer");
   // Outer-scope reference: a local stand-in that the enclosing graph links to its tensor.
   id = define(name, "outer scope");
   free_names_.push_back(name);
@@ -70,6 +76,9 @@ void Builder::add_initializer(const onnx::TensorProto& t) {
 
 std::unique_ptr<Graph> Builder::build(const onnx::GraphProto& proto) {
   g_->name = proto.name();
+  const size_t expected = proto.initializer_size() + proto.input_size() + 2 * proto.node_size();
+  g_->tensors.reserve(expected);
+  g_->tensor_ids.reserve(expected);
   for (const auto& t : proto.initializer()) add_initializer(t);
   for (const auto& vi : proto.input()) {
     int id = g_->find(vi.name());
@@ -92,12 +101,13 @@ std::unique_ptr<Graph> Builder::build(const onnx::GraphProto& proto) {
     n.name = np.name().empty() ? n.op_type + "_" + std::to_string(i) : np.name();
     auto op = opsets_.find(n.domain);
     n.opset = op == opsets_.end() ? 1 : op->second;
-    for (const auto& out : np.output()) n.outputs.push_back(out.empty() ? -1 : define(out, ("output of node '" + n.name + "'").c_str()));
+    n.outputs.reserve(np.output_size());
+    for (const auto& out : np.output()) n.outputs.push_back(out.empty() ? -1 : define(out, "output", &n));
   }
   // Pass 2: inputs, subgraphs and their outer-scope reads.
   for (Node& n : nodes) {
-    const std::string reader = "node '" + n.name + "' (" + n.op_type + ")";
-    for (const auto& in : n.proto->input()) n.inputs.push_back(in.empty() ? -1 : resolve(in, reader));
+    n.inputs.reserve(n.proto->input_size());
+    for (const auto& in : n.proto->input()) n.inputs.push_back(in.empty() ? -1 : resolve(in, &n));
     for (const auto& a : n.proto->attribute()) {
       std::vector<const onnx::GraphProto*> bodies;
       if (a.type() == onnx::AttributeProto::GRAPH || a.has_g()) bodies.push_back(&a.g());
@@ -106,7 +116,7 @@ std::unique_ptr<Graph> Builder::build(const onnx::GraphProto& proto) {
         Builder child(opsets_, true);
         Subgraph sub{a.name(), child.build(*body)};
         for (const auto& name : child.free_names()) {
-          const int outer = resolve(name, reader);
+          const int outer = resolve(name, &n, "outer-scope name");
           sub.graph->outer_refs.emplace_back(sub.graph->find(name), outer);
           n.implicit_inputs.push_back(outer);
         }
@@ -119,7 +129,7 @@ std::unique_ptr<Graph> Builder::build(const onnx::GraphProto& proto) {
     if (id >= 0) g_->tensors[id].declared = &vi.type();
   }
   for (const auto& vi : proto.output()) {
-    const int id = is_subgraph_ ? resolve(vi.name(), "graph output") : g_->find(vi.name());
+    const int id = is_subgraph_ ? resolve(vi.name(), nullptr, "output") : g_->find(vi.name());
     if (id < 0) fail("graph output '" + vi.name() + "' is produced by no node");
     if (!g_->tensors[id].declared) g_->tensors[id].declared = &vi.type();
     g_->outputs.push_back(id);

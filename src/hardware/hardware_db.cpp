@@ -54,6 +54,9 @@ std::string executable_dir() {
 void HardwareDb::add(Device device) {
   for (auto& existing : devices_) {
     if (normalise(existing.id) == normalise(device.id)) {
+      // An override keeps the names users already type for the entry it replaces.
+      for (const auto& a : existing.aliases)
+        if (std::find(device.aliases.begin(), device.aliases.end(), a) == device.aliases.end()) device.aliases.push_back(a);
       existing = std::move(device);
       return;
     }

@@ -48,38 +48,38 @@ class BatchEvaluator {
 
 // Doubling then bisection on "fits", seeded with the batches already evaluated.
 void search_max_batch(BatchEvaluator& eval, const PlanOptions& options, CapacityPlan& plan) {
-  auto bounds = [&](int64_t& lo, std::optional<int64_t>& hi) {
-    hi.reset();
+  // lo: largest batch known to fit; hi: smallest batch known not to fit (0 = none known yet).
+  int64_t lo = 0, hi = 0;
+  auto update = [&]() {
+    hi = 0;
     for (const auto& [b, r] : eval.rows())
-      if (!r.fits && (!hi || b < *hi)) hi = b;
+      if (!r.fits && (hi == 0 || b < hi)) hi = b;
     lo = 0;
     for (const auto& [b, r] : eval.rows())
-      if (r.fits && (!hi || b < *hi)) lo = std::max(lo, b);
+      if (r.fits && (hi == 0 || b < hi)) lo = std::max(lo, b);
   };
-  int64_t lo = 0;
-  std::optional<int64_t> hi;
   try {
-    bounds(lo, hi);
-    if (lo == 0 && !(hi && *hi == 1)) {
+    update();
+    if (lo == 0 && hi != 1) {
       eval.row(1);
-      bounds(lo, hi);
+      update();
     }
     if (lo == 0) {
       plan.max_batch_fits = 0;
       return;
     }
-    while (!hi) {
+    while (hi == 0) {
       if (lo >= options.max_batch_limit) {
         plan.max_batch_capped = true;
         plan.notes.push_back(fmt::format("memory still fits at batch {}, the search limit; the largest batch may be higher", lo));
         break;
       }
       eval.row(std::min(lo * 2, options.max_batch_limit));
-      bounds(lo, hi);
+      update();
     }
-    while (hi && *hi - lo > 1) {
-      eval.row(lo + (*hi - lo) / 2);
-      bounds(lo, hi);
+    while (hi != 0 && hi - lo > 1) {
+      eval.row(lo + (hi - lo) / 2);
+      update();
     }
   } catch (const Error& e) {
     plan.notes.push_back(fmt::format("the largest-batch search stopped: {}", e.what()));

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "report/number_format.h"
 #include "report/report_fixtures.h"
 
 namespace modelcost::testing {

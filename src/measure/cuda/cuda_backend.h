@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "measure/cuda/l2_flush.h"
+#include "measure/host_tensor.h"
 #include "measure/cuda/runner.h"
 #include "measure/cuda/sampler.h"
 #include "modelcost/measure.h"

@@ -169,15 +169,21 @@ void infer_layer_norm(OpContext& c) {
   for (size_t i = 1; i < c.num_outputs(); ++i) c.set_output(i, stash, statistics_shape(x, axis));
 }
 
+// Rows normalised: the dims before axis.
+double norm_rows(const OpContext& c) {
+  const Shape& x = c.in_shape(0);
+  return dims_product(x, 0, static_cast<size_t>(c.axis(c.attr_int("axis", -1), x.size())));
+}
+
 OpCost cost_layer_norm(const OpContext& c) {
   OpCost cost;
-  cost.flops = (kLayerNormFlops - (c.has_input(2) ? 0 : 1)) * element_count(c.in_shape(0));
+  cost.flops = layer_norm_flops(element_count(c.in_shape(0)), norm_rows(c), c.has_input(1), c.has_input(2));
   return cost;
 }
 
 OpCost cost_rms_norm(const OpContext& c) {
   OpCost cost;
-  cost.flops = kRmsNormFlops * element_count(c.in_shape(0));
+  cost.flops = rms_norm_flops(element_count(c.in_shape(0)), norm_rows(c), c.has_input(1));
   return cost;
 }
 
@@ -199,10 +205,12 @@ void infer_skip_layer_norm(OpContext& c) {
 
 template <bool Simplified>
 OpCost cost_skip_layer_norm(const OpContext& c) {
-  const double adds = 1 + present(c, Simplified ? 3 : 4);  // + skip (+ bias)
-  const double norm = Simplified ? kRmsNormFlops : kLayerNormFlops - (c.has_input(3) ? 0 : 1);
+  const Shape& x = c.in_shape(0);
+  const double elements = element_count(x), rows = elements / static_cast<double>(x.back());
+  const double adds = (1 + present(c, Simplified ? 3 : 4)) * elements;  // + skip (+ bias)
   OpCost cost;
-  cost.flops = (adds + norm) * element_count(c.in_shape(0));
+  cost.flops = adds + (Simplified ? rms_norm_flops(elements, rows, true)
+                                  : layer_norm_flops(elements, rows, true, c.has_input(3)));
   return cost;
 }
 
@@ -223,8 +231,10 @@ void infer_embed_layer_norm(OpContext& c) {
 }
 
 OpCost cost_embed_layer_norm(const OpContext& c) {
-  OpCost cost;  // word + position (+ segment) embeddings, then the layer norm
-  cost.flops = (1 + present(c, 4) + kLayerNormFlops) * out_elements(c);
+  const Shape& out = c.out(0).shape;
+  const double elements = element_count(out);
+  OpCost cost;  // word + position (+ segment) embeddings, then the layer norm of each token
+  cost.flops = (1 + present(c, 4)) * elements + layer_norm_flops(elements, elements / static_cast<double>(out.back()), true, true);
   return cost;
 }
 

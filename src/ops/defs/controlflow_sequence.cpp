@@ -151,11 +151,18 @@ std::optional<Elements> trace(const OpContext& c, const Graph& g, int id, int de
   return std::nullopt;
 }
 
+// Sets output i. Traced elements carry their own estimate flag: a sequence input that is an
+// upper bound (elements of different shapes) does not make an exactly traced result one.
+void set_traced(OpContext& c, size_t i, const Element& e) {
+  c.set_output(i, e.dtype, e.shape, e.estimate);
+  if (c.has_output(i)) c.out(i).estimate = e.estimate;
+}
+
 // Sets output 0, a sequence, from its traced elements, or from `fallback` when they are unknown.
 void set_sequence(OpContext& c, const Element& fallback) {
   auto elements = trace(c, c.graph(), c.node().outputs[0]);
-  const Element e = elements ? merge_all(*elements, fallback.dtype) : fallback;
-  c.set_output(0, e.dtype, e.shape, e.estimate);
+  if (elements) set_traced(c, 0, merge_all(*elements, fallback.dtype));
+  else c.set_output(0, fallback.dtype, fallback.shape, fallback.estimate);
 }
 
 void warn_unknown_length(const OpContext& c) {
@@ -196,8 +203,7 @@ void infer_sequence_at(OpContext& c) {
     if (pos < 0) pos += size;
     if (pos < 0 || pos >= size)
       c.fail("position " + std::to_string(v->as_int(0)) + " is outside a sequence of " + std::to_string(size));
-    const Element& e = (*elements)[pos];
-    c.set_output(0, e.dtype, e.shape, e.estimate);
+    set_traced(c, 0, (*elements)[pos]);
     return;
   }
   c.set_output(0, c.in_dtype(0), c.in_shape(0), c.in(0).estimate);
@@ -241,7 +247,7 @@ void infer_concat_from_sequence(OpContext& c) {
       out[axis] += e.shape[axis];
     }
   }
-  c.set_output(0, elements->front().dtype, out, estimate);
+  set_traced(c, 0, {elements->front().dtype, out, estimate});
 }
 
 // ---- SequenceMap: the body runs once per element ----

@@ -12,8 +12,6 @@ namespace modelcost {
 constexpr double kSoftmaxFlops = 5;       // max, subtract, exp, sum, divide
 constexpr double kQuantizeFlops = 3;      // divide by scale, round, add zero point
 constexpr double kDequantizeFlops = 2;    // subtract zero point, multiply by scale
-constexpr double kLayerNormFlops = 7;     // mean and variance sums, centre, square, scale, gamma, beta
-constexpr double kRmsNormFlops = 4;       // square, sum, scale, gamma
 constexpr double kRotaryFlops = 3;        // per rotated element: x*cos -/+ y*sin, two of them per pair
 constexpr double kSigmoidFlops = 4;       // negate, exp, add, divide
 
@@ -40,6 +38,14 @@ struct GemmGeometry {
 };
 // Gemm of 2-D A and B with the transA / transB flags; fails naming the node on a mismatch.
 GemmGeometry gemm_geometry(const OpContext& c, const Shape& a, const Shape& b, bool trans_a, bool trans_b);
+
+// Layer normalisation of `elements` in `rows` rows, counted as nn's LayerNormalization counts it:
+// 6 per element (mean, variance: subtract, square, add; normalise: subtract, scale by 1/std),
+// +1 for gamma, +1 for beta, and 4 per row (mean and variance divides, epsilon add, rsqrt).
+double layer_norm_flops(double elements, double rows, bool gamma, bool beta);
+// RMS normalisation: 3 per element (square, add, scale by 1/rms), +1 for gamma, and 3 per row
+// (divide, epsilon add, rsqrt).
+double rms_norm_flops(double elements, double rows, bool gamma);
 
 // FLOPs per element of an activation named by a fused op's string attribute ("Relu", "Sigmoid",
 // ...); "" is none. Fails naming the node for a name no runtime implements.

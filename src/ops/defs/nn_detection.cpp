@@ -39,14 +39,16 @@ void infer_nms(OpContext& c) {
   c.set_output(0, kInt64Type, {selected, 3}, c.has_input(2));
 }
 
-// Upper bound per (batch, class): a score threshold compare per box, a sort (S*log2 S compares)
-// and an IoU (12 flops) of each kept box against every box.
+// Upper bound per (batch, class) of S boxes, K kept: a score threshold compare per box, a sort
+// (S*ceil(log2 S) compares) and an IoU (12 flops) of each kept box against each box ranked
+// below it: K*S - K*(K+1)/2 pairs (S*(S-1)/2 when every box is kept).
 OpCost cost_nms(const OpContext& c) {
   const Shape& scores = c.in_shape(1);
   const double s = static_cast<double>(scores[2]);
-  const double pairs = static_cast<double>(scores[0] * scores[1]);
+  const double k = nms_kept_per_class(c, scores[2]);
+  const double classes = static_cast<double>(scores[0] * scores[1]);
   OpCost cost;
-  if (s > 0) cost.flops = pairs * (s + s * std::ceil(std::log2(s)) + 12 * nms_kept_per_class(c, scores[2]) * s);
+  if (s > 0) cost.flops = classes * (s + s * std::ceil(std::log2(s)) + 12 * (k * s - k * (k + 1) / 2));
   cost.estimate = c.has_input(2);
   return cost;
 }

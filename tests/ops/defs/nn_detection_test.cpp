@@ -20,8 +20,9 @@ TEST(NnDetection, NmsUpperBoundFromMaxOutputBoxes) {
   EXPECT_EQ(run->tensor("limited").dtype, kInt64);
   EXPECT_TRUE(run->tensor("limited").estimate);
   EXPECT_TRUE(run->cost("limited").estimate);
-  // Per class: 100 threshold compares + 100*ceil(log2 100) sort compares + 12 * 10 kept * 100 IoUs.
-  EXPECT_DOUBLE_EQ(run->cost("limited").flops, 3 * (100 + 700 + 12000));
+  // Per class: 100 threshold compares + 100*ceil(log2 100) sort compares + 12 flops per IoU of
+  // each of the 10 kept boxes with the boxes ranked below it (99 + 98 + ... + 90 = 945 pairs).
+  EXPECT_DOUBLE_EQ(run->cost("limited").flops, 3 * (100 + 700 + 12 * 945));
   // The limit defaults to 0 when absent: nothing is selected, exactly.
   EXPECT_EQ(run->shape("none"), (Shape{0, 3}));
   EXPECT_FALSE(run->tensor("none").estimate);

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12 packages) and builds modelcost into build/.
+# Safe to re-run: installs only missing packages, rebuilds incrementally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build pkg-config
+          libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev nlohmann-json3-dev libfmt-dev
+          libtomlplusplus-dev libeigen3-dev libgtest-dev python3-onnx)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=(); [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The CUDA toolkit, when present, is found through nvcc on PATH or its default prefix.
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)"

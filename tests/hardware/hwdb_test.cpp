@@ -1,0 +1,288 @@
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "modelcost/errors.h"
+#include "modelcost/hardware.h"
+
+namespace modelcost::testing {
+namespace fs = std::filesystem;
+
+namespace {
+
+HardwareDb shipped() { return load_hardware_db({}, /*read_environment=*/false); }
+
+// A scratch directory removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / fs::path("modelcost-hwdb-" + std::to_string(::getpid()) + "-" +
+                                                std::to_string(reinterpret_cast<uintptr_t>(this)));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(path / name) << text; }
+};
+
+// A minimal valid entry; tests edit one line of it at a time.
+std::string minimal_entry(const std::string& id = "test-gpu", const std::string& extra_peaks = "") {
+  return "id = \"" + id + "\"\n"
+         "aliases = [\"tg\"]\n"
+         "name = \"Test GPU\"\nvendor = \"Nobody\"\narchitecture = \"Paper\"\nkind = \"gpu\"\n"
+         "sm_count = 10\nboost_clock_mhz = 1000\nmemory_gb = 8\nmemory_bandwidth_gbps = 500\ntdp_w = 100\n"
+         "launch_overhead_us = 2\n"
+         "[peak.vector]\nfp32 = 2.56\n"
+         "[peak.tensor]\nfp16 = 20\n" + extra_peaks +
+         "[documents]\nds = { title = \"Test datasheet\", url = \"https://example.com/ds.pdf\" }\n"
+         "[sources]\nsm_count = \"ds\"\nboost_clock_mhz = \"ds\"\nmemory_gb = \"ds\"\nmemory_bandwidth_gbps = \"ds\"\n"
+         "tdp_w = \"ds\"\nlaunch_overhead_us = { doc = \"ds\", derived = true, note = \"estimate\" }\n"
+         "\"peak.vector.fp32\" = \"ds\"\n\"peak.tensor.fp16\" = \"ds\"\n";
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+bool mentions(const std::vector<std::string>& problems, const std::string& fragment) {
+  for (const auto& p : problems)
+    if (p.find(fragment) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(HardwareDb, ShipsEveryRequiredDevice) {
+  const HardwareDb db = shipped();
+  const std::set<std::string> required = {
+      "v100-sxm2-32gb", "t4", "a10", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm", "h100-pcie",
+      "h200", "l4", "l40s", "rtx-3090", "rtx-4090", "b200", "gh200-96gb", "jetson-agx-orin-64gb", "mi300x", "epyc-9654"};
+  std::set<std::string> ids;
+  for (const auto& d : db.devices()) ids.insert(d.id);
+  for (const auto& id : required) EXPECT_TRUE(ids.count(id)) << id;
+  bool has_cpu = false;
+  for (const auto& d : db.devices()) has_cpu = has_cpu || (d.kind == "cpu" && d.architecture.find("Zen") == 0);
+  EXPECT_TRUE(has_cpu);
+}
+
+TEST(HardwareDb, EveryShippedEntryValidates) {
+  const HardwareDb db = shipped();
+  ASSERT_GE(db.devices().size(), 18u);
+  for (const auto& d : db.devices()) {
+    const auto problems = validate_device(d);
+    std::string all;
+    for (const auto& p : problems) all += p + "\n";
+    EXPECT_TRUE(problems.empty()) << all;
+    // Every figure has a source: validate_device checks it; this guards the check itself.
+    for (const auto& [key, value] : device_figures(d)) EXPECT_TRUE(d.sources.count(key)) << d.id << " " << key;
+  }
+}
+
+TEST(HardwareDb, IdsAndAliasesAreUnique) {
+  std::set<std::string> names;
+  for (const auto& d : shipped().devices()) {
+    EXPECT_TRUE(names.insert(d.id).second) << d.id;
+    for (const auto& a : d.aliases) EXPECT_TRUE(names.insert(a).second) << a << " of " << d.id;
+  }
+}
+
+// Dense figures from the vendors' tables; the with-sparsity figure is twice each of these.
+TEST(HardwareDb, ShippedPeaksAreDenseNotSparse) {
+  const HardwareDb db = shipped();
+  EXPECT_DOUBLE_EQ(db.resolve("a100-sxm4-80gb").tensor_tflops.at("fp16"), 312);
+  EXPECT_DOUBLE_EQ(db.resolve("a100-sxm4-80gb").tensor_tflops.at("tf32"), 156);
+  EXPECT_DOUBLE_EQ(db.resolve("h100-sxm").tensor_tflops.at("fp16"), 989.4);
+  EXPECT_DOUBLE_EQ(db.resolve("h100-sxm").tensor_tflops.at("fp8"), 1978.9);
+  EXPECT_DOUBLE_EQ(db.resolve("h100-pcie").tensor_tflops.at("fp16"), 756.5);
+  EXPECT_DOUBLE_EQ(db.resolve("h200").tensor_tflops.at("fp8"), 1979);
+  EXPECT_DOUBLE_EQ(db.resolve("l4").tensor_tflops.at("fp16"), 121);
+  EXPECT_DOUBLE_EQ(db.resolve("b200").tensor_tflops.at("bf16"), 2250);
+  EXPECT_DOUBLE_EQ(db.resolve("gh200-96gb").tensor_tflops.at("int8"), 1979);
+  EXPECT_DOUBLE_EQ(db.resolve("jetson-agx-orin-64gb").tensor_tflops.at("int8"), 85);
+  EXPECT_DOUBLE_EQ(db.resolve("mi300x").tensor_tflops.at("fp16"), 1307.4);
+  EXPECT_DOUBLE_EQ(db.resolve("l40s").tensor_tflops.at("fp8"), 733);
+}
+
+TEST(HardwareDb, ResolvesAliasesCaseInsensitively) {
+  const HardwareDb db = shipped();
+  EXPECT_EQ(db.resolve("a100").id, "a100-sxm4-80gb");
+  EXPECT_EQ(db.resolve("A100").id, "a100-sxm4-80gb");
+  EXPECT_EQ(db.resolve("H100").id, "h100-sxm");
+  EXPECT_EQ(db.resolve("A100_SXM4_40GB").id, "a100-sxm4-40gb");
+  EXPECT_EQ(db.resolve("gh200").id, "gh200-96gb");
+  EXPECT_EQ(db.resolve("cpu").kind, "cpu");
+  EXPECT_EQ(describe_resolution("a100", db.resolve("a100")), "'a100' is an alias of a100-sxm4-80gb (A100 SXM4 80GB)");
+  EXPECT_EQ(describe_resolution("a100-sxm4-80gb", db.resolve("a100-sxm4-80gb")), "");
+}
+
+TEST(HardwareDb, UnknownDeviceListsCloseMatches) {
+  const HardwareDb db = shipped();
+  try {
+    db.resolve("a1000");
+    FAIL() << "resolved an unknown device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitUsage);
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("unknown device 'a1000'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("a100-sxm4-80gb"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("mi300x"), std::string::npos) << msg;
+  }
+  try {
+    db.resolve("h100-sxm6");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("h100-sxm"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HardwareDb, LaterDirectoriesOverrideByIdAndAlias) {
+  TempDir dir;
+  dir.write("mine.toml", replace(minimal_entry("a100-sxm4-80gb"), "name = \"Test GPU\"", "name = \"My A100\""));
+  dir.write("other.toml", replace(minimal_entry("my-h100"), "aliases = [\"tg\"]", "aliases = [\"h100\"]"));
+  dir.write("README.md", "not a device file");
+  const HardwareDb db = load_hardware_db({dir.path.string()}, false);
+  EXPECT_EQ(db.resolve("a100").name, "My A100");  // an override inherits the aliases it replaces
+  EXPECT_EQ(db.resolve("a100-sxm4-80gb").name, "My A100");
+  EXPECT_EQ(db.resolve("h100").id, "my-h100");     // a later file's alias wins over a shipped alias
+  EXPECT_EQ(db.resolve("h100-sxm").id, "h100-sxm");
+  EXPECT_EQ(db.devices().size(), shipped().devices().size() + 1);
+}
+
+TEST(HardwareDb, ReadsTheEnvironmentVariable) {
+  TempDir a, b;
+  a.write("x.toml", minimal_entry("env-gpu-a"));
+  b.write("y.toml", minimal_entry("env-gpu-b"));
+  ::setenv("MODELCOST_HWDB", (a.path.string() + ":" + b.path.string()).c_str(), 1);
+  const HardwareDb db = load_hardware_db({}, true);
+  ::unsetenv("MODELCOST_HWDB");
+  EXPECT_NE(db.find("env-gpu-a"), nullptr);
+  EXPECT_NE(db.find("env-gpu-b"), nullptr);
+  EXPECT_EQ(load_hardware_db({}, true).find("env-gpu-a"), nullptr);
+}
+
+TEST(HardwareDb, BadDirectoriesAndFilesAreErrors) {
+  try {
+    load_hardware_db({"/nonexistent/hwdb"}, false);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitUnreadable);
+  }
+  TempDir dir;
+  dir.write("broken.toml", "id = \"x\"\nname = [unclosed\n");
+  try {
+    load_hardware_db({dir.path.string()}, false);
+    FAIL();
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("broken.toml"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("line 2"), std::string::npos) << msg;
+  }
+}
+
+TEST(HardwareDb, ParserRejectsUnknownKeysAndMissingFields) {
+  EXPECT_NO_THROW(parse_device_toml(minimal_entry(), "t.toml"));
+  EXPECT_THROW(parse_device_toml(minimal_entry() + "memory_gbs = 3\n", "t.toml"), Error);  // misspelt key
+  EXPECT_THROW(parse_device_toml(replace(minimal_entry(), "fp32 = 2.56", "fp33 = 2.56"), "t.toml"), Error);
+  EXPECT_THROW(parse_device_toml(replace(minimal_entry(), "launch_overhead_us = 2\n", ""), "t.toml"), Error);
+  EXPECT_THROW(parse_device_toml(replace(minimal_entry(), "memory_gb = 8", "memory_gb = \"8\""), "t.toml"), Error);
+  const Device d = parse_device_toml(minimal_entry(), "t.toml");
+  EXPECT_EQ(d.compute_unit_name, "sm_count");
+  EXPECT_DOUBLE_EQ(d.compute_units, 10);
+  EXPECT_DOUBLE_EQ(d.peak_flops(MathPath::kTensor, "fp16"), 20e12);
+  EXPECT_DOUBLE_EQ(d.peak_flops(MathPath::kTensor, "bf16"), 0);
+  EXPECT_TRUE(d.sources.at("launch_overhead_us").derived);
+  EXPECT_TRUE(validate_device(d).empty());
+}
+
+TEST(HardwareDb, ValidationCatchesEachKindOfProblem) {
+  auto problems = [](const std::string& text) { return validate_device(parse_device_toml(text, "t.toml")); };
+  // A figure without a source.
+  EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "tdp_w = \"ds\"\n", "")), "'tdp_w' has no entry"));
+  // A source naming a document that does not exist, and a document without a URL.
+  EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "tdp_w = \"ds\"", "tdp_w = \"nope\"")), "'nope'"));
+  EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "url = \"https://example.com/ds.pdf\"", "url = \"\"")),
+                       "needs a title and an http"));
+  // A derived figure without a note.
+  EXPECT_TRUE(mentions(problems(replace(minimal_entry(), ", note = \"estimate\"", "")), "needs a note"));
+  // A halved sparse figure that is not half, or not marked derived.
+  EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "\"peak.tensor.fp16\" = \"ds\"",
+                                        "\"peak.tensor.fp16\" = { doc = \"ds\", derived = true, sparse_figure = 20, note = \"halved\" }")),
+                       "not half"));
+  EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "\"peak.tensor.fp16\" = \"ds\"",
+                                        "\"peak.tensor.fp16\" = { doc = \"ds\", sparse_figure = 40 }")),
+                       "must be marked derived"));
+  // Tensor peak below the vector peak of the same dtype.
+  EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "fp32 = 2.56\n", "fp32 = 2.56\nfp16 = 25\n") +
+                                "\"peak.vector.fp16\" = \"ds\"\n"),
+                       "below peak.vector.fp16"));
+  // Physically impossible per-SM rate (10 SMs at 1 GHz cannot do 200 TFLOP/s of fp16).
+  EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "fp16 = 20\n", "fp16 = 200\n")), "above the physical bound"));
+  // Absolute bounds and non-positive figures.
+  EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "memory_bandwidth_gbps = 500", "memory_bandwidth_gbps = 500000")),
+                       "sanity bound"));
+  EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "tdp_w = 100", "tdp_w = -5")), "tdp_w must be above 0"));
+  EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "kind = \"gpu\"", "kind = \"tpu\"")), "kind must be"));
+  EXPECT_TRUE(mentions(problems(minimal_entry() + "\"peak.tensor.fp8\" = \"ds\"\n"), "not a figure of this entry"));
+}
+
+TEST(HardwareDb, PeakFallbacksFollowTheDocumentedChain) {
+  const HardwareDb db = shipped();
+  auto pick = [&](const std::string& dev, MathPath path, const std::string& dtype) {
+    const PeakChoice c = choose_peak(db.resolve(dev), path, dtype);
+    return std::string(math_path_name(c.path)) + ":" + c.dtype + ":" + std::to_string(c.flops_per_s / 1e12);
+  };
+  EXPECT_EQ(pick("a100", MathPath::kTensor, "fp16"), "tensor:fp16:312.000000");
+  EXPECT_EQ(pick("a100", MathPath::kTensor, "fp8"), "tensor:fp16:312.000000");    // no fp8 units: fp16
+  EXPECT_EQ(pick("v100", MathPath::kTensor, "bf16"), "tensor:fp16:125.000000");   // no bf16 units: fp16
+  EXPECT_EQ(pick("t4", MathPath::kTensor, "tf32"), "vector:fp32:8.100000");       // no tf32 units: CUDA cores
+  EXPECT_EQ(pick("l4", MathPath::kTensor, "int4"), "tensor:int8:242.500000");
+  EXPECT_EQ(pick("a100", MathPath::kVector, "fp16"), "vector:fp16:78.000000");
+  EXPECT_EQ(pick("mi300x", MathPath::kVector, "bf16"), "vector:fp32:163.400000");  // no vector bf16 figure
+  EXPECT_EQ(pick("epyc-9654", MathPath::kTensor, "fp16"), "vector:fp32:10.905600");
+}
+
+TEST(HardwareDb, CustomDeviceUsesOnePeakEverywhere) {
+  const Device d = make_custom_device(100, 1000);
+  EXPECT_EQ(d.id, "custom");
+  EXPECT_EQ(d.name, "custom (100 TFLOP/s, 1000 GB/s)");
+  EXPECT_DOUBLE_EQ(d.peak_flops(MathPath::kTensor, "int8"), 1e14);
+  EXPECT_DOUBLE_EQ(d.peak_flops(MathPath::kVector, "fp64"), 1e14);
+  EXPECT_DOUBLE_EQ(d.bandwidth_bytes_per_s(), 1e12);
+  EXPECT_DOUBLE_EQ(d.launch_overhead_us, 0);
+  EXPECT_THROW(make_custom_device(0, 1000), Error);
+  EXPECT_THROW(make_custom_device(100, -1), Error);
+
+  const HardwareDb db = shipped();
+  const Device slow = with_overrides(db.resolve("a100"), std::nullopt, 1000.0);
+  EXPECT_DOUBLE_EQ(slow.memory_bandwidth_gbps, 1000);
+  EXPECT_DOUBLE_EQ(slow.peak_flops(MathPath::kTensor, "fp16"), 312e12);
+  const Device flat = with_overrides(db.resolve("a100"), 50.0, std::nullopt);
+  EXPECT_DOUBLE_EQ(flat.peak_flops(MathPath::kTensor, "fp16"), 50e12);
+  EXPECT_DOUBLE_EQ(flat.memory_bandwidth_gbps, 2039);
+}
+
+TEST(HardwareDb, ListPrintsAHeaderThenOneDevicePerLine) {
+  const HardwareDb db = shipped();
+  const std::string list = format_device_list(db);
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (size_t end; (end = list.find('\n', start)) != std::string::npos; start = end + 1) lines.push_back(list.substr(start, end - start));
+  ASSERT_EQ(lines.size(), db.devices().size() + 1);
+  EXPECT_EQ(lines[0].rfind("id ", 0), 0u) << lines[0];
+  bool found = false;
+  for (const auto& l : lines)
+    if (l.rfind("a100-sxm4-80gb ", 0) == 0) {
+      found = true;
+      EXPECT_NE(l.find("A100 SXM4 80GB"), std::string::npos);
+      EXPECT_NE(l.find(" 2039 "), std::string::npos) << l;
+      EXPECT_NE(l.find(" 312 "), std::string::npos) << l;
+      EXPECT_NE(l.find("a100,"), std::string::npos) << l;
+    }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace modelcost::testing

@@ -1,0 +1,226 @@
+// Every GPU operator against the CPU reference on small random inputs, in fp32 and fp16; then
+// whole models through the GPU backend. Skips without an NVIDIA GPU (and compiles to nothing
+// without the CUDA toolkit).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "measure/cpu_reference.h"
+#include "measure/cuda_entry.h"
+#include "modelcost/measure.h"
+#include "test_support.h"
+
+#ifdef MODELCOST_HAVE_CUDA
+
+namespace modelcost::testing {
+namespace {
+
+#define SKIP_WITHOUT_GPU() \
+  if (!cuda_device_available()) GTEST_SKIP() << "no NVIDIA GPU"
+
+// ||gpu - ref|| / ||ref|| over every output; NaN (an unwritten, poisoned element) fails.
+double relative_error(const HostTensor& gpu, const HostTensor& ref) {
+  double diff = 0, norm = 0;
+  if (gpu.data.size() != ref.data.size()) return 1e9;
+  for (size_t i = 0; i < ref.data.size(); ++i) {
+    if (!std::isfinite(gpu.data[i])) return 1e9;
+    diff += (gpu.data[i] - ref.data[i]) * double(gpu.data[i] - ref.data[i]);
+    norm += double(ref.data[i]) * ref.data[i];
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+// NCHW <-> NHWC for 4-D tensors (to_nhwc: true = NCHW to NHWC).
+HostTensor relayout(const HostTensor& t, bool to_nhwc) {
+  HostTensor out = t;
+  const int64_t n = t.shape[0], c = t.shape[1], h = t.shape[2], w = t.shape[3];
+  for (int64_t a = 0; a < n; ++a)
+    for (int64_t b = 0; b < c; ++b)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) {
+          const int64_t nchw = ((a * c + b) * h + y) * w + x, nhwc = ((a * h + y) * w + x) * c + b;
+          if (to_nhwc) out.data[nhwc] = t.data[nchw];
+          else out.data[nchw] = t.data[nhwc];
+        }
+  return out;
+}
+
+// Runs node `name` on the GPU and the CPU on the same random inputs (fresh per call).
+void check_node(const ModelBuilder& builder, const std::string& name, const std::string& dtype, double tolerance,
+                bool channels_last = false) {
+  auto run = analyse(builder);
+  const NodeSpec spec = make_node_spec(run->node(name), dtype);
+  const OpPlan plan = plan_operation(spec);
+  ASSERT_NE(plan.kind, OpKind::kUnsupported) << plan.reason;
+  static uint64_t seed = 100;
+  std::vector<HostTensor> inputs;
+  std::vector<const HostTensor*> in;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) inputs.push_back(random_input(spec, plan, i, ++seed));
+  for (size_t i = 0; i < spec.inputs.size(); ++i) in.push_back(spec.has_input(i) ? &inputs[i] : nullptr);
+  auto expected = make_outputs(spec);
+  run_cpu_reference(spec, plan, in, expected);
+  std::vector<HostTensor> gpu_inputs = inputs;
+  if (channels_last)
+    for (size_t i = 0; i < 2 && i < gpu_inputs.size(); ++i)
+      if (gpu_inputs[i].shape.size() == 4) gpu_inputs[i] = relayout(gpu_inputs[i], true);
+  auto actual = run_node_on_gpu(spec, gpu_inputs, channels_last);
+  if (channels_last) actual[0] = relayout(actual[0], false);
+  for (size_t o = 0; o < expected.size(); ++o) {
+    if (!spec.outputs[o].present) continue;
+    EXPECT_LT(relative_error(actual[o], expected[o]), tolerance) << name << " (" << spec.op_type << ", " << dtype << ") output " << o;
+  }
+}
+
+void check_both(const ModelBuilder& b, const std::string& name, double fp32_tol = 1e-5, double fp16_tol = 2e-3) {
+  check_node(b, name, "fp32", fp32_tol);
+  check_node(b, name, "fp16", fp16_tol);
+}
+
+}  // namespace
+
+TEST(MeasureGpuOperators, UnaryActivations) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 3, 4, 5});
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Abs", "Neg"}) b.node(op, {"x"}, {std::string("y") + op});
+  b.floats("lo", {-0.5f}, {}).floats("hi", {0.25f}, {});
+  b.node("Clip", {"x", "lo", "hi"}, {"clip"});
+  b.output("yRelu").output("clip");
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Abs", "Neg"}) check_both(b, std::string("y") + op, 2e-6);
+  check_both(b, "clip");
+}
+
+TEST(MeasureGpuOperators, BroadcastBinary) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 3, 4, 8}).input("row", kFloat, Shape{8}).input("chan", kFloat, Shape{3, 1, 1});
+  b.input("same", kFloat, Shape{2, 3, 4, 8}).input("odd", kFloat, Shape{2, 3, 5, 7}).input("col", kFloat, Shape{5, 1});
+  b.node("Add", {"x", "row"}, {"add_row"});
+  b.node("Mul", {"x", "chan"}, {"mul_chan"});
+  b.node("Sub", {"x", "same"}, {"sub_same"});
+  b.node("Div", {"odd", "col"}, {"div_col"});
+  b.output("add_row").output("mul_chan").output("sub_same").output("div_col");
+  for (const char* n : {"add_row", "mul_chan", "sub_same"}) check_both(b, n);
+  check_node(b, "div_col", "fp32", 1e-5);
+}
+
+TEST(MeasureGpuOperators, DataMovement) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 3, 4, 8}).input("z", kFloat, Shape{2, 5, 4, 8}).input("idx", kInt64, Shape{5});
+  set_attr(b.node("Transpose", {"x"}, {"t"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  set_attr(b.node("Transpose", {"x"}, {"t2"}), "perm", std::vector<int64_t>{3, 1, 0, 2});
+  set_attr(b.node("Concat", {"x", "z"}, {"cat"}), "axis", int64_t{1});
+  b.ints("st", {1, 2}).ints("en", {3, 8}).ints("ax", {1, 3}).ints("sp", {1, 3});
+  b.node("Slice", {"x", "st", "en", "ax", "sp"}, {"sl"});
+  b.ints("one", {1}, {});
+  set_attr(b.node("Gather", {"z", "one"}, {"gs"}), "axis", int64_t{1});
+  set_attr(b.node("Gather", {"z", "idx"}, {"gi"}), "axis", int64_t{2});
+  b.ints("pads", {0, 0, 1, 2, 0, 0, 3, 0});
+  b.node("Pad", {"x", "pads"}, {"pad"});
+  b.ints("shape", {2, 3, 4, 8});
+  b.input("small", kFloat, Shape{3, 1, 8});
+  b.node("Expand", {"small", "shape"}, {"ex"});
+  for (const char* n : {"t", "t2", "cat", "sl", "gs", "pad", "ex"}) b.output(n);
+  b.output("gi");
+  for (const char* n : {"t", "t2", "cat", "sl", "gs", "pad", "ex"}) check_both(b, n, 1e-7, 1e-7);
+  check_node(b, "gi", "fp32", 1e-7);
+  check_node(b, "gi", "fp16", 1e-7);
+}
+
+TEST(MeasureGpuOperators, ReductionsSoftmaxLayerNorm) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(17);
+  b.input("x", kFloat, Shape{4, 3, 197}).input("img", kFloat, Shape{2, 16, 7, 7}).input("seq", kFloat, Shape{2, 9, 768});
+  b.weight("gamma", kFloat, Shape{768}).weight("beta", kFloat, Shape{768});
+  set_attr(b.node("ReduceMean", {"x"}, {"rm"}), "axes", std::vector<int64_t>{-1});
+  set_attr(b.node("ReduceMax", {"x"}, {"rmax"}), "axes", std::vector<int64_t>{1});
+  b.node("GlobalAveragePool", {"img"}, {"gap"});
+  b.node("Softmax", {"x"}, {"sm"});
+  set_attr(b.node("Softmax", {"x"}, {"sm1"}), "axis", int64_t{1});
+  b.node("LayerNormalization", {"seq", "gamma", "beta"}, {"ln"});
+  for (const char* n : {"rm", "rmax", "gap", "sm", "sm1", "ln"}) b.output(n);
+  for (const char* n : {"rm", "rmax", "gap", "sm", "sm1"}) check_both(b, n, 1e-5, 3e-3);
+  check_both(b, "ln", 1e-5, 3e-3);
+}
+
+TEST(MeasureGpuOperators, ConvolutionAndPooling) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 8, 10, 10}).weight("w", kFloat, Shape{16, 8, 3, 3}).weight("bias", kFloat, Shape{16});
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"conv"});
+  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  set_attr(conv, "strides", std::vector<int64_t>{2, 2});
+  b.weight("dw", kFloat, Shape{8, 1, 3, 3});
+  auto& depthwise = b.node("Conv", {"x", "dw"}, {"depthwise"});
+  set_attr(depthwise, "group", int64_t{8});
+  set_attr(depthwise, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto& mp = b.node("MaxPool", {"x"}, {"mp"});
+  set_attr(mp, "kernel_shape", std::vector<int64_t>{3, 3});
+  set_attr(mp, "strides", std::vector<int64_t>{2, 2});
+  set_attr(mp, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto& ap = b.node("AveragePool", {"x"}, {"ap"});
+  set_attr(ap, "kernel_shape", std::vector<int64_t>{2, 2});
+  set_attr(ap, "strides", std::vector<int64_t>{2, 2});
+  b.output("conv").output("depthwise").output("mp").output("ap");
+  // fp32 convolutions may run on TF32 tensor cores (PyTorch's cuDNN default): ~1e-3 relative.
+  check_both(b, "conv", 5e-3, 3e-3);
+  check_both(b, "depthwise", 5e-3, 3e-3);
+  check_both(b, "mp", 1e-7, 1e-7);
+  check_both(b, "ap", 1e-6, 2e-3);
+  check_node(b, "conv", "fp16", 3e-3, /*channels_last=*/true);
+  check_node(b, "mp", "fp16", 1e-7, /*channels_last=*/true);
+}
+
+TEST(MeasureGpuOperators, MatMulAndGemm) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 3, 5, 16}).weight("w", kFloat, Shape{16, 24});
+  b.node("MatMul", {"x", "w"}, {"shared"});
+  b.input("q", kFloat, Shape{2, 4, 8, 16}).input("k", kFloat, Shape{2, 4, 16, 8});
+  b.node("MatMul", {"q", "k"}, {"batched"});
+  b.input("a", kFloat, Shape{6, 32}).weight("fw", kFloat, Shape{10, 32}).weight("fb", kFloat, Shape{10});
+  set_attr(b.node("Gemm", {"a", "fw", "fb"}, {"gemm"}), "transB", int64_t{1});
+  b.weight("full", kFloat, Shape{6, 10});
+  auto& g2 = b.node("Gemm", {"a", "fw", "full"}, {"gemm_full"});
+  set_attr(g2, "transB", int64_t{1});
+  set_attr(g2, "beta", 0.5f);
+  b.output("shared").output("batched").output("gemm").output("gemm_full");
+  for (const char* n : {"shared", "batched", "gemm", "gemm_full"}) check_both(b, n, 1e-5, 3e-3);
+}
+
+TEST(MeasureGpuOperators, Resize) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{1, 2, 5, 6});
+  b.floats("roi", {}, {0}).floats("scales", {1, 1, 2, 2});
+  b.node("Resize", {"x", "roi", "scales"}, {"nearest"});
+  set_attr(b.node("Resize", {"x", "roi", "scales"}, {"linear"}), "mode", std::string("linear"));
+  b.output("nearest").output("linear");
+  check_both(b, "nearest", 1e-7, 1e-7);
+  check_both(b, "linear", 1e-6, 3e-3);
+}
+
+TEST(MeasureGpuBackend, MeasuresResNet50NodesAndWholeModel) {
+  SKIP_WITHOUT_GPU();
+  ShapeOptions shapes;
+  shapes.dims["batch"] = 1;
+  shapes.dims["batch_size"] = 1;
+  auto run = analyse_file(std::string(MODELCOST_SOURCE_DIR) + "/samples/resnet50.onnx", shapes);
+  auto backend = make_backend(false);
+  EXPECT_TRUE(backend->device().is_gpu);
+  MeasureOptions o;
+  o.dtype = "fp16";
+  o.max_seconds_per_node = 0.05;
+  auto nodes = measure_nodes(run->analysis, *backend, o);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    EXPECT_TRUE(nodes[i].measured) << run->analysis.nodes[i].node->name << ": " << nodes[i].reason;
+  ModelMeasurement whole = measure_model(run->analysis, *backend, o, nodes);
+  ASSERT_TRUE(whole.measured) << whole.reason;
+  EXPECT_GT(whole.median_us, 0);
+  EXPECT_GT(whole.sum_of_node_medians_us, 0);
+}
+
+}  // namespace modelcost::testing
+
+#endif  // MODELCOST_HAVE_CUDA

@@ -1,0 +1,130 @@
+#include "measure/op_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace modelcost::testing {
+namespace {
+
+OpPlan plan_of(const AnalysisRun& run, const std::string& node, const std::string& dtype = "") {
+  return plan_operation(make_node_spec(run.node(node), dtype));
+}
+
+}  // namespace
+
+TEST(MeasureOpPlan, TransposeBecomesStridedCopy) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 3, 4});
+  set_attr(b.node("Transpose", {"x"}, {"y"}), "perm", std::vector<int64_t>{2, 0, 1});
+  b.output("y");
+  auto run = analyse(b);
+  const OpPlan p = plan_of(*run, "y");
+  ASSERT_EQ(p.kind, OpKind::kCopy);
+  ASSERT_EQ(p.copies.size(), 1u);
+  // Output [4,2,3]; input strides [12,4,1] permuted to [1,12,4].
+  EXPECT_EQ(p.copies[0].dims, (std::vector<int64_t>{4, 2, 3}));
+  EXPECT_EQ(p.copies[0].src_strides, (std::vector<int64_t>{1, 12, 4}));
+  EXPECT_EQ(p.copies[0].dst_strides, (std::vector<int64_t>{6, 3, 1}));
+}
+
+TEST(MeasureOpPlan, SliceOffsetAndStep) {
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{4, 10});
+  b.ints("starts", {1}).ints("ends", {9}).ints("axes", {1}).ints("steps", {2});
+  b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
+  b.output("y");
+  auto run = analyse(b);
+  const OpPlan p = plan_of(*run, "y");
+  ASSERT_EQ(p.kind, OpKind::kCopy);
+  EXPECT_EQ(p.copies[0].src_offset, 1);
+  EXPECT_EQ(p.copies[0].dims, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(p.copies[0].src_strides, (std::vector<int64_t>{10, 2}));
+}
+
+TEST(MeasureOpPlan, ConcatOffsetsMergeContiguousDims) {
+  ModelBuilder b;
+  b.input("a", kFloat, Shape{2, 3, 5}).input("c", kFloat, Shape{2, 4, 5});
+  set_attr(b.node("Concat", {"a", "c"}, {"y"}), "axis", int64_t{1});
+  b.output("y");
+  auto run = analyse(b);
+  const OpPlan p = plan_of(*run, "y");
+  ASSERT_EQ(p.copies.size(), 2u);
+  // Second input lands after 3 rows of 5 in each [7,5] slab; its [4,5] rows merge into 20.
+  EXPECT_EQ(p.copies[1].dst_offset, 15);
+  EXPECT_EQ(p.copies[1].dims, (std::vector<int64_t>{2, 20}));
+  EXPECT_EQ(p.copies[1].dst_strides, (std::vector<int64_t>{35, 1}));
+}
+
+TEST(MeasureOpPlan, BroadcastStrides) {
+  EXPECT_EQ(broadcast_strides({3, 1}, {2, 3, 4}), (std::vector<int64_t>{0, 1, 0}));
+  EXPECT_EQ(broadcast_strides({4}, {2, 3, 4}), (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(contiguous_strides({2, 3, 4}), (std::vector<int64_t>{12, 4, 1}));
+}
+
+TEST(MeasureOpPlan, MatMulSharedWeightFoldsBatchIntoRows) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 197, 768}).weight("w", kFloat, Shape{768, 3072});
+  b.node("MatMul", {"x", "w"}, {"y"});
+  b.output("y");
+  auto run = analyse(b);
+  const MatMulParams m = plan_of(*run, "y").matmul;
+  EXPECT_EQ(m.batch, 1);
+  EXPECT_EQ(m.m, 394);
+  EXPECT_EQ(m.k, 768);
+  EXPECT_EQ(m.n, 3072);
+}
+
+TEST(MeasureOpPlan, BatchedMatMulAndGemmBias) {
+  ModelBuilder b;
+  b.input("q", kFloat, Shape{1, 12, 197, 64}).input("k", kFloat, Shape{1, 12, 64, 197});
+  b.node("MatMul", {"q", "k"}, {"s"});
+  b.input("x", kFloat, Shape{8, 768}).weight("w", kFloat, Shape{1000, 768}).weight("bias", kFloat, Shape{1000});
+  set_attr(b.node("Gemm", {"x", "w", "bias"}, {"g"}), "transB", int64_t{1});
+  b.output("s").output("g");
+  auto run = analyse(b);
+  const MatMulParams s = plan_of(*run, "s").matmul;
+  EXPECT_EQ(s.batch, 12);
+  EXPECT_EQ(s.a_batch_stride, 197 * 64);
+  EXPECT_EQ(s.b_batch_stride, 64 * 197);
+  const MatMulParams g = plan_of(*run, "g").matmul;
+  EXPECT_TRUE(g.trans_b);
+  EXPECT_EQ(g.m, 8);
+  EXPECT_EQ(g.n, 1000);
+  EXPECT_EQ(g.k, 768);
+  EXPECT_EQ(g.bias, MatMulParams::Bias::kRow);
+}
+
+TEST(MeasureOpPlan, ZeroCostAndUnsupportedNodesSayWhy) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 6});
+  b.ints("shape", {3, 4});
+  b.node("Reshape", {"x", "shape"}, {"r"});
+  b.node("Det", {"r"}, {"d"});
+  b.output("r").output("d");
+  auto run = analyse(b);
+  EXPECT_EQ(plan_of(*run, "r").kind, OpKind::kZeroCost);
+  const OpPlan det = plan_of(*run, "d");
+  EXPECT_EQ(det.kind, OpKind::kUnsupported);
+  EXPECT_NE(det.reason.find("Det"), std::string::npos) << det.reason;
+}
+
+TEST(MeasureOpPlan, DtypeOptionCastsFloatTensorsOnly) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{4, 5}).input("i", kInt64, Shape{3});
+  b.node("Gather", {"x", "i"}, {"y"});
+  b.output("y");
+  auto run = analyse(b);
+  const NodeSpec spec = make_node_spec(run->node("y"), "fp16");
+  EXPECT_EQ(spec.inputs[0].dtype, kFloat16);
+  EXPECT_EQ(spec.inputs[1].dtype, kInt64);
+  EXPECT_EQ(spec.outputs[0].dtype, kFloat16);
+  const OpPlan p = plan_operation(spec);
+  EXPECT_EQ(p.kind, OpKind::kGather);
+  EXPECT_EQ(p.axis_len, 4);
+  EXPECT_EQ(p.inner, 5);
+  EXPECT_EQ(p.indices, 3);
+  EXPECT_THROW(make_node_spec(run->node("y"), "fp64"), Error);
+}
+
+}  // namespace modelcost::testing
