@@ -117,6 +117,11 @@ HardwareDb load_hardware_db(const std::vector<std::string>& extra_dirs = {}, boo
 // "'a100' is an alias of a100-sxm4-80gb (A100 SXM4 80GB)"; "" when the query was the id itself.
 std::string describe_resolution(const std::string& query, const Device& device);
 
+// --gpu auto: the entry for a local GPU, from its reported name ("NVIDIA H100 80GB HBM3"), SM count
+// and memory: entries sharing the name's model token (h100, a100, l4, ...) are candidates, and the
+// one with the same SM count, then the closest memory size, wins. nullptr when none matches.
+const Device* match_local_device(const HardwareDb& db, const std::string& gpu_name, int sm_count, double memory_gb);
+
 // --list-gpus: a header line, then one device per line (id, name, memory, bandwidth, main peaks, aliases).
 std::string format_device_list(const HardwareDb& db);
 

@@ -16,7 +16,7 @@ struct MeasureOptions {
   bool cold = false;                 // flush L2 before every sample (default: L2 warm)
   bool autotune = false;             // time candidate algorithms (cuBLASLt, cuDNN) instead of heuristics
   std::string dtype;                 // "" = the model's own; "fp32", "tf32", "fp16", "bf16": float tensors cast
-  double max_seconds_per_node = 0.25;  // sampling time limit per node (nvbench's timeout)
+  double max_seconds_per_node = 0.1;  // sampling time limit per node (nvbench's timeout)
   int min_samples = 10;              // nvbench stdrel: at least this many samples
   double max_rel_stddev = 0.005;     // ...and stop once the relative standard deviation is below this
   bool cpu = false;                  // time the CPU reference kernels instead of the GPU

@@ -24,6 +24,8 @@ struct RooflineOptions {
 struct NodeRoofline {
   bool costed = false;      // the node's cost is known
   bool launches = false;    // runs a kernel (and pays the launch overhead)
+  bool folded = false;      // every output was computed at analysis time (shape arithmetic, Constant):
+                            // a runtime folds it too, so it runs no kernel
   MathPath path = MathPath::kVector;
   std::string compute_dtype;  // the node's dtype after --dtype ("fp16", "int8", ...)
   std::string peak_dtype;     // the peak actually used after fallbacks (docs/roofline.md)
@@ -41,6 +43,7 @@ struct RooflineTotals {
   double predicted_latency_ms = 0;  // sum of predicted_us over nodes
   double flops = 0, bytes = 0;
   size_t compute_bound = 0, memory_bound = 0, no_bound = 0, uncosted = 0;
+  size_t folded = 0;  // of no_bound: nodes whose outputs are known constants
   size_t launches = 0;
 };
 
@@ -80,6 +83,8 @@ double recast_element_size(int32_t onnx_dtype, const std::string& dtype_option);
 bool is_matrix_op(const std::string& op_type, const std::string& domain);
 // The node's compute dtype ("fp32", "fp16", "int8", ...) after --dtype.
 std::string node_compute_dtype(const NodeAnalysis& node, const std::string& dtype_option);
+// True when every output of the node has contents known at analysis time.
+bool is_folded(const NodeAnalysis& node);
 // The node's bytes read + written after --dtype.
 double recast_node_bytes(const NodeAnalysis& node, const std::string& dtype_option);
 

@@ -5,7 +5,9 @@
 #include <new>
 #include <sstream>
 
+#include "cli/hardware_stage.h"
 #include "cli/options.h"
+#include "cli/progress_bar.h"
 #include "cli/report_files.h"
 #include "cli/version.h"
 #include "costs/cost_model.h"
@@ -13,7 +15,9 @@
 #include "modelcost/errors.h"
 #include "ops/op_registry.h"
 #include "report/csv_writer.h"
+#include "modelcost/measure.h"
 #include "report/json_writer.h"
+#include "report/measured_columns.h"
 #include "report/report.h"
 #include "report/table_printer.h"
 #include "shapes/shape_engine.h"
@@ -42,16 +46,64 @@ std::string render(const std::function<void(std::ostream&)>& printer) {
   return text.str();
 }
 
+MeasureOptions measure_options(const CliOptions& options) {
+  MeasureOptions m;
+  m.cold = options.cold;
+  m.autotune = options.autotune;
+  m.dtype = options.dtype;
+  m.cpu = options.cpu;
+  return m;
+}
+
+void check_measure_options(const CliOptions& options) {
+  if (!options.measure && (options.cold || options.autotune || (options.cpu && !options.calibrate)))
+    throw Error(kExitUsage, "--cpu, --cold and --autotune go with --measure");
+  if (options.measure && !options.dtype.empty() && options.dtype != "fp32" && options.dtype != "tf32" &&
+      options.dtype != "fp16" && options.dtype != "bf16")
+    throw Error(kExitUsage, "--measure runs fp32, tf32, fp16 or bf16, not --dtype " + options.dtype);
+}
+
 int analyse_and_report(const CliOptions& options, std::ostream& out) {
+  if (options.model_path.empty()) throw Error(kExitUsage, "no model file given (see modelcost --help)");
   const ShapeOptions shape_options = shape_options_from(options);
   check_report_paths(options);
+  HardwareStage::check_options(options);
+  check_measure_options(options);
+  // The measuring device comes first: --gpu auto needs its name, and a missing GPU is reported
+  // before any work is done.
+  std::unique_ptr<Backend> backend = options.measure ? make_backend(options.cpu) : nullptr;
+  const bool auto_gpu = options.gpus.find("auto") != std::string::npos;
+  if (auto_gpu && !backend && cuda_support_compiled()) {
+    try {
+      backend = make_backend(false);
+    } catch (const Error&) {  // reported by HardwareStage as "no local NVIDIA GPU found"
+    }
+  }
+  const DeviceInfo local = backend && backend->device().is_gpu ? backend->device() : DeviceInfo{};
 
   Model model = load_model(options.model_path);
   Diagnostics diagnostics;
   ShapeEngine engine(OpRegistry::instance(), diagnostics);
   engine.run(model, shape_options);
   const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
-  const Report report = build_report(analysis, kModelcostVersion);
+  Report report = build_report(analysis, kModelcostVersion);
+
+  std::unique_ptr<HardwareStage> hardware;
+  if (HardwareStage::requested(options)) {
+    hardware = std::make_unique<HardwareStage>(options, local.name, local.multiprocessors, local.memory_bytes / 1e9);
+    hardware->run(model, shape_options, analysis, report);
+  }
+  std::vector<NodeMeasurement> measured;
+  ModelMeasurement whole;
+  if (options.measure) {
+    MeasureOptions m = measure_options(options);
+    ProgressBar bar("measuring");
+    m.progress = [&bar](size_t done, size_t total, const std::string& name) { bar.update(done, total, name); };
+    measured = measure_nodes(analysis, *backend, m);
+    m.progress = nullptr;
+    whole = measure_model(analysis, *backend, m, measured);
+    add_measurements(report, measured, whole, backend->device(), hardware ? hardware->roofline() : nullptr);
+  }
 
   if (!options.csv_path.empty())
     write_report_file(options.csv_path, render([&](std::ostream& s) { write_csv(report, s); }));
@@ -62,6 +114,47 @@ int analyse_and_report(const CliOptions& options, std::ostream& out) {
     table.top = static_cast<size_t>(options.top);
     table.all_op_types = options.by_op;
     print_table(report, table, out);
+  }
+  return kExitOk;
+}
+
+int list_gpus(const CliOptions& options, std::ostream& out) {
+  out << format_device_list(load_hardware_db(options.hwdb_dirs));
+  return kExitOk;
+}
+
+int calibrate(const CliOptions& options, std::ostream& out) {
+  std::unique_ptr<Backend> backend = make_backend(options.cpu);
+  const DeviceInfo local = backend->device();
+  MeasureOptions m;
+  m.cpu = options.cpu;
+  const CalibrationResult result = backend->calibrate(m);
+  // The datasheet figures to compare with: the named entry, or the one matching this GPU.
+  std::map<std::string, double> datasheet;
+  const HardwareDb db = load_hardware_db(options.hwdb_dirs);
+  const Device* sheet = nullptr;
+  if (!options.gpus.empty() && options.gpus != "auto") sheet = &db.resolve(options.gpus);
+  else if (local.is_gpu) sheet = match_local_device(db, local.name, local.multiprocessors, local.memory_bytes / 1e9);
+  if (sheet) {
+    datasheet["dram_gbps"] = sheet->memory_bandwidth_gbps;
+    auto put = [&](const char* key, const std::map<std::string, double>& peaks, const char* dtype) {
+      auto it = peaks.find(dtype);
+      if (it != peaks.end()) datasheet[key] = it->second;
+    };
+    put("fp32_vector", sheet->vector_tflops, "fp32");
+    put("fp16_vector", sheet->vector_tflops, "fp16");
+    for (const char* d : {"tf32", "fp16", "bf16", "fp8"}) put(d, sheet->tensor_tflops, d);
+    if (auto it = sheet->vector_tflops.find("fp32"); it != sheet->vector_tflops.end()) datasheet["fp32"] = it->second;
+    out << "datasheet: " << sheet->id << " (" << sheet->name << ")\n";
+  }
+  out << format_calibration(result, datasheet);
+  const std::string id = (sheet ? sheet->id : std::string(local.is_gpu ? "local-gpu" : "local-cpu")) + "-calibrated";
+  const std::string toml = calibration_to_hwdb_toml(result, id);
+  if (!options.calibrate_out.empty()) {
+    write_report_file(options.calibrate_out, toml);
+    out << "hwdb entry written to " << options.calibrate_out << " (use it with --hwdb DIR)\n";
+  } else {
+    out << "\n" << toml;
   }
   return kExitOk;
 }
@@ -86,6 +179,8 @@ int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   try {
+    if (options.list_gpus) return list_gpus(options, out);
+    if (options.calibrate) return calibrate(options, out);
     return analyse_and_report(options, out);
   } catch (const Error& e) {
     print_error(err, options, e.what());

@@ -9,7 +9,7 @@
 namespace modelcost {
 
 void add_cli_options(CLI::App& app, CliOptions& options) {
-  app.add_option("model", options.model_path, "ONNX model file (weights need not be present)")->required();
+  app.add_option("model", options.model_path, "ONNX model file (weights need not be present)");
   // allow_extra_args(false): each --dim takes exactly one value, so `--dim batch=8 model.onnx` works.
   app.add_option("--dim", options.dims, "Set a symbolic input dim: NAME=VALUE (repeatable)")
       ->type_name("NAME=VALUE")
@@ -17,13 +17,49 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
   app.add_option("--input", options.inputs, "Set a whole input shape: NAME=1x3x224x224 (repeatable)")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
+  const CLI::Validator non_negative(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+        return digits ? "" : "expected a whole number >= 0, got '" + text + "'";
+      },
+      "");
   app.add_option("--top", options.top, "Heaviest nodes (and op types) shown in the terminal")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative);
   app.add_option("--csv", options.csv_path, "Write one row per node to FILE")->type_name("FILE");
   app.add_option("--json", options.json_path, "Write the full report as JSON to FILE")->type_name("FILE");
   app.add_flag("--by-op", options.by_op, "List every op type in the terminal summary, not only the first --top");
   app.add_flag("-q,--quiet", options.quiet, "Print nothing on stdout (files are still written)");
+
+  const auto positive = CLI::PositiveNumber;
+  app.add_option("--gpu", options.gpus, "Device from the hardware database (id or alias; a,b,c compares; auto = this machine's GPU)")
+      ->type_name("NAME");
+  app.add_option("--dtype", options.dtype, "Re-cost as if every float tensor were this type: fp16|bf16|fp32|tf32|fp8|int8")
+      ->type_name("TYPE");
+  app.add_option("--hwdb", options.hwdb_dirs, "Extra directory of device .toml files (repeatable; also $MODELCOST_HWDB)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
+  app.add_flag("--list-gpus", options.list_gpus, "List the devices of the hardware database and exit");
+  app.add_option("--peak-tflops", options.peak_tflops, "Custom device peak (TFLOP/s, every math path)")->check(positive);
+  app.add_option("--bandwidth-gbps", options.bandwidth_gbps, "Custom device memory bandwidth (GB/s)")->check(positive);
+  app.add_option("--roofline-svg", options.roofline_svg, "Write the roofline plot (SVG) to FILE")->type_name("FILE");
+  app.add_option("--batch", options.batches, "Capacity plan over these batch sizes, e.g. 1,8,32,128")->type_name("LIST");
+  app.add_option("--batch-dim", options.batch_dim, "Name of the symbolic batch dim (default: the first input's first dim)")
+      ->type_name("NAME");
+  app.add_option("--target-qps", options.target_qps, "Plan for this many inferences per second")->check(positive);
+  app.add_option("--latency-slo-ms", options.latency_slo_ms, "Latency limit per batch for the plan (ms)")->check(positive);
+
+  app.add_flag("--measure", options.measure, "Time every node on this machine's GPU (or the CPU with --cpu)");
+  app.add_flag("--cpu", options.cpu, "With --measure: time on the CPU reference backend");
+  app.add_flag("--cold", options.cold, "With --measure: flush L2 before every sample");
+  app.add_flag("--autotune", options.autotune, "With --measure: time candidate algorithms (cuBLASLt, cuDNN)");
+  auto* calibrate = app.add_subcommand("calibrate", "Measure this machine's achievable roofline and write it as a hwdb entry");
+  calibrate->add_option("--gpu", options.gpus, "Datasheet device to compare with (auto = detect)")->type_name("NAME");
+  calibrate->add_option("--out", options.calibrate_out, "Write the hwdb entry (TOML) to FILE")->type_name("FILE");
+  calibrate->add_option("--hwdb", options.hwdb_dirs, "Extra directory of device .toml files")->type_name("DIR");
+  calibrate->add_flag("--cpu", options.cpu, "Calibrate the CPU backend instead of the GPU");
+  calibrate->callback([&options] { options.calibrate = true; });
 }
 
 namespace {
@@ -74,6 +110,21 @@ std::pair<std::string, Shape> parse_input_assignment(const std::string& text) {
     start = x + 1;
   }
   return {name, shape};
+}
+
+std::vector<int64_t> parse_batch_list(const std::string& text) {
+  std::vector<int64_t> batches;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    int64_t value = 0;
+    if (!parse_positive(item, &value)) usage("--batch", text, "expected positive integers separated by commas, e.g. 1,8,32");
+    batches.push_back(value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return batches;
 }
 
 ShapeOptions shape_options_from(const CliOptions& options) {

@@ -1,6 +1,7 @@
 // Command-line options of `modelcost MODEL ...` and the strict parsers of --dim and --input.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,27 @@ struct CliOptions {
   std::string json_path;
   bool by_op = false;
   bool quiet = false;
+
+  // Hardware, roofline and capacity plan (docs/roofline.md).
+  std::string gpus;                    // --gpu a100 | a100,h100,l4 | auto
+  std::string dtype;                   // --dtype fp16|bf16|fp32|tf32|fp8|int8
+  std::vector<std::string> hwdb_dirs;  // --hwdb DIR (repeatable)
+  bool list_gpus = false;
+  std::optional<double> peak_tflops;     // --peak-tflops: a custom device, or override of --gpu
+  std::optional<double> bandwidth_gbps;  // --bandwidth-gbps
+  std::string roofline_svg;            // --roofline-svg FILE
+  std::string batches;                 // --batch 1,8,32,128
+  std::string batch_dim;               // --batch-dim NAME (default: the first input's first dim)
+  std::optional<double> target_qps;
+  std::optional<double> latency_slo_ms;
+
+  // Measurement (docs/measurement.md).
+  bool measure = false;
+  bool cpu = false;
+  bool cold = false;
+  bool autotune = false;
+  bool calibrate = false;  // the `calibrate` subcommand
+  std::string calibrate_out;  // calibrate --out FILE: the hwdb entry
 };
 
 // Declares every option on `app`, bound to `options`.
@@ -30,6 +52,8 @@ void add_cli_options(CLI::App& app, CliOptions& options);
 std::pair<std::string, int64_t> parse_dim_assignment(const std::string& text);
 // "input=1x3x224x224" -> {"input", {1,3,224,224}}. Throws Error(kExitUsage) for bad syntax or a dim <= 0.
 std::pair<std::string, Shape> parse_input_assignment(const std::string& text);
+// "1,8,32" -> {1, 8, 32}. Throws Error(kExitUsage) for anything but positive integers.
+std::vector<int64_t> parse_batch_list(const std::string& text);
 // All --dim and --input values; a name given twice with different values is a usage error.
 ShapeOptions shape_options_from(const CliOptions& options);
 

@@ -63,12 +63,13 @@ std::vector<std::string> validate_device(const Device& d) {
   if (d.memory_gb <= 0) problem("memory_gb must be above 0");
   if (d.memory_bandwidth_gbps <= 0) problem("memory_bandwidth_gbps must be above 0");
   if (d.tdp_w <= 0) problem("tdp_w must be above 0");
-  if (d.launch_overhead_us < 0) problem("launch_overhead_us cannot be negative");
+  if (!(d.launch_overhead_us > 0)) problem("launch_overhead_us must be above 0: every real device pays a launch cost");
   if (!d.vector_tflops.count("fp32")) problem("peak.vector.fp32 is required (the fallback of every vector dtype)");
 
   // Every figure: positive, under its absolute bound, with a source document that has a title and a URL.
   for (const auto& [key, value] : device_figures(d)) {
     if (!(value > 0) && key != "launch_overhead_us") problem(fmt::format("{} must be above 0 (got {})", key, value));
+    // (launch_overhead_us is checked above with its own message)
     if (auto it = kAbsoluteMax.find(key); it != kAbsoluteMax.end() && value > it->second)
       problem(fmt::format("{} = {} is above the sanity bound {}", key, value, it->second));
     if (key.rfind("peak.", 0) == 0 && value > kMaxPeakTflops)

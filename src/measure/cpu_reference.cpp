@@ -90,6 +90,25 @@ void run_elementwise(const OpPlan& p, const std::vector<const HostTensor*>& in, 
   });
 }
 
+void run_where(const OpPlan& p, const std::vector<const HostTensor*>& in, HostTensor& out) {
+  for_each_index(p.dims, {p.input_strides[0], p.input_strides[1], p.input_strides[2]}, 0, 0,
+                 [&](int64_t i, const std::vector<int64_t>& o) {
+                   out.data[i] = in[0]->data[o[0]] != 0 ? in[1]->data[o[1]] : in[2]->data[o[2]];
+                 });
+}
+
+void run_batch_norm(const OpPlan& p, const std::vector<const HostTensor*>& in, HostTensor& y) {
+  const HostTensor &x = *in[0], &scale = *in[1], &bias = *in[2], &mean = *in[3], &var = *in[4];
+  for (int64_t o = 0; o < p.outer; ++o)
+    for (int64_t c = 0; c < p.axis_len; ++c) {
+      const double a = scale.data[c] / std::sqrt(static_cast<double>(var.data[c]) + p.epsilon);
+      for (int64_t i = 0; i < p.inner; ++i) {
+        const int64_t at = (o * p.axis_len + c) * p.inner + i;
+        y.data[at] = static_cast<float>((x.data[at] - mean.data[c]) * a + bias.data[c]);
+      }
+    }
+}
+
 void run_copies(const OpPlan& p, const std::vector<const HostTensor*>& in, std::vector<HostTensor>& out) {
   if (p.fill_output)
     for (auto& o : out) std::fill(o.data.begin(), o.data.end(), static_cast<float>(p.fill_value));
@@ -188,6 +207,8 @@ void run_cpu_reference(const NodeSpec& spec, const OpPlan& plan, const std::vect
     case OpKind::kPool: cpu_pool(plan.pool, *in[0], out[0]); break;
     case OpKind::kMatMul: cpu_matmul(plan.matmul, *in[0], *in[1], input(2), out[0]); break;
     case OpKind::kResize: cpu_resize(plan, *in[0], out[0]); break;
+    case OpKind::kWhere: run_where(plan, in, out[0]); break;
+    case OpKind::kBatchNorm: run_batch_norm(plan, in, out[0]); break;
     case OpKind::kZeroCost: return;
     case OpKind::kUnsupported: throw Error(kExitRuntime, "node '" + spec.name + "': " + plan.reason);
   }

@@ -1,8 +1,8 @@
 // What a node computes, decoded once from its spec into the handful of operation kinds the
 // runners implement (CPU reference and CUDA alike): elementwise with broadcast strides, strided
 // copies (Transpose, Slice, Concat, Split, Expand, Pad, scalar Gather), Gather, reductions,
-// softmax, layer norm, pooling, convolution, matrix products and resize. A node it cannot
-// decode gets a reason string instead.
+// softmax, layer norm, batch norm, pooling, convolution, matrix products, resize and Where. A
+// node it cannot decode gets a reason string instead. Split by family: op_plan_*.cpp.
 #pragma once
 #include <string>
 #include <vector>
@@ -13,7 +13,7 @@ namespace modelcost {
 
 enum class OpKind {
   kUnsupported, kZeroCost, kUnary, kBinary, kCopy, kGather, kReduce, kSoftmax, kLayerNorm, kPool,
-  kConv, kMatMul, kResize
+  kConv, kMatMul, kResize, kWhere, kBatchNorm
 };
 
 enum class UnaryOp {
@@ -64,14 +64,16 @@ struct OpPlan {
   UnaryOp unary = UnaryOp::kIdentity;
   BinaryOp binary = BinaryOp::kAdd;
   double alpha = 0, beta = 0;  // unary parameters (LeakyRelu alpha, Clip min/max, HardSigmoid alpha/beta)
-  // Elementwise: output dims and each input's strides over them (0 = broadcast).
+  // Elementwise (Where: condition, x, y): output dims and each input's strides over them (0 = broadcast).
+  // A kUnary whose input and output dtypes differ is a Cast between float types.
   std::vector<int64_t> dims;
   std::vector<std::vector<int64_t>> input_strides;
   // Copies.
   std::vector<StridedCopy> copies;
   bool fill_output = false;
   double fill_value = 0;
-  // Gather / reduce / softmax / layer norm: [outer, n, inner] with n the gathered/reduced axis.
+  // Gather / reduce / softmax / layer norm / batch norm: [outer, n, inner] with n the gathered,
+  // reduced or channel axis.
   int64_t outer = 1, axis_len = 1, inner = 1, indices = 0;
   ReduceOp reduce = ReduceOp::kSum;
   bool log_softmax = false;

@@ -12,6 +12,9 @@
 namespace modelcost {
 namespace {
 
+const char* kBatchInvariant =
+    "the analysis does not change with the batch size (is the batch dimension set?); no largest batch computed";
+
 std::optional<double> cost_per_million(std::optional<double> price_per_hour, double throughput_per_s) {
   if (!price_per_hour || !(throughput_per_s > 0)) return std::nullopt;
   return *price_per_hour / 3600.0 / throughput_per_s * 1e6;
@@ -74,8 +77,13 @@ void search_max_batch(BatchEvaluator& eval, const PlanOptions& options, Capacity
         plan.notes.push_back(fmt::format("memory still fits at batch {}, the search limit; the largest batch may be higher", lo));
         break;
       }
-      eval.row(std::min(lo * 2, options.max_batch_limit));
+      const int64_t next = std::min(lo * 2, options.max_batch_limit);
+      const double before = eval.row(lo).memory_bytes, after = eval.row(next).memory_bytes;
       update();
+      if (hi == 0 && after <= before) {
+        plan.notes.push_back(kBatchInvariant);
+        return;
+      }
     }
     while (hi != 0 && hi - lo > 1) {
       eval.row(lo + (hi - lo) / 2);
@@ -153,7 +161,17 @@ CapacityPlan plan_capacity(const AnalysisForBatch& analyse, const Device& device
   plan.latency_slo_ms = options.latency_slo_ms;
   BatchEvaluator eval(analyse, device, options);
   for (int64_t b : options.batches) plan.rows.push_back(eval.row(b));
-  if (options.search_max_batch) {
+  // Identical figures for different batch sizes mean the batch never reached the graph.
+  bool distinct_batches = false, invariant = true;
+  for (const auto& r : plan.rows) {
+    if (r.batch == plan.rows[0].batch) continue;
+    distinct_batches = true;
+    if (r.memory_bytes != plan.rows[0].memory_bytes || r.latency_ms != plan.rows[0].latency_ms) invariant = false;
+  }
+  invariant = invariant && distinct_batches;
+  if (invariant) {
+    plan.notes.push_back(kBatchInvariant);
+  } else if (options.search_max_batch) {
     if (device.memory_gb > 0) search_max_batch(eval, options, plan);
     else plan.notes.push_back("the device gives no memory size, so no largest batch is computed");
   }

@@ -83,8 +83,36 @@ Json report_json(const Report& report) {
   return root;
 }
 
+namespace {
+
+std::string dump(const Json& value, int indent) {
+  return value.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+// Indented like dump(2), but an array of objects (nodes, by_op_type, plan) puts one compact
+// object per line: a 20,000-node report stays readable and line-oriented tools can grep it.
+void write_member(const std::string& key, const Json& value, bool last, std::ostream& out) {
+  out << "  " << dump(Json(key), -1) << ": ";
+  if (value.is_array() && !value.empty() && value.front().is_object()) {
+    out << "[\n";
+    for (size_t i = 0; i < value.size(); ++i) out << "    " << dump(value[i], -1) << (i + 1 < value.size() ? ",\n" : "\n");
+    out << "  ]";
+  } else {
+    std::string text = dump(value, 2);
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) text.insert(at + 1, "  ");
+    out << text;
+  }
+  out << (last ? "\n" : ",\n");
+}
+
+}  // namespace
+
 void write_json(const Report& report, std::ostream& out) {
-  out << report_json(report).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  const Json root = report_json(report);
+  out << "{\n";
+  size_t index = 0;
+  for (const auto& item : root.items()) write_member(item.key(), item.value(), ++index == root.size(), out);
+  out << "}\n";
 }
 
 }  // namespace modelcost

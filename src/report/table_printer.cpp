@@ -31,8 +31,8 @@ void print_header(const Report& report, std::ostream& out) {
   inputs.add_column("analysed as", TextTable::Align::kLeft);
   for (const auto& input : summarize_inputs(model)) {
     std::string declared;
-    for (size_t i = 0; i < input.declared.size(); ++i) declared += (i ? "x" : "") + input.declared[i];
-    inputs.add_row({input.name, input.dtype.empty() ? "?" : input.dtype, declared.empty() ? "scalar" : declared,
+    for (size_t i = 0; i < input.declared.size(); ++i) declared += (i ? "," : "") + input.declared[i];
+    inputs.add_row({input.name, input.dtype.empty() ? "?" : input.dtype, "[" + declared + "]",
                     input.has_shape ? shape_dims_text(input.shape) : "?"});
   }
   if (inputs.rows()) {

@@ -1,6 +1,7 @@
 #include "report/text_table.h"
 
 #include <algorithm>
+#include <sstream>
 
 namespace modelcost {
 
@@ -40,7 +41,12 @@ void TextTable::add_column(std::string title, Align align, size_t max_width) {
 
 void TextTable::add_row(std::vector<std::string> cells) {
   cells.resize(columns_.size());
-  for (size_t c = 0; c < columns_.size(); ++c) cells[c] = clip(cells[c], columns_[c].max_width);
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    // A name from the file may hold line breaks or tabs; one row stays one line.
+    for (char& ch : cells[c])
+      if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
+    cells[c] = clip(cells[c], columns_[c].max_width);
+  }
   rows_.push_back(std::move(cells));
 }
 
@@ -50,14 +56,14 @@ void TextTable::print(std::ostream& out, const std::string& indent) const {
   for (const auto& row : rows_)
     for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], display_width(row[c]));
   auto print_row = [&](const std::vector<std::string>& cells) {
-    out << indent;
+    std::ostringstream line;
     for (size_t c = 0; c < cells.size(); ++c) {
-      if (c) out << "  ";
-      // The last left-aligned column needs no trailing padding.
-      if (c + 1 == cells.size() && columns_[c].align == Align::kLeft) out << cells[c];
-      else pad(out, cells[c], widths[c], columns_[c].align);
+      if (c) line << "  ";
+      pad(line, cells[c], widths[c], columns_[c].align);
     }
-    out << "\n";
+    std::string text = line.str();
+    text.erase(text.find_last_not_of(' ') + 1);  // no trailing blanks after empty last cells
+    out << indent << text << "\n";
   };
   std::vector<std::string> titles;
   for (const auto& c : columns_) titles.push_back(c.title);

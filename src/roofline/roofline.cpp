@@ -110,6 +110,16 @@ std::string node_compute_dtype(const NodeAnalysis& node, const std::string& dtyp
   return natural;
 }
 
+bool is_folded(const NodeAnalysis& node) {
+  bool any = false;
+  for (int id : node.node->outputs) {
+    if (id < 0) continue;
+    if (!node.graph->tensors[id].value) return false;
+    any = true;
+  }
+  return any;
+}
+
 double recast_node_bytes(const NodeAnalysis& node, const std::string& dtype_option) {
   const double bytes = node.cost.bytes();
   if (dtype_option.empty() || bytes <= 0) return bytes;
@@ -197,8 +207,10 @@ RooflineReport compute_roofline(const Analysis& analysis, const Device& device, 
     nr.flops = na.cost.flops;
     nr.bytes = recast_node_bytes(na, options.dtype);
     nr.compute_dtype = node_compute_dtype(na, options.dtype);
-    if (nr.flops <= 0 && nr.bytes <= 0) {  // reinterpreting or empty: no kernel runs
+    nr.folded = is_folded(na);
+    if (nr.folded || (nr.flops <= 0 && nr.bytes <= 0)) {  // folded, reinterpreting or empty: no kernel runs
       ++r.totals.no_bound;
+      if (nr.folded) ++r.totals.folded;
       continue;
     }
     const bool matrix = is_matrix_op(na.node->op_type, na.node->domain) || na.cost.macs > 0;

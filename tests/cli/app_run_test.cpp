@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "cli/cli_runner.h"
+#include "cli/version.h"
 #include "report/report.h"
 #include "report/report_fixtures.h"
 
@@ -16,7 +17,7 @@ TEST(CliRun, PrintsTheTerminalReport) {
   const CliResult r = run_modelcost(sample_model());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
-  EXPECT_NE(r.out.find("modelcost 0.1.0: " + sample_model()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(std::string("modelcost ") + kModelcostVersion + ": " + sample_model()), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nTotals\n"), std::string::npos);
   EXPECT_NE(r.out.find("params              25.5 M"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("By op type"), std::string::npos);
@@ -25,7 +26,7 @@ TEST(CliRun, PrintsTheTerminalReport) {
 TEST(CliRun, VersionAndHelp) {
   CliResult r = run_modelcost("--version");
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.out, "modelcost 0.1.0\n");
+  EXPECT_EQ(r.out, std::string("modelcost ") + kModelcostVersion + "\n");
   r = run_modelcost("--help");
   EXPECT_EQ(r.code, 0);
   for (const char* option : {"--dim", "--input", "--top", "--csv", "--json", "--by-op", "--quiet", "--version"})
@@ -89,7 +90,9 @@ TEST(CliRun, CsvSumsEqualJsonTotals) {
     const size_t c = column_index(rows[0], column);
     double sum = 0;
     for (size_t i = 1; i < rows.size(); ++i) sum += std::strtod(rows[i][c].c_str(), nullptr);
-    EXPECT_EQ(sum, json["totals"][column].get<double>()) << column;
+    // params: a weight several nodes read counts once in the total (docs/reports.md).
+    if (std::string(column) == "params") EXPECT_GT(sum, json["totals"][column].get<double>());
+    else EXPECT_EQ(sum, json["totals"][column].get<double>()) << column;
   }
 }
 

@@ -84,7 +84,8 @@ TEST(HardwareDb, EveryShippedEntryValidates) {
 
 TEST(HardwareDb, IdsAndAliasesAreUnique) {
   std::set<std::string> names;
-  for (const auto& d : shipped().devices()) {
+  const HardwareDb db = shipped();
+  for (const auto& d : db.devices()) {
     EXPECT_TRUE(names.insert(d.id).second) << d.id;
     for (const auto& a : d.aliases) EXPECT_TRUE(names.insert(a).second) << a << " of " << d.id;
   }
@@ -226,6 +227,8 @@ TEST(HardwareDb, ValidationCatchesEachKindOfProblem) {
                        "sanity bound"));
   EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "tdp_w = 100", "tdp_w = -5")), "tdp_w must be above 0"));
   EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "kind = \"gpu\"", "kind = \"tpu\"")), "kind must be"));
+  EXPECT_TRUE(mentions(problems(replace(minimal_entry(), "launch_overhead_us = 2", "launch_overhead_us = 0")),
+                       "launch_overhead_us must be above 0"));
   EXPECT_TRUE(mentions(problems(minimal_entry() + "\"peak.tensor.fp8\" = \"ds\"\n"), "not a figure of this entry"));
 }
 

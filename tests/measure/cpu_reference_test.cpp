@@ -117,4 +117,21 @@ TEST(MeasureCpuReference, Fp16OutputsAreRounded) {
   EXPECT_EQ(t.data[2], 65504.f);
 }
 
+TEST(MeasureCpuReference, BatchNormAndWhere) {
+  ModelBuilder b(15);
+  b.input("x", kFloat, Shape{1, 2, 2});
+  for (const char* p : {"s", "bb", "m", "v"}) b.input(p, kFloat, Shape{2});
+  set_attr(b.node("BatchNormalization", {"x", "s", "bb", "m", "v"}, {"bn"}), "epsilon", 0.0f);
+  b.input("c", kBool, Shape{2, 1}).input("a", kFloat, Shape{2, 2}).input("z", kFloat, Shape{2});
+  b.node("Where", {"c", "a", "z"}, {"w"});
+  b.output("bn").output("w");
+  auto run = analyse(b);
+  // Channel 0: (x - 1) * 2 / sqrt(4) + 10; channel 1: (x - 0) * 3 / sqrt(9) - 1.
+  auto bn = run_reference(*run, "bn", {{1, 3, 5, 7}, {2, 3}, {10, -1}, {1, 0}, {4, 9}});
+  EXPECT_EQ(bn, (std::vector<float>{10, 12, 4, 6}));
+  // Row 0 takes a, row 1 takes z.
+  auto w = run_reference(*run, "w", {{1, 0}, {1, 2, 3, 4}, {-5, -6}});
+  EXPECT_EQ(w, (std::vector<float>{1, 2, -5, -6}));
+}
+
 }  // namespace modelcost::testing

@@ -201,6 +201,60 @@ TEST(MeasureGpuOperators, Resize) {
   check_both(b, "linear", 1e-6, 3e-3);
 }
 
+TEST(MeasureGpuOperators, TiledTransposes) {
+  SKIP_WITHOUT_GPU();
+  // Innermost output dim strided in the input while another dim is contiguous there: the
+  // shared-memory tile path (2-byte elements in fp16, 4-byte in fp32), with partial tiles.
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 37, 3, 40}).input("k", kFloat, Shape{3, 197, 64}).input("c", kFloat, Shape{5, 33, 17});
+  set_attr(b.node("Transpose", {"x"}, {"t4"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 2, 1});
+  set_attr(b.node("Transpose", {"c"}, {"rev"}), "perm", std::vector<int64_t>{2, 1, 0});
+  b.output("t4").output("kt").output("rev");
+  for (const char* n : {"t4", "kt", "rev"}) check_both(b, n, 1e-7, 1e-7);
+}
+
+TEST(MeasureGpuOperators, SoftmaxAndLayerNormRowLengths) {
+  SKIP_WITHOUT_GPU();
+  // Softmax rows of 1..32 per lane held in registers, and the long-row fallback; layer norm in
+  // 16-byte vectors (768: 3 vectors per lane in fp16) and the scalar fallback (100 in fp16, 2048).
+  ModelBuilder b(17);
+  b.input("s20", kFloat, Shape{3, 20}).input("s1000", kFloat, Shape{5, 1000}).input("s3000", kFloat, Shape{2, 3000});
+  b.node("Softmax", {"s20"}, {"sm20"});
+  b.node("Softmax", {"s1000"}, {"sm1000"});
+  b.node("Softmax", {"s3000"}, {"sm3000"});
+  b.node("LogSoftmax", {"s1000"}, {"lsm1000"});
+  b.input("l768", kFloat, Shape{6, 768}).input("l100", kFloat, Shape{7, 100}).input("l2048", kFloat, Shape{3, 2048});
+  b.weight("g768", kFloat, Shape{768}).weight("g100", kFloat, Shape{100}).weight("b100", kFloat, Shape{100});
+  b.node("LayerNormalization", {"l768", "g768"}, {"ln768"});
+  b.node("LayerNormalization", {"l100", "g100", "b100"}, {"ln100"});
+  b.node("LayerNormalization", {"l2048"}, {"ln2048"});
+  for (const char* n : {"sm20", "sm1000", "sm3000", "lsm1000", "ln768", "ln100", "ln2048"}) b.output(n);
+  for (const char* n : {"sm20", "sm1000", "sm3000", "lsm1000"}) check_both(b, n, 1e-5, 3e-3);
+  for (const char* n : {"ln768", "ln100", "ln2048"}) check_both(b, n, 1e-5, 3e-3);
+}
+
+TEST(MeasureGpuOperators, BatchNormWhereTileCast) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(15);
+  b.input("x", kFloat, Shape{2, 6, 5, 7});
+  for (const char* p : {"scale", "bias", "mean", "var"}) b.weight(p, kFloat, Shape{6});
+  b.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"bn"});
+  b.input("cond", kBool, Shape{5, 1}).input("a", kFloat, Shape{2, 5, 8}).input("z", kFloat, Shape{8});
+  b.node("Where", {"cond", "a", "z"}, {"where"});
+  b.ints("reps", {2, 1, 3});
+  b.node("Tile", {"a", "reps"}, {"tile"});
+  set_attr(b.node("Cast", {"a"}, {"half"}), "to", int64_t{kFloat16});
+  b.input("h", kFloat16, Shape{3, 9});
+  set_attr(b.node("Cast", {"h"}, {"single"}), "to", int64_t{kFloat});
+  for (const char* n : {"bn", "where", "tile", "half", "single"}) b.output(n);
+  check_both(b, "bn", 1e-5, 3e-3);
+  check_both(b, "where", 1e-7, 1e-7);
+  check_both(b, "tile", 1e-7, 1e-7);
+  check_node(b, "half", "", 1e-7);    // fp32 -> fp16 (the model's own dtypes)
+  check_node(b, "single", "", 1e-7);  // fp16 -> fp32
+}
+
 TEST(MeasureGpuBackend, MeasuresResNet50NodesAndWholeModel) {
   SKIP_WITHOUT_GPU();
   ShapeOptions shapes;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "modelcost/errors.h"
 #include "test_support.h"
 
 namespace modelcost::testing {
@@ -22,10 +23,11 @@ TEST(MeasureOpPlan, TransposeBecomesStridedCopy) {
   const OpPlan p = plan_of(*run, "y");
   ASSERT_EQ(p.kind, OpKind::kCopy);
   ASSERT_EQ(p.copies.size(), 1u);
-  // Output [4,2,3]; input strides [12,4,1] permuted to [1,12,4].
-  EXPECT_EQ(p.copies[0].dims, (std::vector<int64_t>{4, 2, 3}));
-  EXPECT_EQ(p.copies[0].src_strides, (std::vector<int64_t>{1, 12, 4}));
-  EXPECT_EQ(p.copies[0].dst_strides, (std::vector<int64_t>{6, 3, 1}));
+  // Output [4,2,3]; input strides [12,4,1] permuted to [1,12,4]. The last two output dims are
+  // contiguous in the input too (12 = 4 * 3), so they merge: dims [4,6], source strides [1,4].
+  EXPECT_EQ(p.copies[0].dims, (std::vector<int64_t>{4, 6}));
+  EXPECT_EQ(p.copies[0].src_strides, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(p.copies[0].dst_strides, (std::vector<int64_t>{6, 1}));
 }
 
 TEST(MeasureOpPlan, SliceOffsetAndStep) {
@@ -99,8 +101,9 @@ TEST(MeasureOpPlan, ZeroCostAndUnsupportedNodesSayWhy) {
   ModelBuilder b;
   b.input("x", kFloat, Shape{2, 6});
   b.ints("shape", {3, 4});
+  b.input("x2", kFloat, Shape{3, 3});
   b.node("Reshape", {"x", "shape"}, {"r"});
-  b.node("Det", {"r"}, {"d"});
+  b.node("Det", {"x2"}, {"d"});
   b.output("r").output("d");
   auto run = analyse(b);
   EXPECT_EQ(plan_of(*run, "r").kind, OpKind::kZeroCost);
@@ -124,7 +127,51 @@ TEST(MeasureOpPlan, DtypeOptionCastsFloatTensorsOnly) {
   EXPECT_EQ(p.axis_len, 4);
   EXPECT_EQ(p.inner, 5);
   EXPECT_EQ(p.indices, 3);
-  EXPECT_THROW(make_node_spec(run->node("y"), "fp64"), Error);
+  EXPECT_THROW(make_node_spec(run->node("y"), "fp64"), modelcost::Error);
+}
+
+TEST(MeasureOpPlan, TileIsOneStridedCopyOverRepeatAndInputDims) {
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 3});
+  b.ints("reps", {2, 2});
+  b.node("Tile", {"x", "reps"}, {"y"});
+  b.output("y");
+  auto run = analyse(b);
+  const OpPlan p = plan_of(*run, "y");
+  ASSERT_EQ(p.kind, OpKind::kCopy);
+  // Output [4,6]: dims [rep0 2, d0 2, rep1 2, d1 3]; source strides [0,3,0,1]; destination
+  // strides [2*6, 6, 3, 1] (a repeat steps over a whole input extent).
+  EXPECT_EQ(p.copies[0].dims, (std::vector<int64_t>{2, 2, 2, 3}));
+  EXPECT_EQ(p.copies[0].src_strides, (std::vector<int64_t>{0, 3, 0, 1}));
+  EXPECT_EQ(p.copies[0].dst_strides, (std::vector<int64_t>{12, 6, 3, 1}));
+}
+
+TEST(MeasureOpPlan, BatchNormWhereAndCast) {
+  ModelBuilder b(15);
+  b.input("x", kFloat, Shape{2, 4, 3, 5});
+  for (const char* p : {"s", "bb", "m", "v"}) b.weight(p, kFloat, Shape{4});
+  set_attr(b.node("BatchNormalization", {"x", "s", "bb", "m", "v"}, {"bn"}), "epsilon", 1e-3f);
+  b.input("c", kBool, Shape{3, 1}).input("a", kFloat, Shape{3, 5}).input("z", kFloat, Shape{5});
+  b.node("Where", {"c", "a", "z"}, {"w"});
+  set_attr(b.node("Cast", {"a"}, {"h"}), "to", int64_t{kFloat16});
+  b.input("i", kInt64, Shape{4});
+  set_attr(b.node("Cast", {"i"}, {"f"}), "to", int64_t{kFloat});
+  b.output("bn").output("w").output("h").output("f");
+  auto run = analyse(b);
+  const OpPlan bn = plan_of(*run, "bn");
+  ASSERT_EQ(bn.kind, OpKind::kBatchNorm);
+  EXPECT_EQ(bn.outer, 2);
+  EXPECT_EQ(bn.axis_len, 4);
+  EXPECT_EQ(bn.inner, 15);
+  EXPECT_NEAR(bn.epsilon, 1e-3, 1e-9);
+  const OpPlan w = plan_of(*run, "w");
+  ASSERT_EQ(w.kind, OpKind::kWhere);
+  ASSERT_EQ(w.input_strides.size(), 3u);
+  EXPECT_EQ(w.input_strides[0], (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(w.input_strides[1], (std::vector<int64_t>{5, 1}));
+  EXPECT_EQ(w.input_strides[2], (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(plan_of(*run, "h").kind, OpKind::kUnary);
+  EXPECT_EQ(plan_of(*run, "f").kind, OpKind::kUnsupported);  // int64 -> float: no kernel
 }
 
 }  // namespace modelcost::testing

@@ -91,8 +91,10 @@ TEST(ReportJson, HugeCountsPrintExactlyNeverWrapped) {
     write_json(report, out);
     return out.str();
   }();
-  EXPECT_NE(text.find("\"macs\": 9.903520314283042e+27"), std::string::npos);
-  EXPECT_EQ(text.find("\"macs\": -"), std::string::npos);
+  EXPECT_NE(text.find("\"macs\": 9.903520314283042e+27"), std::string::npos) << text;  // totals
+  EXPECT_NE(text.find("\"macs\":9.903520314283042e+27"), std::string::npos) << text;   // the node's line
+  EXPECT_EQ(text.find(":-"), std::string::npos) << text;  // no negative number anywhere
+  EXPECT_EQ(text.find(": -"), std::string::npos) << text;
   const Json json = Json::parse(text);
   EXPECT_EQ(json["nodes"][0]["macs"].get<double>(), macs);
   EXPECT_EQ(json["nodes"][0]["flops"].get<double>(), 2 * macs);

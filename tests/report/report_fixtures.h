@@ -76,9 +76,11 @@ inline std::vector<std::vector<std::string>> parse_csv(const std::string& text) 
       field_started = true;
     } else if (ch == ',') {
       row.push_back(field), field.clear();
+      field_started = false;
     } else if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
       row.push_back(field), field.clear();
       rows.push_back(row), row.clear();
+      field_started = false;
       ++i;
     } else {
       field += ch;

@@ -24,7 +24,7 @@ TEST(ReportTable, HeaderTotalsNodesOpTypesWarnings) {
   EXPECT_NE(text.find("modelcost 1.2.3: test-model"), std::string::npos) << text;
   EXPECT_NE(text.find("modelcost-tests"), std::string::npos);
   EXPECT_NE(text.find("ai.onnx 17"), std::string::npos);
-  EXPECT_NE(text.find("float32  1x8       1x8"), std::string::npos) << text;
+  EXPECT_NE(text.find("float32  [1,8]     1x8"), std::string::npos) << text;
   EXPECT_NE(text.find("MACs                4.09 G"), std::string::npos) << text;
   EXPECT_NE(text.find("bytes read          97.5 MB"), std::string::npos) << text;
   EXPECT_NE(text.find("nodes               3\n"), std::string::npos) << text;
@@ -68,7 +68,14 @@ TEST(ReportTable, LongNamesKeepTheirEnd) {
   const std::string long_name = "/encoder/layer.11/attention/self/query/MatMul_with_a_very_long_suffix";
   const_cast<Node*>(run->analysis.nodes[0].node)->name = long_name;
   const std::string text = table_text(build_report(run->analysis, "test"));
-  EXPECT_NE(text.find("...ention/self/query/MatMul_with_a_very_long_suffix"), std::string::npos) << text;
+  EXPECT_NE(text.find("  ..." + long_name.substr(long_name.size() - 41) + "  MatMul"), std::string::npos) << text;
+}
+
+TEST(ReportTable, ControlCharactersInNamesStayOnOneLine) {
+  auto run = hand_costed_run();
+  const_cast<Node*>(run->analysis.nodes[0].node)->name = "two\nlines\tand a tab";
+  const std::string text = table_text(build_report(run->analysis, "test"));
+  EXPECT_NE(text.find("\n  two lines and a tab  MatMul"), std::string::npos) << text;
 }
 
 TEST(ReportTable, ContainsTheTopNodeOfResnet50) {
@@ -76,7 +83,7 @@ TEST(ReportTable, ContainsTheTopNodeOfResnet50) {
   auto run = analyse_file(shared_model("resnet50_op13.onnx"));
   const Report report = build_report(run->analysis, "test");
   const std::string text = table_text(report);
-  EXPECT_NE(text.find("input  float32  batchx3x224x224  1x3x224x224"), std::string::npos) << text;
+  EXPECT_NE(text.find("input  float32  [batch,3,224,224]  1x3x224x224"), std::string::npos) << text;
   EXPECT_NE(text.find("params              25.5 M"), std::string::npos) << text;
   EXPECT_NE(text.find("nodes               169\n"), std::string::npos) << text;
   EXPECT_NE(text.find("symbolic dims not set, using 1: batch"), std::string::npos) << text;

@@ -34,10 +34,13 @@ std::vector<Reference> shared_references() {
 std::vector<Reference> unseen_references() {
   const std::string dir = std::string(MODELCOST_SOURCE_DIR) + "/tests/models/unseen/";
   std::ifstream in(dir + "references.json");
+  const nlohmann::json all = nlohmann::json::parse(in);
   std::vector<Reference> refs;
-  for (const auto& [name, r] : nlohmann::json::parse(in).items())
-    refs.push_back({dir + name, r["reference_macs"].is_null() ? -1 : r["reference_macs"].get<double>(),
-                    r["float_initializer_elements"].get<double>()});
+  for (auto it = all.begin(); it != all.end(); ++it) {
+    const nlohmann::json& macs = it.value().at("reference_macs");
+    refs.push_back({dir + it.key(), macs.is_null() ? -1.0 : macs.get<double>(),
+                    it.value().at("float_initializer_elements").get<double>()});
+  }
   return refs;
 }
 

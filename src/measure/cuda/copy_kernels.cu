@@ -1,8 +1,11 @@
 // Data movement: strided copies (Transpose, Slice, Concat, Split, Expand, Pad, scalar Gather),
 // Gather by an index tensor, and Resize. Copies are element-size generic (1, 2, 4, 8 bytes) and
 // move 16-byte vectors where the innermost dim is contiguous on both sides.
+#include <algorithm>
+
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/element_types.cuh"
+#include "measure/cuda/index_math.cuh"
 #include "measure/cuda/kernels.h"
 
 namespace modelcost::cuda {
@@ -13,6 +16,7 @@ struct CopyIndexing {
   int64_t src_offset, dst_offset;
 };
 
+// The 64-bit path, for copies whose indices do not fit in 31 bits.
 template <typename E>
 __global__ void strided_copy_kernel(const E* src, E* dst, CopyIndexing ix, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
@@ -27,6 +31,74 @@ __global__ void strided_copy_kernel(const E* src, E* dst, CopyIndexing ix, int64
   }
 }
 
+struct CopyIndexing32 {
+  int rank;
+  FastDivider dims[kMaxCopyRank];
+  uint32_t src[kMaxCopyRank], dst[kMaxCopyRank];
+  uint32_t src_offset, dst_offset;
+};
+
+template <typename E>
+__global__ void strided_copy_kernel32(const E* __restrict__ src, E* __restrict__ dst, CopyIndexing32 ix, uint32_t n) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    uint32_t rest = i, s = ix.src_offset, d = ix.dst_offset;
+#pragma unroll
+    for (int k = kMaxCopyRank - 1; k >= 0; --k) {
+      if (k >= ix.rank) continue;
+      const uint32_t q = ix.dims[k].div(rest), r = rest - q * ix.dims[k].divisor;
+      s += r * ix.src[k];
+      d += r * ix.dst[k];
+      rest = q;
+    }
+    dst[d] = src[s];
+  }
+}
+
+// A copy whose innermost destination dim is strided in the source while another dim is
+// contiguous there (a transpose): 32x32 tiles staged through shared memory, so that both the
+// reads (along the source-contiguous dim) and the writes (along the destination-contiguous
+// dim) are coalesced. The remaining dims index tiles through blockIdx.z.
+struct TileIndexing {
+  uint32_t rows, cols;          // rows: the source-contiguous dim; cols: the destination-contiguous dim
+  uint32_t row_dst, col_src;    // the two cross strides (row_src = col_dst = 1)
+  int batch_rank;
+  FastDivider batch_dims[kMaxCopyRank];
+  uint32_t batch_src[kMaxCopyRank], batch_dst[kMaxCopyRank];
+  uint32_t batches, src_offset, dst_offset;
+};
+
+constexpr int kTile = 32, kTileRows = 8;
+
+template <typename E>
+__global__ void transpose_tile_kernel(const E* __restrict__ src, E* __restrict__ dst, TileIndexing t) {
+  constexpr int kPad = sizeof(E) == 2 ? 2 : 1;  // row pitch of an odd number of 4-byte words: no bank conflicts
+  __shared__ E tile[kTile][kTile + kPad];
+  const uint32_t r0 = blockIdx.y * kTile, c0 = blockIdx.x * kTile;
+  for (uint32_t b = blockIdx.z; b < t.batches; b += gridDim.z) {
+    uint32_t rest = b, s = t.src_offset, d = t.dst_offset;
+    for (int k = t.batch_rank - 1; k >= 0; --k) {
+      const uint32_t q = t.batch_dims[k].div(rest), r = rest - q * t.batch_dims[k].divisor;
+      s += r * t.batch_src[k];
+      d += r * t.batch_dst[k];
+      rest = q;
+    }
+    const uint32_t r = r0 + threadIdx.x;
+#pragma unroll
+    for (int k = threadIdx.y; k < kTile; k += kTileRows) {
+      const uint32_t c = c0 + k;
+      if (r < t.rows && c < t.cols) tile[k][threadIdx.x] = src[s + r + c * t.col_src];
+    }
+    __syncthreads();
+    const uint32_t c = c0 + threadIdx.x;
+#pragma unroll
+    for (int k = threadIdx.y; k < kTile; k += kTileRows) {
+      const uint32_t rr = r0 + k;
+      if (rr < t.rows && c < t.cols) dst[d + rr * t.row_dst + c] = tile[threadIdx.x][k];
+    }
+    __syncthreads();
+  }
+}
+
 template <typename E, typename I>
 __global__ void gather_kernel(const E* data, const I* indices, E* out, int64_t axis_len, int64_t inner, int64_t count,
                               int64_t n) {
@@ -35,6 +107,18 @@ __global__ void gather_kernel(const E* data, const I* indices, E* out, int64_t a
     int64_t k = static_cast<int64_t>(indices[j]);
     if (k < 0) k += axis_len;
     out[i] = data[(o * axis_len + k) * inner + in_row];
+  }
+}
+
+template <typename E, typename I>
+__global__ void gather_kernel32(const E* __restrict__ data, const I* __restrict__ indices, E* __restrict__ out,
+                                uint32_t axis_len, FastDivider inner, FastDivider count, uint32_t n) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint32_t row = inner.div(i), in_row = i - row * inner.divisor;
+    const uint32_t o = count.div(row), j = row - o * count.divisor;
+    int64_t k = static_cast<int64_t>(indices[j]);
+    if (k < 0) k += axis_len;
+    out[i] = data[(o * axis_len + static_cast<uint32_t>(k)) * inner.divisor + in_row];
   }
 }
 
@@ -81,12 +165,87 @@ int capped_grid(int64_t work) { return grid_for(work) > 132 * 16 ? 132 * 16 : gr
 
 template <typename E>
 void copy_as(const void* src, void* dst, const CopyIndexing& ix, int64_t n, cudaStream_t stream) {
-  strided_copy_kernel<E><<<capped_grid(n), kThreads, 0, stream>>>(static_cast<const E*>(src), static_cast<E*>(dst), ix, n);
+  bool small = fits_int32(n);
+  int64_t src_end = ix.src_offset + 1, dst_end = ix.dst_offset + 1;
+  for (int k = 0; k < ix.rank; ++k) {
+    src_end += (ix.dims[k] - 1) * ix.src[k];
+    dst_end += (ix.dims[k] - 1) * ix.dst[k];
+    small = small && ix.src[k] >= 0 && ix.dst[k] >= 0;
+  }
+  small = small && fits_int32(src_end) && fits_int32(dst_end);
+  if (!small) {
+    strided_copy_kernel<E><<<capped_grid(n), kThreads, 0, stream>>>(static_cast<const E*>(src), static_cast<E*>(dst), ix, n);
+    return;
+  }
+  CopyIndexing32 c{};
+  c.rank = ix.rank;
+  for (int k = 0; k < ix.rank; ++k) {
+    c.dims[k] = FastDivider(static_cast<uint32_t>(ix.dims[k]));
+    c.src[k] = static_cast<uint32_t>(ix.src[k]);
+    c.dst[k] = static_cast<uint32_t>(ix.dst[k]);
+  }
+  c.src_offset = static_cast<uint32_t>(ix.src_offset);
+  c.dst_offset = static_cast<uint32_t>(ix.dst_offset);
+  strided_copy_kernel32<E><<<capped_grid(n), kThreads, 0, stream>>>(static_cast<const E*>(src), static_cast<E*>(dst), c,
+                                                                     static_cast<uint32_t>(n));
+}
+
+// The tiled transpose when the copy has that form (see TileIndexing); false otherwise.
+template <typename E>
+bool transpose_as(const void* src, void* dst, const CopyIndexing& ix, int64_t n, cudaStream_t stream) {
+  const int last = ix.rank - 1;
+  if (ix.rank < 2 || ix.dst[last] != 1 || ix.src[last] == 1 || !fits_int32(n)) return false;
+  int row = -1;
+  for (int k = 0; k < last; ++k)
+    if (ix.src[k] == 1) row = k;
+  if (row < 0 || ix.dims[last] < 8 || ix.dims[row] < 8) return false;  // a thin tile wastes most of the block
+  int64_t src_end = ix.src_offset + 1, dst_end = ix.dst_offset + 1;
+  for (int k = 0; k < ix.rank; ++k) {
+    if (ix.src[k] < 0 || ix.dst[k] < 0) return false;
+    src_end += (ix.dims[k] - 1) * ix.src[k];
+    dst_end += (ix.dims[k] - 1) * ix.dst[k];
+  }
+  if (!fits_int32(src_end) || !fits_int32(dst_end)) return false;
+  TileIndexing t{};
+  t.rows = static_cast<uint32_t>(ix.dims[row]);
+  t.cols = static_cast<uint32_t>(ix.dims[last]);
+  t.row_dst = static_cast<uint32_t>(ix.dst[row]);
+  t.col_src = static_cast<uint32_t>(ix.src[last]);
+  t.batches = 1;
+  for (int k = 0; k < last; ++k) {
+    if (k == row) continue;
+    t.batch_dims[t.batch_rank] = FastDivider(static_cast<uint32_t>(ix.dims[k]));
+    t.batch_src[t.batch_rank] = static_cast<uint32_t>(ix.src[k]);
+    t.batch_dst[t.batch_rank] = static_cast<uint32_t>(ix.dst[k]);
+    ++t.batch_rank;
+    t.batches *= static_cast<uint32_t>(ix.dims[k]);
+  }
+  t.src_offset = static_cast<uint32_t>(ix.src_offset);
+  t.dst_offset = static_cast<uint32_t>(ix.dst_offset);
+  const uint32_t tiles_x = (t.cols + kTile - 1) / kTile, tiles_y = (t.rows + kTile - 1) / kTile;
+  if (tiles_y > 65535) return false;
+  // Enough blocks for several waves; a block walks further batches with a z-stride.
+  const uint32_t z = std::min<uint32_t>(t.batches, std::max<uint32_t>(1, 132 * 32 / (tiles_x * tiles_y)));
+  const dim3 grid(tiles_x, tiles_y, std::min<uint32_t>(z, 65535)), block(kTile, kTileRows);
+  transpose_tile_kernel<E><<<grid, block, 0, stream>>>(static_cast<const E*>(src), static_cast<E*>(dst), t);
+  return true;
 }
 
 template <typename E>
 void gather_as(const void* data, const void* indices, bool i64, void* out, int64_t axis_len, int64_t inner, int64_t count,
                int64_t n, cudaStream_t stream) {
+  if (fits_int32(n) && fits_int32(count * axis_len * inner * (n / (count * inner)))) {
+    const FastDivider inner_div(static_cast<uint32_t>(inner)), count_div(static_cast<uint32_t>(count));
+    if (i64)
+      gather_kernel32<E, int64_t><<<capped_grid(n), kThreads, 0, stream>>>(
+          static_cast<const E*>(data), static_cast<const int64_t*>(indices), static_cast<E*>(out),
+          static_cast<uint32_t>(axis_len), inner_div, count_div, static_cast<uint32_t>(n));
+    else
+      gather_kernel32<E, int32_t><<<capped_grid(n), kThreads, 0, stream>>>(
+          static_cast<const E*>(data), static_cast<const int32_t*>(indices), static_cast<E*>(out),
+          static_cast<uint32_t>(axis_len), inner_div, count_div, static_cast<uint32_t>(n));
+    return;
+  }
   if (i64)
     gather_kernel<E, int64_t><<<capped_grid(n), kThreads, 0, stream>>>(
         static_cast<const E*>(data), static_cast<const int64_t*>(indices), static_cast<E*>(out), axis_len, inner, count, n);
@@ -128,11 +287,21 @@ void launch_strided_copy(int bytes, const void* src, void* dst, const StridedCop
     ix.dst_offset /= widen;
     n /= widen;
   }
+  bool done = false;
   switch (bytes * widen) {
     case 1: copy_as<uint8_t>(src, dst, ix, n, stream); break;
-    case 2: copy_as<uint16_t>(src, dst, ix, n, stream); break;
-    case 4: copy_as<uint32_t>(src, dst, ix, n, stream); break;
-    case 8: copy_as<uint2>(src, dst, ix, n, stream); break;
+    case 2:
+      done = transpose_as<uint16_t>(src, dst, ix, n, stream);
+      if (!done) copy_as<uint16_t>(src, dst, ix, n, stream);
+      break;
+    case 4:
+      done = transpose_as<uint32_t>(src, dst, ix, n, stream);
+      if (!done) copy_as<uint32_t>(src, dst, ix, n, stream);
+      break;
+    case 8:
+      done = transpose_as<uint2>(src, dst, ix, n, stream);
+      if (!done) copy_as<uint2>(src, dst, ix, n, stream);
+      break;
     case 16: copy_as<uint4>(src, dst, ix, n, stream); break;
     default: throw Error(kExitRuntime, "copy of elements of " + std::to_string(bytes) + " bytes");
   }
@@ -143,11 +312,18 @@ void launch_gather(int bytes, const void* data, const void* indices, bool i64, v
                    int64_t inner, int64_t count, cudaStream_t stream) {
   const int64_t n = outer * count * inner;
   if (n == 0) return;
-  switch (bytes) {
-    case 1: gather_as<uint8_t>(data, indices, i64, out, axis_len, inner, count, n, stream); break;
-    case 2: gather_as<uint16_t>(data, indices, i64, out, axis_len, inner, count, n, stream); break;
-    case 4: gather_as<uint32_t>(data, indices, i64, out, axis_len, inner, count, n, stream); break;
-    case 8: gather_as<uint2>(data, indices, i64, out, axis_len, inner, count, n, stream); break;
+  // Rows of `inner` elements move as wider elements where their length and the pointers allow.
+  int widen = 16 / bytes;
+  while (widen > 1 && (inner % widen || reinterpret_cast<uintptr_t>(data) % (widen * bytes) ||
+                       reinterpret_cast<uintptr_t>(out) % (widen * bytes)))
+    widen /= 2;
+  const int64_t w_inner = inner / widen, w_n = n / widen;
+  switch (bytes * widen) {
+    case 1: gather_as<uint8_t>(data, indices, i64, out, axis_len, w_inner, count, w_n, stream); break;
+    case 2: gather_as<uint16_t>(data, indices, i64, out, axis_len, w_inner, count, w_n, stream); break;
+    case 4: gather_as<uint32_t>(data, indices, i64, out, axis_len, w_inner, count, w_n, stream); break;
+    case 8: gather_as<uint2>(data, indices, i64, out, axis_len, w_inner, count, w_n, stream); break;
+    case 16: gather_as<uint4>(data, indices, i64, out, axis_len, w_inner, count, w_n, stream); break;
     default: throw Error(kExitRuntime, "gather of elements of " + std::to_string(bytes) + " bytes");
   }
   MC_CUDA_CHECK_LAUNCH();

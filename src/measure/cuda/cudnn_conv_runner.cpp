@@ -1,7 +1,10 @@
 // Convolution through cuDNN's convolution API: channels-last for fp16/bf16 (tensor cores, as
 // deployments run it), NCHW for fp32 (TF32 allowed as PyTorch's default allows it for cuDNN).
 // The algorithm comes from cuDNN's heuristics, or with --autotune from timing every candidate
-// (cudnnFindConvolutionForwardAlgorithmEx). A bias is a second kernel (cudnnAddTensor).
+// (cudnnFindConvolutionForwardAlgorithmEx). A Conv node with a bias is one cuDNN call, as in a
+// deployment: cudnnConvolutionBiasActivationForward with the identity activation (which cuDNN
+// runs only with IMPLICIT_PRECOMP_GEMM); where cuDNN refuses that, the bias is a second kernel
+// (cudnnAddTensor) after the heuristic's algorithm.
 #include "measure/cuda/cudnn_util.h"
 #include "measure/cuda/runner.h"
 
@@ -17,6 +20,7 @@ class CudnnConvRunner : public OperatorRunner {
     if (b_) cudnnDestroyTensorDescriptor(b_);
     if (w_) cudnnDestroyFilterDescriptor(w_);
     if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
+    if (act_) cudnnDestroyActivationDescriptor(act_);
   }
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
@@ -46,29 +50,63 @@ class CudnnConvRunner : public OperatorRunner {
     MC_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(c_.groups)));
     // fp32: CUDNN_DEFAULT_MATH lets cuDNN use TF32 tensor cores, as PyTorch's cuDNN default does.
     MC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, dtype == 1 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH));
-    choose_algorithm(ctx);
     if (b_ptr_) {
       MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&b_));
       std::vector<int> b_dims(nchw_dims(1, c_.out_channels, c_.out_size).size(), 1);
       b_dims[1] = static_cast<int>(c_.out_channels);
       set_tensor(b_, format, type, b_dims);
+      if (try_fused_bias(ctx)) return;
     }
+    choose_algorithm(ctx);
   }
 
   void launch(cudaStream_t stream) override {
     MC_CUDNN_CHECK(cudnnSetStream(handle_, stream));
     const float one = 1.f, zero = 0.f;
+    if (fused_) {
+      MC_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(handle_, &one, x_, x_ptr_, w_, w_ptr_, conv_, algo_,
+                                                           workspace_.data(), workspace_bytes_, &zero, y_, y_ptr_, b_,
+                                                           b_ptr_, act_, y_, y_ptr_));
+      return;
+    }
     MC_CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, x_, x_ptr_, w_, w_ptr_, conv_, algo_, workspace_.data(),
                                            workspace_bytes_, &zero, y_, y_ptr_));
     if (b_ptr_) MC_CUDNN_CHECK(cudnnAddTensor(handle_, &one, b_, b_ptr_, &one, y_, y_ptr_));
   }
 
   std::string implementation() const override {
-    return std::string("cudnn conv ") + (channels_last_ ? "NHWC" : "NCHW") + " algo " + std::to_string(static_cast<int>(algo_)) +
-           (tuned_ ? " (autotuned)" : " (heuristic)");
+    return std::string("cudnn conv ") + (fused_ ? "+bias " : "") + (channels_last_ ? "NHWC" : "NCHW") + " algo " +
+           std::to_string(static_cast<int>(algo_)) + (fused_ ? " (fused bias)" : tuned_ ? " (autotuned)" : " (heuristic)");
   }
 
  private:
+  // Conv + bias in one call; false (nothing kept) where cuDNN does not run this configuration.
+  bool try_fused_bias(CudaContext& ctx) {
+    const cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    size_t bytes = 0;
+    if (cudnnGetConvolutionForwardWorkspaceSize(handle_, x_, w_, conv_, y_, algo, &bytes) != CUDNN_STATUS_SUCCESS ||
+        bytes > ctx.max_workspace_bytes)
+      return false;
+    MC_CUDNN_CHECK(cudnnCreateActivationDescriptor(&act_));
+    MC_CUDNN_CHECK(cudnnSetActivationDescriptor(act_, CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    DeviceBuffer workspace(bytes > 0 ? bytes : 0);
+    MC_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
+    const float one = 1.f, zero = 0.f;
+    const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
+        handle_, &one, x_, x_ptr_, w_, w_ptr_, conv_, algo, workspace.data(), bytes, &zero, y_, y_ptr_, b_, b_ptr_, act_,
+        y_, y_ptr_);
+    if (status != CUDNN_STATUS_SUCCESS) {
+      cudaGetLastError();  // a refused configuration leaves no launch error behind
+      return false;
+    }
+    MC_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    algo_ = algo;
+    workspace_bytes_ = bytes;
+    workspace_ = std::move(workspace);
+    fused_ = true;
+    return true;
+  }
+
   void choose_algorithm(CudaContext& ctx) {
     int count = 0;
     MC_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &count));
@@ -99,11 +137,12 @@ class CudnnConvRunner : public OperatorRunner {
   cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, b_ = nullptr;
   cudnnFilterDescriptor_t w_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
+  cudnnActivationDescriptor_t act_ = nullptr;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_bytes_ = 0;
   DeviceBuffer workspace_;
   void *x_ptr_ = nullptr, *w_ptr_ = nullptr, *b_ptr_ = nullptr, *y_ptr_ = nullptr;
-  bool channels_last_ = false, tuned_ = false;
+  bool channels_last_ = false, tuned_ = false, fused_ = false;
 };
 
 }  // namespace

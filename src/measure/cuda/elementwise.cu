@@ -4,6 +4,7 @@
 
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/element_types.cuh"
+#include "measure/cuda/index_math.cuh"
 #include "measure/cuda/kernels.h"
 
 namespace modelcost::cuda {
@@ -126,6 +127,80 @@ __global__ void binary_vector_kernel(BinaryOp op, const T* a, const T* b, T* y, 
   }
 }
 
+// 32-bit indexing (see index_math.cuh) for up to three strided operands.
+struct Indexing32 {
+  int rank;
+  FastDivider dims[kMaxRank];
+  uint32_t a[kMaxRank], b[kMaxRank], c[kMaxRank];
+};
+
+__device__ __forceinline__ void offsets32(const Indexing32& ix, uint32_t i, uint32_t* oa, uint32_t* ob, uint32_t* oc) {
+  uint32_t a = 0, b = 0, c = 0;
+#pragma unroll
+  for (int d = kMaxRank - 1; d >= 0; --d) {
+    if (d >= ix.rank) continue;
+    const uint32_t q = ix.dims[d].div(i), r = i - q * ix.dims[d].divisor;
+    a += r * ix.a[d];
+    b += r * ix.b[d];
+    c += r * ix.c[d];
+    i = q;
+  }
+  *oa = a;
+  *ob = b;
+  *oc = c;
+}
+
+template <typename T>
+__global__ void binary_kernel32(BinaryOp op, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ y,
+                                Indexing32 ix, uint32_t n) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    uint32_t oa, ob, oc;
+    offsets32(ix, i, &oa, &ob, &oc);
+    y[i] = from_float<T>(binary(op, to_float(a[oa]), to_float(b[ob])));
+  }
+}
+
+template <typename T>
+__global__ void binary_vector_kernel32(BinaryOp op, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ y,
+                                       Indexing32 ix, uint32_t vectors) {
+  constexpr int W = Vec<T>::kSize;
+  const int last = ix.rank - 1;
+  const bool a_vector = ix.a[last] == 1, b_vector = ix.b[last] == 1;
+  for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < vectors; v += gridDim.x * blockDim.x) {
+    uint32_t oa, ob, oc;
+    offsets32(ix, v * W, &oa, &ob, &oc);
+    Vec<T> va, vb, out;
+    if (a_vector) va = *reinterpret_cast<const Vec<T>*>(a + oa);
+    else
+#pragma unroll
+      for (int k = 0; k < W; ++k) va.v[k] = a[oa];
+    if (b_vector) vb = *reinterpret_cast<const Vec<T>*>(b + ob);
+    else
+#pragma unroll
+      for (int k = 0; k < W; ++k) vb.v[k] = b[ob];
+#pragma unroll
+    for (int k = 0; k < W; ++k) out.v[k] = from_float<T>(binary(op, to_float(va.v[k]), to_float(vb.v[k])));
+    reinterpret_cast<Vec<T>*>(y)[v] = out;
+  }
+}
+
+// Where: y = condition ? x : z (condition as bytes), all three broadcast.
+template <typename T>
+__global__ void where_kernel32(const uint8_t* __restrict__ cond, const T* __restrict__ x, const T* __restrict__ z,
+                               T* __restrict__ y, Indexing32 ix, uint32_t n) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    uint32_t oc, ox, oz;
+    offsets32(ix, i, &oc, &ox, &oz);
+    y[i] = cond[oc] ? x[ox] : z[oz];
+  }
+}
+
+template <typename In, typename Out>
+__global__ void cast_kernel(const In* __restrict__ x, Out* __restrict__ y, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = from_float<Out>(to_float(x[i]));
+}
+
 template <typename T>
 __global__ void fill_kernel(T* y, int64_t n, float value) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
@@ -167,27 +242,53 @@ namespace {
 // Grid of at most a few waves: grid-stride loops cover the rest.
 int capped_grid(int64_t work) { return grid_for(work) > 132 * 16 ? 132 * 16 : grid_for(work); }
 
-// Merges adjacent dims whose strides are contiguous in both inputs (and the output).
-Indexing make_indexing(const std::vector<int64_t>& dims, const std::vector<int64_t>& sa, const std::vector<int64_t>& sb) {
-  std::vector<int64_t> d, a, b;
+// Merges adjacent dims whose strides are contiguous in every operand (and the output).
+Indexing make_indexing(const std::vector<int64_t>& dims, const std::vector<int64_t>& sa, const std::vector<int64_t>& sb,
+                       const std::vector<int64_t>* sc = nullptr, std::vector<int64_t>* merged_c = nullptr) {
+  std::vector<int64_t> d, a, b, c;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == 1) continue;
-    if (!d.empty() && a.back() == sa[i] * dims[i] && b.back() == sb[i] * dims[i]) {
+    const int64_t ci = sc ? (*sc)[i] : 0;
+    if (!d.empty() && a.back() == sa[i] * dims[i] && b.back() == sb[i] * dims[i] && c.back() == ci * dims[i]) {
       d.back() *= dims[i];
       a.back() = sa[i];
       b.back() = sb[i];
+      c.back() = ci;
     } else {
       d.push_back(dims[i]);
       a.push_back(sa[i]);
       b.push_back(sb[i]);
+      c.push_back(ci);
     }
   }
-  if (d.empty()) { d = {1}; a = {0}; b = {0}; }
+  if (d.empty()) { d = {1}; a = {0}; b = {0}; c = {0}; }
   if (d.size() > kMaxRank) throw Error(kExitRuntime, "elementwise op of rank above 8");
   Indexing ix{};
   ix.rank = static_cast<int>(d.size());
   for (size_t i = 0; i < d.size(); ++i) { ix.dims[i] = d[i]; ix.a[i] = a[i]; ix.b[i] = b[i]; }
+  if (merged_c) *merged_c = c;
   return ix;
+}
+
+// The 32-bit form of an indexing, or false when some offset would not fit.
+bool to_indexing32(const Indexing& ix, const std::vector<int64_t>& c, Indexing32* out) {
+  int64_t n = 1, a_end = 1, b_end = 1, c_end = 1;
+  for (int k = 0; k < ix.rank; ++k) {
+    n *= ix.dims[k];
+    a_end += (ix.dims[k] - 1) * ix.a[k];
+    b_end += (ix.dims[k] - 1) * ix.b[k];
+    c_end += (ix.dims[k] - 1) * (k < static_cast<int>(c.size()) ? c[k] : 0);
+  }
+  if (!fits_int32(n) || !fits_int32(a_end) || !fits_int32(b_end) || !fits_int32(c_end)) return false;
+  *out = Indexing32{};
+  out->rank = ix.rank;
+  for (int k = 0; k < ix.rank; ++k) {
+    out->dims[k] = FastDivider(static_cast<uint32_t>(ix.dims[k]));
+    out->a[k] = static_cast<uint32_t>(ix.a[k]);
+    out->b[k] = static_cast<uint32_t>(ix.b[k]);
+    out->c[k] = static_cast<uint32_t>(k < static_cast<int>(c.size()) ? c[k] : 0);
+  }
+  return true;
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
@@ -214,17 +315,51 @@ void launch_binary(ElementType type, BinaryOp op, const void* a, const void* b, 
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
   if (n == 0) return;
+  Indexing32 ix32;
+  const bool small = to_indexing32(ix, {}, &ix32);
   MC_DISPATCH_TYPE(type, {
     const int last = ix.rank - 1;
     const int64_t width = Vec<T>::kSize;
     const bool vector_ok = ix.dims[last] % width == 0 && (ix.a[last] <= 1) && (ix.b[last] <= 1) &&
                            aligned16(a) && aligned16(b) && aligned16(y);
-    if (vector_ok)
-      binary_vector_kernel<T><<<capped_grid(n / width), kThreads, 0, stream>>>(
-          op, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(y), ix, n / width);
+    const T* pa = static_cast<const T*>(a);
+    const T* pb = static_cast<const T*>(b);
+    T* py = static_cast<T*>(y);
+    if (vector_ok && small)
+      binary_vector_kernel32<T><<<capped_grid(n / width), kThreads, 0, stream>>>(op, pa, pb, py, ix32,
+                                                                                 static_cast<uint32_t>(n / width));
+    else if (vector_ok)
+      binary_vector_kernel<T><<<capped_grid(n / width), kThreads, 0, stream>>>(op, pa, pb, py, ix, n / width);
+    else if (small)
+      binary_kernel32<T><<<capped_grid(n), kThreads, 0, stream>>>(op, pa, pb, py, ix32, static_cast<uint32_t>(n));
     else
-      binary_kernel<T><<<capped_grid(n), kThreads, 0, stream>>>(op, static_cast<const T*>(a), static_cast<const T*>(b),
-                                                                 static_cast<T*>(y), ix, n);
+      binary_kernel<T><<<capped_grid(n), kThreads, 0, stream>>>(op, pa, pb, py, ix, n);
+  });
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_where(ElementType type, const void* condition, const void* x, const void* z, void* y,
+                  const std::vector<int64_t>& dims, const std::vector<int64_t>& s_condition,
+                  const std::vector<int64_t>& s_x, const std::vector<int64_t>& s_z, cudaStream_t stream) {
+  std::vector<int64_t> merged_z;
+  const Indexing ix = make_indexing(dims, s_condition, s_x, &s_z, &merged_z);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  if (n == 0) return;
+  Indexing32 ix32;
+  if (!to_indexing32(ix, merged_z, &ix32)) throw Error(kExitRuntime, "Where over more than 2^31 elements");
+  MC_DISPATCH_TYPE(type, where_kernel32<T><<<capped_grid(n), kThreads, 0, stream>>>(
+                             static_cast<const uint8_t*>(condition), static_cast<const T*>(x), static_cast<const T*>(z),
+                             static_cast<T*>(y), ix32, static_cast<uint32_t>(n)));
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_cast(ElementType from, ElementType to, const void* x, void* y, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  MC_DISPATCH_TYPE(from, {
+    using In = T;
+    MC_DISPATCH_TYPE(to, cast_kernel<In, T><<<capped_grid(n), kThreads, 0, stream>>>(static_cast<const In*>(x),
+                                                                                     static_cast<T*>(y), n));
   });
   MC_CUDA_CHECK_LAUNCH();
 }

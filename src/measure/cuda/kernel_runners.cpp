@@ -1,5 +1,5 @@
-// Runners over the project's own kernels: elementwise, copies, gather, reductions, softmax,
-// layer norm, resize.
+// Runners over the project's own kernels: elementwise (Cast, Where too), copies, gather,
+// reductions, softmax, layer norm, batch norm, resize.
 #include "measure/cuda/kernels.h"
 #include "measure/cuda/runner.h"
 
@@ -19,6 +19,11 @@ class KernelRunner : public OperatorRunner {
     const OpPlan& p = plan_;
     switch (p.kind) {
       case OpKind::kUnary:
+        if (in_[0].spec.dtype != out_[0].spec.dtype) {  // Cast between float types
+          launch_cast(element_type(in_[0].spec.dtype), type(), in_[0].data, out_[0].data,
+                      static_cast<int64_t>(out_[0].spec.elements()), s);
+          break;
+        }
         launch_unary(type(), p.unary, in_[0].data, out_[0].data, static_cast<int64_t>(out_[0].spec.elements()),
                      static_cast<float>(p.alpha), static_cast<float>(p.beta), s);
         break;
@@ -45,6 +50,14 @@ class KernelRunner : public OperatorRunner {
       case OpKind::kLayerNorm:
         launch_layer_norm(type(), in_[0].data, p.has_scale ? in_[1].data : nullptr, p.has_bias ? in_[2].data : nullptr,
                           out_[0].data, p.outer, p.axis_len, static_cast<float>(p.epsilon), s);
+        break;
+      case OpKind::kWhere:
+        launch_where(type(), in_[0].data, in_[1].data, in_[2].data, out_[0].data, p.dims, p.input_strides[0],
+                     p.input_strides[1], p.input_strides[2], s);
+        break;
+      case OpKind::kBatchNorm:
+        launch_batch_norm(type(), in_[0].data, in_[1].data, in_[2].data, in_[3].data, in_[4].data, out_[0].data, p.outer,
+                          p.axis_len, p.inner, static_cast<float>(p.epsilon), s);
         break;
       case OpKind::kResize: {
         const Shape& x = in_[0].spec.shape;

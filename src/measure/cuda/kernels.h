@@ -22,6 +22,12 @@ void launch_unary(ElementType type, UnaryOp op, const void* x, void* y, int64_t 
 void launch_binary(ElementType type, BinaryOp op, const void* a, const void* b, void* y,
                    const std::vector<int64_t>& dims, const std::vector<int64_t>& a_strides,
                    const std::vector<int64_t>& b_strides, cudaStream_t stream);
+// Where: y = condition ? x : z, each operand with its own broadcast strides over dims (condition: bytes).
+void launch_where(ElementType type, const void* condition, const void* x, const void* z, void* y,
+                  const std::vector<int64_t>& dims, const std::vector<int64_t>& s_condition,
+                  const std::vector<int64_t>& s_x, const std::vector<int64_t>& s_z, cudaStream_t stream);
+// Conversion between float element types (Cast).
+void launch_cast(ElementType from, ElementType to, const void* x, void* y, int64_t n, cudaStream_t stream);
 void launch_fill(ElementType type, void* y, int64_t n, float value, cudaStream_t stream);
 // Uniform random values in [lo, hi] (floats), or integers in [0, range) (int32/int64 when bytes is 4/8).
 void launch_fill_random(ElementType type, void* y, int64_t n, float lo, float hi, uint64_t seed, cudaStream_t stream);
@@ -40,6 +46,10 @@ void launch_reduce(ElementType type, ReduceOp op, const void* x, void* y, int64_
                    cudaStream_t stream);
 void launch_softmax(ElementType type, bool log_softmax, const void* x, void* y, int64_t outer, int64_t n,
                     int64_t inner, cudaStream_t stream);
+// Inference BatchNormalization over [outer, channels, inner]: per-channel scale, bias, mean, variance.
+void launch_batch_norm(ElementType type, const void* x, const void* scale, const void* bias, const void* mean,
+                       const void* variance, void* y, int64_t outer, int64_t channels, int64_t inner, float epsilon,
+                       cudaStream_t stream);
 void launch_layer_norm(ElementType type, const void* x, const void* scale, const void* bias, void* y, int64_t rows,
                        int64_t cols, float epsilon, cudaStream_t stream);
 
@@ -47,6 +57,7 @@ void launch_layer_norm(ElementType type, const void* x, const void* scale, const
 void launch_stream_copy(const void* src, void* dst, size_t bytes, int blocks, cudaStream_t stream);
 // Each thread runs `iterations` rounds of independent FMA chains; returns the flops it enqueued.
 double launch_fma_fp32(float* sink, int blocks, int threads, int iterations, cudaStream_t stream);
-double launch_fma_fp16(void* sink, int blocks, int threads, int iterations, cudaStream_t stream);
+// chains: independent half2 accumulators per thread (8, 16 or 32).
+double launch_fma_fp16(void* sink, int blocks, int threads, int iterations, int chains, cudaStream_t stream);
 
 }  // namespace modelcost::cuda

@@ -5,6 +5,7 @@
 
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/element_types.cuh"
+#include "measure/cuda/index_math.cuh"
 #include "measure/cuda/kernels.h"
 
 namespace modelcost::cuda {
@@ -142,6 +143,111 @@ __global__ void layer_norm_kernel(const T* x, const T* scale, const T* bias, T* 
   }
 }
 
+// Softmax of rows of at most 32 * kPerLane elements: one warp per row, the row read once into
+// registers (lane-strided, coalesced), max and sum by shuffles, one write.
+template <typename T, int kPerLane>
+__global__ void softmax_rows_cached_kernel(bool log_softmax, const T* __restrict__ x, T* __restrict__ y, int64_t rows,
+                                           int n) {
+  const int64_t row = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const T* p = x + row * n;
+  T* q = y + row * n;
+  float v[kPerLane];
+  float m = -FLT_MAX;
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    const int j = lane + 32 * k;
+    v[k] = j < n ? to_float(p[j]) : -FLT_MAX;
+    m = fmaxf(m, v[k]);
+  }
+  m = warp_max(m);
+  float s = 0.f;
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    const int j = lane + 32 * k;
+    v[k] -= m;
+    if (j < n) s += __expf(v[k]);
+  }
+  s = warp_sum(s);
+  const float inv = 1.f / s, log_s = __logf(s);
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    const int j = lane + 32 * k;
+    if (j < n) q[j] = from_float<T>(log_softmax ? v[k] - log_s : __expf(v[k]) * inv);
+  }
+}
+
+template <typename T>
+struct alignas(16) Vec16 {
+  static constexpr int kSize = 16 / sizeof(T);
+  T v[kSize];
+};
+
+// Layer norm of rows of kVec * 32 16-byte vectors at most: one warp per row, the row held in
+// registers, mean then variance around it from the registers, one write.
+template <typename T, int kVec>
+__global__ void layer_norm_vector_kernel(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
+                                         T* __restrict__ y, int64_t rows, int n, float eps) {
+  constexpr int W = Vec16<T>::kSize;
+  const int64_t row = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const int vectors = n / W;
+  const Vec16<T>* p = reinterpret_cast<const Vec16<T>*>(x + row * n);
+  Vec16<T>* q = reinterpret_cast<Vec16<T>*>(y + row * n);
+  float v[kVec][W];
+  float s = 0.f;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    const int j = lane + 32 * k;
+    Vec16<T> in;
+    if (j < vectors) in = p[j];
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+      v[k][e] = j < vectors ? to_float(in.v[e]) : 0.f;
+      s += v[k][e];
+    }
+  }
+  const float mean = warp_sum(s) / static_cast<float>(n);
+  float var = 0.f;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k)
+    if (lane + 32 * k < vectors)
+#pragma unroll
+      for (int e = 0; e < W; ++e) var += (v[k][e] - mean) * (v[k][e] - mean);
+  const float inv = rsqrtf(warp_sum(var) / static_cast<float>(n) + eps);
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    const int j = lane + 32 * k;
+    if (j >= vectors) continue;
+    Vec16<T> g, b, out;
+    if (scale) g = reinterpret_cast<const Vec16<T>*>(scale)[j];
+    if (bias) b = reinterpret_cast<const Vec16<T>*>(bias)[j];
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+      float r = (v[k][e] - mean) * inv;
+      if (scale) r *= to_float(g.v[e]);
+      if (bias) r += to_float(b.v[e]);
+      out.v[e] = from_float<T>(r);
+    }
+    q[j] = out;
+  }
+}
+
+// Inference batch norm: y = (x - mean[c]) * scale[c] / sqrt(var[c] + eps) + bias[c].
+template <typename T>
+__global__ void batch_norm_kernel(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
+                                  const T* __restrict__ mean, const T* __restrict__ var, T* __restrict__ y,
+                                  FastDivider inner, FastDivider channels, uint32_t n, float eps) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint32_t plane = inner.div(i);
+    const uint32_t c = plane - channels.div(plane) * channels.divisor;
+    const float a = to_float(scale[c]) * rsqrtf(to_float(var[c]) + eps);
+    y[i] = from_float<T>((to_float(x[i]) - to_float(mean[c])) * a + to_float(bias[c]));
+  }
+}
+
 namespace {
 int row_blocks(int64_t rows) { return grid_for(rows, kWarpsPerBlock); }
 int column_grid(int64_t work) { return grid_for(work) > 132 * 16 ? 132 * 16 : grid_for(work); }
@@ -165,7 +271,17 @@ void launch_softmax(ElementType type, bool log_softmax, const void* x, void* y, 
                     cudaStream_t stream) {
   if (outer * inner == 0) return;
   MC_DISPATCH_TYPE(type, {
-    if (inner == 1)
+    const T* px = static_cast<const T*>(x);
+    T* py = static_cast<T*>(y);
+    const int blocks = row_blocks(outer), threads = 32 * kWarpsPerBlock;
+    const int m = static_cast<int>(n);
+    if (inner == 1 && n <= 32) softmax_rows_cached_kernel<T, 1><<<blocks, threads, 0, stream>>>(log_softmax, px, py, outer, m);
+    else if (inner == 1 && n <= 64) softmax_rows_cached_kernel<T, 2><<<blocks, threads, 0, stream>>>(log_softmax, px, py, outer, m);
+    else if (inner == 1 && n <= 128) softmax_rows_cached_kernel<T, 4><<<blocks, threads, 0, stream>>>(log_softmax, px, py, outer, m);
+    else if (inner == 1 && n <= 256) softmax_rows_cached_kernel<T, 8><<<blocks, threads, 0, stream>>>(log_softmax, px, py, outer, m);
+    else if (inner == 1 && n <= 512) softmax_rows_cached_kernel<T, 16><<<blocks, threads, 0, stream>>>(log_softmax, px, py, outer, m);
+    else if (inner == 1 && n <= 1024) softmax_rows_cached_kernel<T, 32><<<blocks, threads, 0, stream>>>(log_softmax, px, py, outer, m);
+    else if (inner == 1)
       softmax_rows_kernel<T><<<row_blocks(outer), 32 * kWarpsPerBlock, 0, stream>>>(
           log_softmax, static_cast<const T*>(x), static_cast<T*>(y), outer, n);
     else
@@ -178,9 +294,41 @@ void launch_softmax(ElementType type, bool log_softmax, const void* x, void* y, 
 void launch_layer_norm(ElementType type, const void* x, const void* scale, const void* bias, void* y, int64_t rows,
                        int64_t cols, float epsilon, cudaStream_t stream) {
   if (rows == 0) return;
-  MC_DISPATCH_TYPE(type, layer_norm_kernel<T><<<row_blocks(rows), 32 * kWarpsPerBlock, 0, stream>>>(
+  auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
+  MC_DISPATCH_TYPE(type, {
+    constexpr int W = Vec16<T>::kSize;
+    const int64_t vectors = cols / W;
+    const bool vector_ok = cols % W == 0 && vectors <= 32 * 8 && aligned(x) && aligned(y) &&
+                           (!scale || aligned(scale)) && (!bias || aligned(bias));
+    const T* px = static_cast<const T*>(x);
+    const T* pg = static_cast<const T*>(scale);
+    const T* pb = static_cast<const T*>(bias);
+    T* py = static_cast<T*>(y);
+    const int blocks = row_blocks(rows), threads = 32 * kWarpsPerBlock, n = static_cast<int>(cols);
+    const int per_lane = static_cast<int>((vectors + 31) / 32);
+    if (!vector_ok) layer_norm_kernel<T><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, cols, epsilon);
+    else if (per_lane <= 1) layer_norm_vector_kernel<T, 1><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
+    else if (per_lane <= 2) layer_norm_vector_kernel<T, 2><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
+    else if (per_lane <= 3) layer_norm_vector_kernel<T, 3><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
+    else if (per_lane <= 4) layer_norm_vector_kernel<T, 4><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
+    else if (per_lane <= 6) layer_norm_vector_kernel<T, 6><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
+    else layer_norm_vector_kernel<T, 8><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
+  });
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_batch_norm(ElementType type, const void* x, const void* scale, const void* bias, const void* mean,
+                       const void* variance, void* y, int64_t outer, int64_t channels, int64_t inner, float epsilon,
+                       cudaStream_t stream) {
+  const int64_t n = outer * channels * inner;
+  if (n == 0) return;
+  if (!fits_int32(n)) throw Error(kExitRuntime, "BatchNormalization over more than 2^31 elements");
+  const FastDivider inner_div(static_cast<uint32_t>(inner)), channel_div(static_cast<uint32_t>(channels));
+  const int grid = column_grid(n);
+  MC_DISPATCH_TYPE(type, batch_norm_kernel<T><<<grid, kThreads, 0, stream>>>(
                              static_cast<const T*>(x), static_cast<const T*>(scale), static_cast<const T*>(bias),
-                             static_cast<T*>(y), rows, cols, epsilon));
+                             static_cast<const T*>(mean), static_cast<const T*>(variance), static_cast<T*>(y), inner_div,
+                             channel_div, static_cast<uint32_t>(n), epsilon));
   MC_CUDA_CHECK_LAUNCH();
 }
 

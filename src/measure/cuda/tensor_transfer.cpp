@@ -74,8 +74,9 @@ void fill_input(const NodeSpec& spec, const OpPlan& plan, size_t index, void* de
     return;
   }
   if (float_type) {
-    const bool positive = plan.kind == OpKind::kUnary && (plan.unary == UnaryOp::kLog || plan.unary == UnaryOp::kSqrt ||
-                                                          plan.unary == UnaryOp::kReciprocal);
+    const bool positive = (plan.kind == OpKind::kUnary && (plan.unary == UnaryOp::kLog || plan.unary == UnaryOp::kSqrt ||
+                                                           plan.unary == UnaryOp::kReciprocal)) ||
+                          (plan.kind == OpKind::kBatchNorm && index == 4);  // a variance
     launch_fill_random(element_type(t.dtype), device, n, positive ? 0.1f : -1.f, 1.f, seed * 131 + index, stream);
   } else {
     const int64_t range = plan.kind == OpKind::kGather ? plan.axis_len : 2;

@@ -94,6 +94,31 @@ OpCost cost_fused_gemm(const OpContext& c) {
 constexpr double kGeluFlops = 5;      // x/sqrt2, erf, +1, *x, *0.5
 constexpr double kFastGeluFlops = 9;  // x^3 (2), two scalings, add, tanh, +1, *x, *0.5
 constexpr double kQuickGeluFlops = 2 + kSigmoidFlops;  // alpha*x, sigmoid, *x
+constexpr double kSiluFlops = 1 + kSigmoidFlops;       // x * sigmoid(x)
+
+// GemmFastGelu: FastGelu(X x W + bias).
+void infer_gemm_fast_gelu(OpContext& c) { c.set_output(0, c.in_dtype(0), matmul_shape(c, c.in_shape(0), c.in_shape(1))); }
+
+OpCost cost_gemm_fast_gelu(const OpContext& c) {
+  OpCost cost;
+  cost.macs = matmul_macs(c.in_shape(0), c.out(0).shape);
+  cost.flops = 2 * cost.macs + (present(c, 2) + kFastGeluFlops) * out_elements(c);
+  return cost;
+}
+
+// BiasSplitGelu: X [N, S, D] + bias [D], split in halves, left * Gelu(right) -> [N, S, D / 2].
+void infer_bias_split_gelu(OpContext& c) {
+  Shape out = c.in_shape(0);
+  if (out.size() != 3 || out[2] % 2 != 0) c.fail("input must be [N, S, D] with an even D, got " + shape_to_string(out));
+  out[2] /= 2;
+  c.set_output(0, c.in_dtype(0), out);
+}
+
+OpCost cost_bias_split_gelu(const OpContext& c) {
+  OpCost cost;  // bias add on every input; Gelu and the product per output
+  cost.flops = element_count(c.in_shape(0)) + (kGeluFlops + 1) * out_elements(c);
+  return cost;
+}
 
 OpCost cost_fast_gelu(const OpContext& c) {
   OpCost cost;
@@ -238,6 +263,35 @@ OpCost cost_embed_layer_norm(const OpContext& c) {
   return cost;
 }
 
+// GroupNorm: X, gamma, beta (NHWC unless channels_last = 0); SkipGroupNorm adds skip (input 3)
+// and bias (input 4) first and may output their sum. activation 1 = SiLU.
+int64_t group_norm_groups(const OpContext& c) {
+  const Shape& x = c.in_shape(0);
+  if (x.size() < 3) c.fail("input rank " + std::to_string(x.size()) + " is below 3");
+  const int64_t channels = c.attr_int("channels_last", 1) != 0 ? x.back() : x[1];
+  const int64_t groups = required_int_attr(c, "groups", 1);
+  if (channels % groups != 0)
+    c.fail("groups = " + std::to_string(groups) + " does not divide the " + std::to_string(channels) + " channels");
+  if (!c.has_attr("activation")) c.fail("attribute activation is required");
+  return groups;
+}
+
+void infer_group_norm(OpContext& c) {
+  group_norm_groups(c);
+  c.set_output(0, c.in_dtype(0), c.in_shape(0));
+  c.set_output(1, c.in_dtype(0), c.in_shape(0));
+}
+
+OpCost cost_group_norm(const OpContext& c) {
+  const double elements = element_count(c.in_shape(0));
+  const double rows = static_cast<double>(c.in_shape(0)[0] * group_norm_groups(c));
+  const double skip = c.node().op_type == "SkipGroupNorm" ? 1 + present(c, 4) : 0;
+  OpCost cost;
+  cost.flops = layer_norm_flops(elements, rows, true, true) +
+               elements * (skip + (c.attr_int("activation", 0) == 1 ? kSiluFlops : 0));
+  return cost;
+}
+
 // ---- other math ----
 
 void infer_inverse(OpContext& c) {
@@ -377,6 +431,10 @@ void register_com_microsoft_ops(OpRegistry& r) {
       {ms, "BiasGelu", infer_broadcast, cost_per_element<1 + static_cast<int>(kGeluFlops), 1>},
       {ms, "FastGelu", infer_broadcast, cost_fast_gelu},
       {ms, "QuickGelu", infer_unary, cost_per_element<static_cast<int>(kQuickGeluFlops), 1>},
+      {ms, "GemmFastGelu", infer_gemm_fast_gelu, cost_gemm_fast_gelu},
+      {ms, "BiasSplitGelu", infer_bias_split_gelu, cost_bias_split_gelu},
+      {ms, "GroupNorm", infer_group_norm, cost_group_norm},
+      {ms, "SkipGroupNorm", infer_group_norm, cost_group_norm},
       {ms, "BiasAdd", infer_bias_add, cost_per_element<2, 1>},
       {ms, "BiasSoftmax", infer_bias_softmax, cost_bias_softmax},
       {ms, "BiasDropout", infer_bias_dropout, cost_bias_dropout},

@@ -7,7 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 
 namespace modelcost {
 
@@ -187,6 +187,7 @@ struct TripCount {
 // The condition the body computes does not depend on data: it passes its input through or is
 // a constant true.
 bool condition_is_static(const Graph& body) {
+  if (body.outputs.empty() || body.inputs.size() < 2) return false;
   const int cond_out = body.outputs[0];
   if (cond_out == body.inputs[1]) return true;
   const TensorInfo& t = body.tensors[cond_out];
@@ -221,6 +222,7 @@ TripCount loop_trip_count(const OpContext& c, const Graph& body) {
 // Whether the loop-carried shapes differ between the node's inputs, the last pass's body inputs
 // and its outputs: the costs of the last pass then stand for every iteration (an estimate).
 bool carried_shapes_changed(const OpContext& c, const Graph& body, size_t carried) {
+  if (body.inputs.size() < 2 + carried || body.outputs.size() < 1 + carried) return true;
   for (size_t i = 0; i < carried; ++i) {
     const Shape& bound = body.tensors[body.inputs[2 + i]].shape;
     if (bound != c.in_shape(2 + i) || bound != body_output(body, 1 + i).shape) return true;
@@ -273,13 +275,23 @@ void infer_loop(OpContext& c) {
     c.diagnostics().warn_counted("Loop: trip count not known at analysis time; one iteration assumed (estimate)",
                                  c.node().name);
   const bool trip_estimate = !trip.exact;
+  // Changing shapes are exact when every iteration was followed.
+  const bool carried_exact = stable || (trip.exact && passes == trip.count);
   for (size_t i = 0; i < carried; ++i) {
     if (trip.count == 0) {
       c.set_output(i, c.in_dtype(2 + i), c.in_shape(2 + i));
       continue;
     }
     const TensorInfo& out = body_output(body, 1 + i);
-    if (out.has_shape) c.set_output(i, out.dtype, out.shape, out.estimate || !stable);
+    if (!out.has_shape) continue;
+    Shape shape = out.shape;
+    if (!carried_exact && passes < trip.count && shape.size() == shapes[i].size()) {
+      // More iterations than passes followed: extend the last pass's growth linearly.
+      const double remaining = trip.count - passes;
+      for (size_t d = 0; d < shape.size(); ++d)
+        shape[d] += static_cast<int64_t>(remaining * static_cast<double>(std::max<int64_t>(0, shape[d] - shapes[i][d])));
+    }
+    c.set_output(i, out.dtype, shape, out.estimate || !carried_exact);
   }
   for (size_t k = 0; k < scanned; ++k) {
     const TensorInfo& out = body_output(body, 1 + carried + k);

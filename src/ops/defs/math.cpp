@@ -215,17 +215,22 @@ EinsumPlan plan_einsum(const OpContext& c) {
   }
   if (p.operands.size() != c.num_inputs())
     c.fail("equation '" + eq + "' names " + std::to_string(p.operands.size()) + " operands, node has " + std::to_string(c.num_inputs()));
-  // Ellipsis dims are named by the characters '0'.. so they join the letter bookkeeping.
+  // Ellipsis dims are named by the characters '0'.. so they join the letter bookkeeping. They
+  // align from the right (numpy broadcasting), so the widest ellipsis must be known first.
   size_t ellipsis_rank = 0;
+  for (size_t i = 0; i < p.operands.size(); ++i) {
+    const std::string& op = p.operands[i];
+    if (op.find("...") == std::string::npos) continue;
+    const size_t named = op.size() - 3, rank = c.in_rank(i);
+    if (rank < named) c.fail("operand " + std::to_string(i) + " has rank " + std::to_string(rank) + " < " + std::to_string(named));
+    ellipsis_rank = std::max(ellipsis_rank, rank - named);
+  }
   for (size_t i = 0; i < p.operands.size(); ++i) {
     std::string& op = p.operands[i];
     const size_t rank = c.in_rank(i);
     const auto dots = op.find("...");
     if (dots != std::string::npos) {
-      const size_t named = op.size() - 3;
-      if (rank < named) c.fail("operand " + std::to_string(i) + " has rank " + std::to_string(rank) + " < " + std::to_string(named));
-      const size_t er = rank - named;
-      ellipsis_rank = std::max(ellipsis_rank, er);
+      const size_t er = rank - (op.size() - 3);
       std::string digits;
       for (size_t d = 0; d < er; ++d) digits += static_cast<char>('0' + (ellipsis_rank - er + d));
       op = op.substr(0, dots) + digits + op.substr(dots + 3);
@@ -265,16 +270,21 @@ void infer_einsum(OpContext& c) {
 }
 
 // Einsum contracts as one loop nest over every distinct index: macs = product of all index
-// sizes for two or more operands; a single operand (sum, trace, transpose) is additions only.
+// sizes for two or more operands; a single operand is additions only when it sums an index away
+// (sum, trace), and no arithmetic at all when every index survives (transpose, diagonal).
 OpCost cost_einsum(const OpContext& c) {
   const EinsumPlan p = plan_einsum(c);
   double all = 1;
-  for (const auto& [ch, size] : p.sizes) all *= static_cast<double>(size);
+  bool reduces = false;
+  for (const auto& [ch, size] : p.sizes) {
+    all *= static_cast<double>(size);
+    if (p.output.find(ch) == std::string::npos) reduces = true;
+  }
   OpCost cost;
   if (p.operands.size() >= 2) {
     cost.macs = all * static_cast<double>(p.operands.size() - 1);
     cost.flops = 2 * cost.macs;
-  } else {
+  } else if (reduces && computes_in_float(c)) {
     cost.flops = all;
   }
   return cost;
@@ -317,7 +327,7 @@ OpCost cost_topk(const OpContext& c) {
   // A heap selection: each input element compares against log2(k) heap levels.
   const int64_t k = std::max<int64_t>(c.out(0).shape.empty() ? 1 : c.out(0).shape[c.axis(c.attr_int("axis", -1), c.out(0).shape.size())], 1);
   OpCost cost;
-  cost.flops = element_count(c.in_shape(0)) * std::max(1.0, std::ceil(std::log2(double(k) + 1)));
+  if (computes_in_float(c)) cost.flops = element_count(c.in_shape(0)) * std::max(1.0, std::ceil(std::log2(double(k) + 1)));
   return cost;
 }
 
@@ -336,17 +346,55 @@ OpCost cost_det(const OpContext& c) {
   return cost;
 }
 
+// Radix-2 FFT: 5 N log2 N flops per complex transform of length N, i.e. 5 log2 N per complex
+// output; a onesided (real-input) transform writes about N/2 outputs and costs about half.
+double fft_flops(double complex_outputs, double n) { return complex_outputs * 5 * std::max(1.0, std::log2(std::max(n, 2.0))); }
+
 OpCost cost_dft(const OpContext& c) {
-  // Radix-2 FFT: 5 N log2 N flops per complex transform of length N along the axis.
-  const Shape& out = c.out(0).shape;
-  if (out.size() < 2) return {};
-  double n = 1;
+  const Shape& in = c.in_shape(0);
+  if (in.size() < 2) return {};
   int64_t axis = c.opset() >= 20 ? -2 : c.attr_int("axis", 1);
   if (c.opset() >= 20 && c.value(2)) axis = c.value(2)->as_int(0);
-  axis = c.axis(axis, out.size());
-  n = static_cast<double>(out[axis]);
+  axis = c.axis(axis, in.size());
+  // Transform length: dft_length when known, else the signal's length along the axis.
+  const TensorValue* length = c.value(1);
+  const double n = length && length->size() == 1 ? length->as_double(0) : static_cast<double>(in[axis]);
   OpCost cost;
-  cost.flops = element_count(out) / 2 * 5 * std::max(1.0, std::log2(std::max(n, 2.0)));
+  cost.flops = fft_flops(element_count(c.out(0).shape) / 2, n);
+  return cost;
+}
+
+// STFT (opset 17): signal [batch, length, 1 or 2], frame_step, optional window, optional
+// frame_length -> [batch, frames, bins, 2]. Own rule: ONNX 1.12's ignores onesided's default of 1.
+int64_t stft_frame_length(const OpContext& c) {
+  if (const TensorValue* v = c.value(3); v && v->size() == 1) return v->as_int(0);
+  if (c.has_input(2) && c.in_rank(2) == 1) return c.in_shape(2)[0];
+  throw NotInferable("STFT frame_length is not known at analysis time");
+}
+
+void infer_stft(OpContext& c) {
+  const Shape& in = c.in_shape(0);
+  if (in.size() != 3) c.fail("STFT needs a [batch, length, 1 or 2] signal, got " + shape_to_string(in));
+  const std::vector<int64_t> step = c.require_ints(1, "frame_step");
+  const int64_t frame = stft_frame_length(c);
+  if (step.size() != 1 || step[0] <= 0 || frame <= 0 || frame > in[1])
+    c.fail("frame_step and frame_length must be positive and the frame no longer than the signal " + shape_to_string(in));
+  const int64_t frames = (in[1] - frame) / step[0] + 1;
+  const int64_t bins = c.attr_int("onesided", 1) != 0 ? frame / 2 + 1 : frame;
+  c.set_output(0, c.in_dtype(0), {in[0], frames, bins, 2});
+}
+
+OpCost cost_stft(const OpContext& c) {
+  OpCost cost;
+  cost.flops = fft_flops(element_count(c.out(0).shape) / 2, static_cast<double>(stft_frame_length(c)));
+  return cost;
+}
+
+// Window and mel-matrix generators read integer sizes and write floats: flops per float output.
+template <int K>
+OpCost cost_per_float_output(const OpContext& c) {
+  OpCost cost;
+  if (dtype_is_float(c.out(0).dtype)) cost.flops = K * element_count(c.out(0).shape);
   return cost;
 }
 
@@ -415,11 +463,11 @@ void register_math_ops(OpRegistry& r) {
       {"", "CumSum", infer_unary, cost_per_output<1>},
       {"", "Det", infer_det, cost_det},
       {"", "DFT", infer_with_onnx_schema, cost_dft},
-      {"", "STFT", infer_with_onnx_schema, cost_dft},
-      {"", "HannWindow", infer_with_onnx_schema, cost_per_output<4>},
-      {"", "HammingWindow", infer_with_onnx_schema, cost_per_output<4>},
-      {"", "BlackmanWindow", infer_with_onnx_schema, cost_per_output<7>},
-      {"", "MelWeightMatrix", infer_with_onnx_schema, cost_per_output<4>},
+      {"", "STFT", infer_stft, cost_stft},
+      {"", "HannWindow", infer_with_onnx_schema, cost_per_float_output<4>},
+      {"", "HammingWindow", infer_with_onnx_schema, cost_per_float_output<4>},
+      {"", "BlackmanWindow", infer_with_onnx_schema, cost_per_float_output<7>},
+      {"", "MelWeightMatrix", infer_with_onnx_schema, cost_per_float_output<4>},
   });
 }
 

@@ -304,6 +304,42 @@ OpCost cost_matmul_nbits(const OpContext& c) {
   return cost;
 }
 
+// MatMulBnb4: A [..., K] x 4-bit FP4 / NF4 B (N x K, transB = 1) packed as uint8 [(N*K + 1) / 2],
+// absmax per block_size weights. transB = 0 multiplies [..., N] by B = [N, K] instead.
+struct Bnb4 {
+  int64_t k = 0, n = 0;
+  bool trans_b = true;
+};
+
+Bnb4 bnb4(const OpContext& c) {
+  Bnb4 q{required_int_attr(c, "K", 1), required_int_attr(c, "N", 1), c.attr_int("transB", 1) != 0};
+  const int64_t block = required_int_attr(c, "block_size", 16);
+  if ((block & (block - 1)) != 0) c.fail("block_size = " + std::to_string(block) + " is not a power of two");
+  const int64_t quant_type = required_int_attr(c, "quant_type", 0);
+  if (quant_type > 1) c.fail("quant_type = " + std::to_string(quant_type) + " is neither 0 (FP4) nor 1 (NF4)");
+  const Shape& a = c.in_shape(0);
+  const int64_t inner = q.trans_b ? q.k : q.n;
+  if (a.empty() || a.back() != inner) c.fail("input A " + shape_to_string(a) + " does not end in " + std::to_string(inner));
+  return q;
+}
+
+void infer_matmul_bnb4(OpContext& c) {
+  const Bnb4 q = bnb4(c);
+  Shape out = c.in_shape(0);
+  out.back() = q.trans_b ? q.n : q.k;
+  c.set_output(0, c.in_dtype(0), out);
+}
+
+OpCost cost_matmul_bnb4(const OpContext& c) {
+  const Bnb4 q = bnb4(c);
+  const double weights = static_cast<double>(q.k) * static_cast<double>(q.n);
+  OpCost cost;
+  cost.macs = element_count(c.in_shape(0)) / static_cast<double>(c.in_shape(0).back()) * weights;
+  cost.flops = 2 * cost.macs + weights;  // dequantize: a table lookup scaled by absmax, once per weight
+  cost.quantized_weights.emplace_back(1, weights);
+  return cost;
+}
+
 // QAttention: input, weight, bias, input_scale, weight_scale, mask_index, input_zero_point,
 // weight_zero_point, past. Self-attention with a merged int8 QKV projection.
 struct QAttentionDims {
@@ -378,6 +414,7 @@ void register_quantization_ops(OpRegistry& r) {
       {ms, "DynamicQuantizeMatMul", infer_dynamic_quantize_matmul, cost_dynamic_quantize_matmul},
       {ms, "MatMulIntegerToFloat", infer_matmul_integer_to_float, cost_matmul_integer_to_float},
       {ms, "MatMulNBits", infer_matmul_nbits, cost_matmul_nbits},
+      {ms, "MatMulBnb4", infer_matmul_bnb4, cost_matmul_bnb4},
       {ms, "QAttention", infer_qattention, cost_qattention},
   });
 }

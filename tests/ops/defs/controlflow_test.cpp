@@ -201,7 +201,26 @@ TEST(ControlFlowLoop, GrowingCarriedShapeIsFollowedOverTheIterations) {
   b.output("Y");
   auto run = analyse(b);
   EXPECT_EQ(run->shape("Y"), (Shape{4, 2}));  // one row added per iteration
+  EXPECT_FALSE(run->tensor("Y").estimate);    // all 3 iterations were followed
   EXPECT_TRUE(run->cost("Y").estimate);       // the last iteration's costs stand for all
+}
+
+TEST(ControlFlowLoop, GrowthBeyondTheFollowedPassesIsExtrapolated) {
+  ModelBuilder b;
+  b.input("X", kFloat, Shape{1, 2});
+  b.weight("row", kFloat, {1, 2});
+  b.ints("M", {40}, {});
+  Body body("body");
+  body.input("i", kInt64, {}).input("c", kBool, {}).input("x_in", kFloat, {1, 2});
+  auto& concat = body.node("Concat", {"x_in", "row"}, {"x_out"});
+  set_attr(concat, "axis", static_cast<int64_t>(0));
+  body.output("c").output("x_out");
+  auto& n = b.node("Loop", {"M", "", "X"}, {"Y"});
+  set_attr(n, "body", body.g);
+  b.output("Y");
+  auto run = analyse(b);
+  EXPECT_EQ(run->shape("Y"), (Shape{41, 2}));  // 16 passes followed, 24 more rows extrapolated
+  EXPECT_TRUE(run->tensor("Y").estimate);
 }
 
 TEST(ControlFlowLoop, BodyWithWrongInputCountIsAnError) {

@@ -1,0 +1,116 @@
+#include "cli/hardware_stage.h"
+
+#include "costs/cost_model.h"
+#include "load/model_loader.h"
+#include "modelcost/errors.h"
+#include "ops/op_registry.h"
+#include "report/roofline_columns.h"
+#include "report/roofline_svg.h"
+#include "shapes/batch_dim.h"
+
+namespace modelcost {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) throw Error(kExitUsage, "--gpu '" + text + "': empty device name");
+    items.push_back(item);
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+bool HardwareStage::requested(const CliOptions& o) {
+  return !o.gpus.empty() || o.peak_tflops || o.bandwidth_gbps;
+}
+
+void HardwareStage::check_options(const CliOptions& o) {
+  if (requested(o)) {
+    if (o.gpus.empty() && !(o.peak_tflops && o.bandwidth_gbps))
+      throw Error(kExitUsage, "a custom device needs both --peak-tflops and --bandwidth-gbps (or name one with --gpu)");
+    check_dtype_option(o.dtype);
+    return;
+  }
+  const char* needs = !o.dtype.empty() ? "--dtype" : !o.batches.empty() ? "--batch" : !o.roofline_svg.empty() ? "--roofline-svg"
+                      : o.target_qps ? "--target-qps" : o.latency_slo_ms ? "--latency-slo-ms" : nullptr;
+  if (needs) throw Error(kExitUsage, std::string(needs) + " needs a device: --gpu NAME (see --list-gpus) or --peak-tflops with --bandwidth-gbps");
+}
+
+HardwareStage::HardwareStage(const CliOptions& options, const std::string& local_gpu_name, int local_sm_count,
+                             double local_memory_gb)
+    : options_(options) {
+  db_ = load_hardware_db(options.hwdb_dirs);
+  if (options.gpus.empty()) {
+    custom_ = std::make_unique<Device>(make_custom_device(*options.peak_tflops, *options.bandwidth_gbps));
+    devices_.push_back(custom_.get());
+    return;
+  }
+  for (const auto& name : split_list(options.gpus)) {
+    if (name == "auto") {
+      const Device* local = local_gpu_name.empty() ? nullptr : match_local_device(db_, local_gpu_name, local_sm_count, local_memory_gb);
+      if (!local)
+        throw Error(kExitUsage, local_gpu_name.empty() ? "--gpu auto: no local NVIDIA GPU found; name the device with --gpu NAME"
+                                                       : "--gpu auto: '" + local_gpu_name + "' matches no hwdb entry; add one with --hwdb (modelcost calibrate writes one)");
+      resolution_ = "--gpu auto: this machine's " + local_gpu_name + " is " + local->id + " (" + local->name + ")";
+      devices_.push_back(local);
+      continue;
+    }
+    const Device& d = db_.resolve(name);
+    if (devices_.empty()) resolution_ = describe_resolution(name, d);
+    devices_.push_back(&d);
+  }
+  if (options.peak_tflops || options.bandwidth_gbps) {
+    custom_ = std::make_unique<Device>(with_overrides(*devices_.front(), options.peak_tflops, options.bandwidth_gbps));
+    devices_.front() = custom_.get();
+  }
+}
+
+void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, const Analysis& analysis, Report& report) {
+  const bool planning = !options_.batches.empty() || options_.target_qps;
+  BatchDim batch_dim;
+  bool have_batch_dim = false;
+  try {
+    batch_dim = find_batch_dim(model, shape_options, options_.batch_dim);
+    have_batch_dim = true;
+  } catch (const Error&) {
+    if (planning || !options_.batch_dim.empty()) throw;
+  }
+  RooflineOptions ro;
+  ro.dtype = options_.dtype;
+  ro.batch = have_batch_dim ? batch_dim.current : 0;
+  roofline_ = std::make_unique<RooflineReport>(compute_roofline(analysis, *devices_.front(), ro));
+  add_roofline(report, *roofline_, resolution_);
+  if (devices_.size() > 1) add_device_comparison(report, compare_devices(analysis, devices_, ro), roofline_->dtype);
+  if (planning) {
+    PlanOptions po;
+    po.dtype = options_.dtype;
+    po.batches = options_.batches.empty() ? std::vector<int64_t>{batch_dim.current} : parse_batch_list(options_.batches);
+    po.target_qps = options_.target_qps;
+    po.latency_slo_ms = options_.latency_slo_ms;
+    const std::string path = model.path;
+    auto analyse_batch = [this, &model, path, shape_options, batch_dim](int64_t batch) {
+      batch_model_ = std::make_unique<Model>(load_model(path));
+      Diagnostics quiet;  // the main run already reported this model's warnings
+      try {
+        ShapeEngine(OpRegistry::instance(), quiet).run(*batch_model_, with_batch(model, shape_options, batch_dim, batch));
+      } catch (const Error& e) {
+        // Typically a fixed-batch export whose Reshape targets bake the batch size in.
+        throw Error(kExitUsage, "--batch " + std::to_string(batch) + ": the model does not run at that batch" +
+                                    (batch_dim.symbol.empty() ? " (it was exported with a fixed batch of " +
+                                                                    std::to_string(batch_dim.current) + ")" : "") +
+                                    ": " + e.what());
+      }
+      return compute_costs(*batch_model_, OpRegistry::instance(), quiet);
+    };
+    add_plan(report, plan_capacity(analyse_batch, *devices_.front(), po));
+  }
+  if (!options_.roofline_svg.empty()) write_roofline_svg(options_.roofline_svg, *roofline_, analysis);
+}
+
+}  // namespace modelcost

@@ -1,0 +1,48 @@
+// Shared by the op_plan*.cpp files (one per family of operations): small helpers and the
+// planner of each operation. Not a public interface.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "measure/op_plan.h"
+
+namespace modelcost::plan_detail {
+
+int64_t product(const Shape& s, size_t begin, size_t end);
+int64_t normalize_axis(int64_t axis, size_t rank);
+OpPlan unsupported(const std::string& why);
+OpPlan zero_cost(const std::string& why);
+// Integer contents of a tensor known at analysis time; *ok = false when a present tensor is unknown.
+std::vector<int64_t> known_ints(const TensorSpec& t, bool* ok);
+bool known_scalar(const TensorSpec& t, double* out);
+bool all_float(const NodeSpec& s);
+
+// op_plan_elementwise.cpp
+OpPlan plan_unary(const NodeSpec& s, UnaryOp op);
+OpPlan plan_binary(const NodeSpec& s, BinaryOp op);
+OpPlan plan_where(const NodeSpec& s);
+OpPlan plan_cast(const NodeSpec& s);
+// op_plan_copies.cpp
+OpPlan copy_plan(std::vector<StridedCopy> copies);
+OpPlan plan_transpose(const NodeSpec& s);
+OpPlan plan_slice(const NodeSpec& s);
+OpPlan plan_concat(const NodeSpec& s);
+OpPlan plan_split(const NodeSpec& s);
+OpPlan plan_gather(const NodeSpec& s);
+OpPlan plan_expand(const NodeSpec& s);
+OpPlan plan_pad(const NodeSpec& s);
+OpPlan plan_tile(const NodeSpec& s);
+// op_plan_rows.cpp
+OpPlan plan_reduce(const NodeSpec& s, ReduceOp op);
+OpPlan plan_global_pool(const NodeSpec& s, ReduceOp op);
+OpPlan plan_softmax(const NodeSpec& s);
+OpPlan plan_layer_norm(const NodeSpec& s);
+OpPlan plan_batch_norm(const NodeSpec& s);
+// op_plan_nn.cpp
+OpPlan plan_conv(const NodeSpec& s);
+OpPlan plan_pool(const NodeSpec& s);
+OpPlan plan_matmul(const NodeSpec& s);
+OpPlan plan_gemm(const NodeSpec& s);
+OpPlan plan_resize(const NodeSpec& s);
+
+}  // namespace modelcost::plan_detail

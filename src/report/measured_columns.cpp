@@ -1,0 +1,116 @@
+#include "report/measured_columns.h"
+
+#include <fmt/format.h>
+
+namespace modelcost {
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ";") + i;
+  return s;
+}
+
+}  // namespace
+
+void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes, const ModelMeasurement& model,
+                      const DeviceInfo& device, const RooflineReport* roofline) {
+  const auto* m = &nodes;
+  auto measured = [m](size_t row) -> const NodeMeasurement& { return (*m)[row]; };
+  const std::string after = report.find_column("share") ? "share" : "arithmetic_intensity";
+  report.add_column_after(after, {"measured_us", "meas us", "us", ColumnKind::kTime, kSinkAll, true,
+                                  [measured](const NodeAnalysis&, size_t row) {
+                                    const auto& n = measured(row);
+                                    return n.measured || n.zero_cost ? CellValue::of_number(n.median_us) : CellValue::empty();
+                                  },
+                                  nullptr});
+  report.add_column_after("measured_us", {"measured_min_us", "min us", "us", ColumnKind::kTime, kSinkFiles, false,
+                                          [measured](const NodeAnalysis&, size_t row) {
+                                            const auto& n = measured(row);
+                                            return n.measured ? CellValue::of_number(n.min_us) : CellValue::empty();
+                                          },
+                                          nullptr});
+  report.add_column_after("measured_min_us", {"measured_rel_stddev", "spread", "1", ColumnKind::kShare, kSinkFiles, false,
+                                              [measured](const NodeAnalysis&, size_t row) {
+                                                const auto& n = measured(row);
+                                                return n.measured ? CellValue::of_number(n.rel_stddev) : CellValue::empty();
+                                              },
+                                              nullptr});
+  report.add_column_after("measured_rel_stddev", {"achieved_tflops", "TFLOP/s", "TFLOP/s", ColumnKind::kRatio, kSinkAll, false,
+                                                  [measured](const NodeAnalysis& node, size_t row) {
+                                                    const auto& n = measured(row);
+                                                    return n.measured && n.median_us > 0 ? CellValue::of_number(node.cost.flops / (n.median_us * 1e6))
+                                                                                         : CellValue::empty();
+                                                  },
+                                                  nullptr});
+  report.add_column_after("achieved_tflops", {"achieved_gbps", "GB/s", "GB/s", ColumnKind::kRatio, kSinkAll, false,
+                                              [measured](const NodeAnalysis& node, size_t row) {
+                                                const auto& n = measured(row);
+                                                return n.measured && n.median_us > 0 ? CellValue::of_number(node.cost.bytes() / (n.median_us * 1e3))
+                                                                                     : CellValue::empty();
+                                              },
+                                              nullptr});
+  if (roofline)
+    report.add_column_after("achieved_gbps", {"efficiency", "eff.", "1", ColumnKind::kRatio, kSinkAll, false,
+                                              [measured, roofline](const NodeAnalysis&, size_t row) {
+                                                const auto& n = measured(row);
+                                                const double predicted = roofline->nodes[row].predicted_us;
+                                                return n.measured && n.median_us > 0 && predicted > 0
+                                                           ? CellValue::of_number(predicted / n.median_us)
+                                                           : CellValue::empty();
+                                              },
+                                              nullptr});
+  report.add_column_after(roofline ? "efficiency" : "achieved_gbps",
+                          {"kernels", "kernels", "", ColumnKind::kText, kSinkFiles, false,
+                           [measured](const NodeAnalysis&, size_t row) {
+                             const auto& n = measured(row);
+                             return CellValue::of_text(n.measured ? joined(n.kernels) : n.zero_cost ? "" : "not measured: " + n.reason);
+                           },
+                           nullptr});
+  report.rank_by = "measured_us";
+
+  size_t measured_nodes = 0, failed = 0;
+  double sum = 0;
+  for (const auto& n : nodes) {
+    if (n.measured) ++measured_nodes;
+    else if (!n.zero_cost) ++failed;
+    if (n.measured) sum += n.median_us;
+  }
+  const double predicted_ms = roofline ? roofline->totals.predicted_latency_ms : 0;
+  const ModelMeasurement whole = model;
+  report.totals.push_back({"measured_sum_ms", "measured, sum of node medians (ms)", "ms", ColumnKind::kTime, kSinkTable | kSinkJson,
+                           [sum](const Analysis&) { return CellValue::of_number(sum / 1e3); }});
+  report.sections.push_back(
+      {"measurement",
+       [=] {
+         Json j{{"device", device.name},
+                {"driver", device.driver},
+                {"nodes_measured", measured_nodes},
+                {"nodes_not_measured", failed},
+                {"sum_of_node_medians_ms", sum / 1e3},
+                {"model_measured", whole.measured},
+                {"model_latency_ms", whole.measured ? Json(whole.median_us / 1e3) : Json(nullptr)},
+                {"model_rel_stddev", whole.measured ? Json(whole.rel_stddev) : Json(nullptr)},
+                {"model_method", whole.method},
+                {"model_reason", whole.reason}};
+         if (roofline) {
+           j["predicted_latency_ms"] = predicted_ms;
+           j["prediction_error"] = whole.measured && whole.median_us > 0 ? Json(predicted_ms / (whole.median_us / 1e3) - 1) : Json(nullptr);
+         }
+         return j;
+       },
+       [=](std::ostream& out) {
+         out << fmt::format("\nMeasured on {} ({}): {} nodes measured, {} not measured\n", device.name, device.driver, measured_nodes, failed);
+         out << fmt::format("  sum of per-node medians  {:.4g} ms\n", sum / 1e3);
+         if (whole.measured)
+           out << fmt::format("  whole model ({})  {:.4g} ms (spread {:.1f}%); sum / whole = {:.2f}\n", whole.method, whole.median_us / 1e3,
+                              100 * whole.rel_stddev, whole.median_us > 0 ? sum / whole.median_us : 0.0);
+         else if (!whole.reason.empty())
+           out << "  whole model not run: " << whole.reason << "\n";
+         if (roofline && whole.measured && whole.median_us > 0)
+           out << fmt::format("  roofline prediction  {:.4g} ms, {:+.0f}% against the whole-model measurement\n", predicted_ms,
+                              100 * (predicted_ms / (whole.median_us / 1e3) - 1));
+       }});
+}
+
+}  // namespace modelcost

@@ -1,0 +1,16 @@
+// Adds measured per-node times (issue 4) to a report: measured_us, achieved TFLOP/s and GB/s,
+// efficiency against the roofline, kernel names; and the whole-model "measurement" section.
+#pragma once
+#include <vector>
+
+#include "modelcost/measure.h"
+#include "modelcost/roofline.h"
+#include "report/report.h"
+
+namespace modelcost {
+
+// `nodes` (parallel to Analysis::nodes), `model` and `roofline` (may be null) must outlive the report.
+void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes, const ModelMeasurement& model,
+                      const DeviceInfo& device, const RooflineReport* roofline);
+
+}  // namespace modelcost

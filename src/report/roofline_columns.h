@@ -1,0 +1,17 @@
+// Adds the roofline (issue 3) and the capacity plan to a report: per-node bound, predicted time and
+// share; the predicted-latency total; "hardware", "plan" and "comparison" sections.
+#pragma once
+#include <vector>
+
+#include "modelcost/plan.h"
+#include "modelcost/roofline.h"
+#include "report/report.h"
+
+namespace modelcost {
+
+// `roofline` must outlive the report. `resolution` is describe_resolution()'s line ("" for an id).
+void add_roofline(Report& report, const RooflineReport& roofline, const std::string& resolution);
+void add_plan(Report& report, const CapacityPlan& plan);
+void add_device_comparison(Report& report, const std::vector<DeviceComparisonRow>& rows, const std::string& dtype);
+
+}  // namespace modelcost

@@ -1,0 +1,163 @@
+// The CLI's hardware, plan and measurement options end to end (issue 3 and 4 wiring).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <regex>
+
+#include "cli/cli_runner.h"
+#include "modelcost/errors.h"
+#include "modelcost/measure.h"
+
+namespace modelcost::testing {
+namespace {
+
+const std::string kSample = std::string(MODELCOST_SOURCE_DIR) + "/samples/resnet50.onnx";
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+bool cuda_gpu_present() {
+  try {
+    make_backend(false);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+TEST(CliHardware, Resnet50OnA100PrintsBoundPredictedTimeAndVerdict) {
+  const CliResult r = run_modelcost(kSample + " --gpu a100 --dim batch=1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("'a100' is an alias of a100-sxm4-80gb"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("on A100 SXM4 80GB, fp32, batch 1: [0-9]+ of 53 Conv layers memory-bound; predicted [0-9.]+ ms")))
+      << r.out;
+  EXPECT_NE(r.out.find("pred us"), std::string::npos);
+  EXPECT_NE(r.out.find("compute"), std::string::npos);
+}
+
+TEST(CliHardware, JsonAndCsvCarryTheSameRooflineFigures) {
+  TempDir dir;
+  const CliResult r = run_modelcost(kSample + " --gpu h100 --dtype fp16 -q --json " + dir.file("r.json") + " --csv " + dir.file("r.csv"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(read_text(dir.file("r.json")));
+  EXPECT_EQ(j["hardware"]["id"], "h100-sxm");
+  EXPECT_EQ(j["hardware"]["dtype"], "fp16");
+  double sum = 0;
+  size_t compute = 0, memory = 0;
+  for (const auto& n : j["nodes"]) {
+    sum += n["predicted_us"].get<double>();
+    compute += n["bound"] == "compute";
+    memory += n["bound"] == "memory";
+  }
+  EXPECT_NEAR(sum / 1e3, j["totals"]["predicted_latency_ms"].get<double>(), 1e-9);
+  EXPECT_EQ(compute, j["totals"]["compute_bound_nodes"].get<size_t>());
+  EXPECT_EQ(memory, j["totals"]["memory_bound_nodes"].get<size_t>());
+  const std::string csv = read_text(dir.file("r.csv"));
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_NE(header.find("bound,predicted_us,share"), std::string::npos) << header;
+  EXPECT_EQ(count(csv, ",compute,"), compute);
+  EXPECT_EQ(count(csv, ",memory,"), memory);
+}
+
+TEST(CliHardware, BatchSweepWritesAPlanWithTheLargestFittingBatch) {
+  TempDir dir;
+  const CliResult r = run_modelcost(kSample + " --gpu a100 --batch 1,8,32 --target-qps 3000 -q --json " + dir.file("p.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto plan = nlohmann::json::parse(read_text(dir.file("p.json")))["plan"];
+  ASSERT_EQ(plan["rows"].size(), 3u);
+  double last = 0;
+  for (const auto& row : plan["rows"]) {
+    EXPECT_GT(row["throughput_per_s"].get<double>(), last);  // grows with batch on ResNet-50
+    last = row["throughput_per_s"].get<double>();
+    EXPECT_TRUE(row["fits"].get<bool>());
+  }
+  EXPECT_GT(plan["max_batch_fits"].get<int64_t>(), 32);
+  EXPECT_GE(plan["devices_needed"].get<int64_t>(), 1);
+}
+
+TEST(CliHardware, ComparesSeveralDevicesSideBySide) {
+  const CliResult r = run_modelcost(kSample + " --gpu a100,h100,l4");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Devices side by side"), std::string::npos);
+  EXPECT_NE(r.out.find("L4"), std::string::npos);
+}
+
+TEST(CliHardware, CustomDeviceFromInlineFigures) {
+  TempDir dir;
+  const CliResult r = run_modelcost(kSample + " --peak-tflops 100 --bandwidth-gbps 1000 -q --json " + dir.file("c.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(read_text(dir.file("c.json")));
+  EXPECT_GT(j["totals"]["predicted_latency_ms"].get<double>(), 0);
+}
+
+TEST(CliHardware, RooflineSvgHasAMarkPerCostedNode) {
+  TempDir dir;
+  const CliResult r = run_modelcost(kSample + " --gpu a100 -q --roofline-svg " + dir.file("r.svg"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string svg = read_text(dir.file("r.svg"));
+  EXPECT_EQ(svg.rfind("<svg", 0) == 0 || svg.rfind("<?xml", 0) == 0, true);
+  EXPECT_NE(svg.find("/conv1/Conv"), std::string::npos);
+}
+
+TEST(CliHardware, ListGpusPrintsOneDevicePerLineAfterAHeader) {
+  const CliResult r = run_modelcost("--list-gpus");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_GE(count(r.out, "\n"), 17u);
+  EXPECT_NE(r.out.find("h100-sxm"), std::string::npos);
+}
+
+TEST(CliHardware, OptionsThatNeedADeviceSaySo) {
+  for (const char* args : {" --batch 1,8", " --dtype fp16", " --roofline-svg x.svg", " --peak-tflops 10"}) {
+    const CliResult r = run_modelcost(kSample + args);
+    EXPECT_EQ(r.code, kExitUsage) << args;
+    EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind("modelcost: error:", 0), 0u) << r.err;
+  }
+}
+
+TEST(CliHardware, UnknownDeviceListsCloseMatches) {
+  const CliResult r = run_modelcost(kSample + " --gpu h101");
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+  EXPECT_NE(r.err.find("h100"), std::string::npos) << r.err;
+}
+
+TEST(CliHardware, FixedBatchModelRefusesAnotherBatchInOneLine) {
+  if (!shared_models_present()) GTEST_SKIP() << "../shared/models not present";
+  const CliResult r = run_modelcost(shared_model("resnet50_op18.onnx") + " --gpu h100 --batch 1,64");
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+  EXPECT_NE(r.err.find("fixed batch of 1"), std::string::npos) << r.err;
+}
+
+TEST(CliMeasure, WithoutAGpuSaysSoInOneLine) {
+  if (cuda_gpu_present()) GTEST_SKIP() << "this machine has an NVIDIA GPU";
+  const CliResult r = run_modelcost(kSample + " --measure");
+  EXPECT_NE(r.code, 0);
+  EXPECT_LT(r.code, 126);
+  EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+  EXPECT_NE(r.err.find("GPU"), std::string::npos) << r.err;
+}
+
+TEST(CliMeasure, CpuBackendMeasuresEveryNodeOfASmallModel) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{4, 64});
+  b.weight("w", kFloat, {64, 32});
+  b.node("MatMul", {"x", "w"}, {"h"});
+  b.node("Relu", {"h"}, {"y"});
+  b.output("y");
+  TempDir dir;
+  const std::string model = write_model(dir, "m.onnx", b);
+  const CliResult r = run_modelcost(model + " --measure --cpu -q --json " + dir.file("m.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(read_text(dir.file("m.json")));
+  for (const auto& n : j["nodes"]) EXPECT_GT(n["measured_us"].get<double>(), 0) << n["name"];
+  EXPECT_EQ(j["measurement"]["nodes_measured"], 2);
+}
+
+}  // namespace modelcost::testing

@@ -1,0 +1,314 @@
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <deque>
+
+#include "modelcost/errors.h"
+#include "modelcost/roofline.h"
+#include "test_support.h"
+
+namespace modelcost::testing {
+namespace {
+
+// An analysis built by hand: tensors, nodes and their costs given directly, so the roofline
+// arithmetic is checked independently of the cost rules.
+struct HandAnalysis {
+  Graph graph;
+  Analysis analysis;
+  std::deque<NodeCost> costs;
+
+  int tensor(const std::string& name, int32_t dtype, const Shape& shape, bool weight = false) {
+    TensorInfo t;
+    t.name = name;
+    t.dtype = dtype;
+    t.shape = shape;
+    t.has_shape = true;
+    t.is_initializer = weight;
+    graph.tensors.push_back(t);
+    return static_cast<int>(graph.tensors.size()) - 1;
+  }
+  void node(const std::string& name, const std::string& op, std::vector<int> in, std::vector<int> out, NodeCost cost) {
+    Node n;
+    n.name = name;
+    n.op_type = op;
+    n.inputs = std::move(in);
+    n.outputs = std::move(out);
+    graph.nodes.push_back(std::move(n));
+    costs.push_back(cost);
+  }
+  // Call after the last node: node addresses are stable from here on.
+  const Analysis& done() {
+    analysis.nodes.clear();
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      NodeAnalysis a;
+      a.node = &graph.nodes[i];
+      a.graph = &graph;
+      a.cost = costs[i];
+      analysis.nodes.push_back(a);
+    }
+    return analysis;
+  }
+};
+
+NodeCost cost(double macs, double flops, double read, double written, bool known = true) {
+  NodeCost c;
+  c.macs = macs;
+  c.flops = flops;
+  c.bytes_read = read;
+  c.bytes_written = written;
+  c.known = known;
+  return c;
+}
+
+// y[1,1024] = x[1,1024] @ W[1024,1024] in fp32: 1048576 MACs, 2097152 FLOPs,
+// reads 4*(1024 + 1048576) = 4198400 bytes, writes 4096.
+void add_matmul(HandAnalysis& h, int32_t dtype = kFloat, const std::string& name = "mm") {
+  const double size = dtype == kFloat ? 4 : dtype == kFloat16 ? 2 : 1;
+  const int x = h.tensor(name + "_x", dtype, {1, 1024});
+  const int w = h.tensor(name + "_w", dtype, {1024, 1024}, true);
+  const int y = h.tensor(name + "_y", dtype, {1, 1024});
+  h.node(name, "MatMul", {x, w}, {y}, cost(1048576, 2097152, size * (1024 + 1048576), size * 1024));
+}
+
+const HardwareDb& db() {
+  static const HardwareDb instance = load_hardware_db({}, false);
+  return instance;
+}
+
+}  // namespace
+
+TEST(Roofline, HandComputedNodeOnACustomDevice) {
+  HandAnalysis h;
+  add_matmul(h);
+  const Device device = make_custom_device(/*peak_tflops=*/100, /*bandwidth_gbps=*/1000, 0, /*launch_overhead_us=*/5);
+  RooflineOptions options;
+  options.model_name = "Tiny";
+  options.batch = 1;
+  const RooflineReport r = compute_roofline(h.done(), device, options);
+  ASSERT_EQ(r.nodes.size(), 1u);
+  const NodeRoofline& n = r.nodes[0];
+  // memory time 4202496 B / 1e12 B/s = 4.202496 us; compute 2097152 / 1e14 = 0.02097152 us.
+  EXPECT_DOUBLE_EQ(n.bytes, 4202496);
+  EXPECT_DOUBLE_EQ(n.predicted_us, 4.202496 + 5);
+  EXPECT_EQ(n.bound, Bound::kMemory);
+  EXPECT_DOUBLE_EQ(n.intensity, 2097152.0 / 4202496.0);
+  EXPECT_DOUBLE_EQ(n.attainable_flops, 2097152.0 / 4202496.0 * 1e12);
+  EXPECT_DOUBLE_EQ(n.peak_flops, 1e14);
+  EXPECT_EQ(n.path, MathPath::kTensor);  // a custom device's single peak serves both paths
+  EXPECT_DOUBLE_EQ(n.share, 1.0);
+  EXPECT_DOUBLE_EQ(r.totals.predicted_latency_ms, 9.202496e-3);
+  EXPECT_EQ(r.dtype, "fp32");
+  EXPECT_EQ(r.verdict, "Tiny on custom (100 TFLOP/s, 1000 GB/s), fp32, batch 1: 1 of 1 MatMul layers memory-bound; "
+                       "predicted 0.0092 ms");
+}
+
+TEST(Roofline, ComputeBoundPastTheRidgePoint) {
+  HandAnalysis h;
+  const int x = h.tensor("x", kFloat, {1});
+  const int y = h.tensor("y", kFloat, {1});
+  h.node("big", "Conv", {x}, {y}, cost(5e11, 1e12, 5e5, 5e5));  // intensity 1e6 FLOP/B
+  const Device device = make_custom_device(100, 1000);
+  const RooflineReport r = compute_roofline(h.done(), device);
+  EXPECT_EQ(r.nodes[0].bound, Bound::kCompute);
+  EXPECT_DOUBLE_EQ(r.nodes[0].predicted_us, 1e12 / 1e14 * 1e6);  // 10000 us
+  EXPECT_DOUBLE_EQ(r.nodes[0].attainable_flops, 1e14);
+  ASSERT_EQ(r.roofs.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.roofs[0].ridge_intensity, 100);  // 1e14 FLOP/s / 1e12 B/s
+}
+
+TEST(Roofline, ReinterpretAndUncostedNodesAddNothing) {
+  HandAnalysis h;
+  add_matmul(h);
+  const int y = 2;
+  const int z = h.tensor("z", kFloat, {1024});
+  h.node("view", "Reshape", {y}, {z}, cost(0, 0, 0, 0));
+  h.node("mystery", "MyOp", {z}, {h.tensor("q", kFloat, {1024})}, cost(0, 0, 0, 0, /*known=*/false));
+  const Device device = make_custom_device(100, 1000, 0, 5);
+  const RooflineReport r = compute_roofline(h.done(), device);
+  EXPECT_EQ(r.nodes[1].bound, Bound::kNone);
+  EXPECT_FALSE(r.nodes[1].launches);
+  EXPECT_DOUBLE_EQ(r.nodes[1].predicted_us, 0);
+  EXPECT_FALSE(r.nodes[2].costed);
+  EXPECT_DOUBLE_EQ(r.nodes[2].predicted_us, 0);
+  EXPECT_EQ(r.totals.uncosted, 1u);
+  EXPECT_EQ(r.totals.no_bound, 1u);
+  EXPECT_EQ(r.totals.launches, 1u);
+  EXPECT_DOUBLE_EQ(r.totals.predicted_latency_ms, 9.202496e-3);
+  EXPECT_NE(r.verdict.find("(1 uncosted nodes not included)"), std::string::npos) << r.verdict;
+}
+
+TEST(Roofline, SharesSumToOneAndTotalsSum) {
+  HandAnalysis h;
+  add_matmul(h, kFloat, "a");
+  add_matmul(h, kFloat, "b");
+  const int x = h.tensor("x", kFloat, {1000});
+  h.node("act", "Relu", {x}, {h.tensor("r", kFloat, {1000})}, cost(0, 1000, 4000, 4000));
+  const Device device = make_custom_device(100, 1000, 0, 5);
+  const RooflineReport r = compute_roofline(h.done(), device);
+  // Relu: 8000 B / 1e12 = 0.008 us + 5 us.
+  EXPECT_DOUBLE_EQ(r.nodes[2].predicted_us, 5.008);
+  EXPECT_EQ(r.nodes[2].path, MathPath::kVector);
+  const double total_us = 2 * 9.202496 + 5.008;
+  EXPECT_NEAR(r.totals.predicted_latency_ms, total_us / 1e3, 1e-15);
+  EXPECT_NEAR(r.nodes[0].share + r.nodes[1].share + r.nodes[2].share, 1.0, 1e-12);
+  EXPECT_NEAR(r.nodes[2].share, 5.008 / total_us, 1e-12);
+  EXPECT_EQ(r.totals.memory_bound, 3u);
+}
+
+TEST(Roofline, MatrixOpsUseTensorPeaksByDtype) {
+  const Device& a100 = db().resolve("a100");
+  {
+    HandAnalysis h;
+    add_matmul(h, kFloat16);
+    const RooflineReport r = compute_roofline(h.done(), a100);
+    EXPECT_EQ(r.nodes[0].path, MathPath::kTensor);
+    EXPECT_EQ(r.nodes[0].peak_dtype, "fp16");
+    EXPECT_DOUBLE_EQ(r.nodes[0].peak_flops, 312e12);
+    EXPECT_EQ(r.dtype, "fp16");
+  }
+  {
+    HandAnalysis h;
+    add_matmul(h, kFloat);
+    const RooflineReport r = compute_roofline(h.done(), a100);
+    EXPECT_EQ(r.nodes[0].path, MathPath::kVector);  // fp32 MatMul without --dtype tf32: CUDA cores
+    EXPECT_DOUBLE_EQ(r.nodes[0].peak_flops, 19.5e12);
+    // bytes / 2039e9 B/s + 3 us launch
+    EXPECT_DOUBLE_EQ(r.nodes[0].predicted_us, 4202496 / 2039e9 * 1e6 + 3);
+  }
+  {
+    HandAnalysis h;
+    add_matmul(h, kFloat);
+    RooflineOptions tf32;
+    tf32.dtype = "tf32";
+    const RooflineReport r = compute_roofline(h.done(), a100, tf32);
+    EXPECT_EQ(r.nodes[0].peak_dtype, "tf32");
+    EXPECT_DOUBLE_EQ(r.nodes[0].peak_flops, 156e12);
+    EXPECT_DOUBLE_EQ(r.nodes[0].bytes, 4202496);  // tf32 keeps fp32 storage
+  }
+}
+
+TEST(Roofline, DtypeOptionRecastsFloatBytesOnly) {
+  HandAnalysis h;
+  add_matmul(h, kFloat);
+  // A quantized matmul: uint8 operands, float scales.
+  const int a = h.tensor("qa", kUint8, {1, 1024});
+  const int as = h.tensor("qa_scale", kFloat, {});
+  const int az = h.tensor("qa_zero", kUint8, {});
+  const int b = h.tensor("qb", kUint8, {1024, 1024}, true);
+  const int y = h.tensor("qy", kUint8, {1, 1024});
+  const double qread = 1024 + 4 + 1 + 1048576, qwritten = 1024;
+  h.node("qmm", "QLinearMatMul", {a, as, az, b, as, az, as, az}, {y}, cost(1048576, 2097152, qread + 2 * 5, qwritten));
+  const Analysis& analysis = h.done();
+  const Device& a100 = db().resolve("a100");
+  RooflineOptions fp16;
+  fp16.dtype = "fp16";
+  const RooflineReport r = compute_roofline(analysis, a100, fp16);
+  EXPECT_DOUBLE_EQ(r.nodes[0].bytes, 4202496 / 2.0);
+  EXPECT_EQ(r.nodes[0].peak_dtype, "fp16");
+  EXPECT_EQ(r.nodes[0].path, MathPath::kTensor);
+  EXPECT_DOUBLE_EQ(r.nodes[0].flops, 2097152);  // FLOPs never change with the dtype
+  // The quantized node stays int8; only its three float scales (4 bytes each read) shrink to 2 bytes.
+  EXPECT_EQ(r.nodes[1].compute_dtype, "int8");
+  EXPECT_DOUBLE_EQ(r.nodes[1].peak_flops, 624e12);
+  const double original = qread + 2 * 5 + qwritten;
+  const double recast_ratio = (original - 3 * 2) / original;
+  EXPECT_DOUBLE_EQ(r.nodes[1].bytes, original * recast_ratio);
+  EXPECT_DOUBLE_EQ(recast_element_size(kFloat, "fp8"), 1);
+  EXPECT_DOUBLE_EQ(recast_element_size(kInt64, "fp16"), 8);
+  EXPECT_DOUBLE_EQ(recast_element_size(kFloat16, ""), 2);
+}
+
+TEST(Roofline, FallbacksOnDevicesWithoutAPeak) {
+  HandAnalysis h;
+  add_matmul(h, kFloat16);
+  const int x = h.tensor("x", kFloat16, {1000});
+  h.node("act", "Relu", {x}, {h.tensor("r", kFloat16, {1000})}, cost(0, 1000, 2000, 2000));
+  const Analysis& analysis = h.done();
+  const RooflineReport cpu = compute_roofline(analysis, db().resolve("epyc-9654"));
+  EXPECT_EQ(cpu.nodes[0].path, MathPath::kVector);
+  EXPECT_EQ(cpu.nodes[0].peak_dtype, "fp32");
+  EXPECT_DOUBLE_EQ(cpu.nodes[0].peak_flops, 10.9056e12);
+  RooflineOptions fp8;
+  fp8.dtype = "fp8";
+  const RooflineReport a100 = compute_roofline(analysis, db().resolve("a100"), fp8);
+  EXPECT_EQ(a100.nodes[0].peak_dtype, "fp16");  // no fp8 Tensor Cores on Ampere
+  EXPECT_EQ(a100.nodes[1].peak_dtype, "fp16");  // fp8 elementwise runs at the vector fp16 rate
+  EXPECT_DOUBLE_EQ(a100.nodes[1].peak_flops, 78e12);
+  const RooflineReport h100 = compute_roofline(analysis, db().resolve("h100"), fp8);
+  EXPECT_EQ(h100.nodes[0].peak_dtype, "fp8");
+  EXPECT_DOUBLE_EQ(h100.nodes[0].peak_flops, 1978.9e12);
+}
+
+TEST(Roofline, RejectsAnUnknownDtype) {
+  HandAnalysis h;
+  add_matmul(h);
+  RooflineOptions bad;
+  bad.dtype = "fp12";
+  try {
+    compute_roofline(h.done(), make_custom_device(1, 1), bad);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitUsage);
+    EXPECT_NE(std::string(e.what()).find("fp12"), std::string::npos);
+  }
+}
+
+TEST(Roofline, VerdictCountsTheHeaviestMatrixOp) {
+  HandAnalysis h;
+  // Two Conv layers, one memory-bound and one compute-bound, plus a heavier-in-time Relu that is
+  // not a matrix op and so does not name the verdict.
+  const int x = h.tensor("x", kFloat, {1});
+  h.node("c1", "Conv", {x}, {h.tensor("y1", kFloat, {1})}, cost(5e5, 1e6, 1e6, 1e6));
+  h.node("c2", "Conv", {x}, {h.tensor("y2", kFloat, {1})}, cost(5e11, 1e12, 1e6, 1e6));
+  h.node("relu", "Relu", {x}, {h.tensor("y3", kFloat, {1})}, cost(0, 1e9, 1e12, 1e12));
+  RooflineOptions o;
+  o.model_name = "Net";
+  const RooflineReport r = compute_roofline(h.done(), make_custom_device(100, 1000), o);
+  EXPECT_EQ(r.verdict.rfind("Net on custom (100 TFLOP/s, 1000 GB/s), fp32: 1 of 2 Conv layers memory-bound; predicted ", 0), 0u)
+      << r.verdict;
+}
+
+// The same arithmetic through the real pipeline: ModelBuilder graph, shape engine, cost rules.
+TEST(Roofline, PipelineGraphOnACustomDevice) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{4, 256});
+  b.weight("w", kFloat, {256, 512});
+  b.node("MatMul", {"x", "w"}, {"y"});
+  b.node("Relu", {"y"}, {"z"});
+  b.output("z");
+  auto run = analyse(b);
+  const RooflineReport r = compute_roofline(run->analysis, make_custom_device(10, 100, 0, 2));
+  ASSERT_EQ(r.nodes.size(), 2u);
+  // MatMul: 2*4*256*512 FLOPs; bytes 4*(4*256 + 256*512 + 4*512) = 536576.
+  EXPECT_DOUBLE_EQ(r.nodes[0].flops, 1048576);
+  EXPECT_DOUBLE_EQ(r.nodes[0].bytes, 536576);
+  EXPECT_DOUBLE_EQ(r.nodes[0].predicted_us, 536576 / 100e9 * 1e6 + 2);
+  // Relu: 2048 elements, 4*2*2048 bytes.
+  EXPECT_DOUBLE_EQ(r.nodes[1].bytes, 16384);
+  EXPECT_DOUBLE_EQ(r.nodes[1].predicted_us, 16384 / 100e9 * 1e6 + 2);
+  EXPECT_EQ(r.nodes[1].bound, Bound::kMemory);
+}
+
+}  // namespace modelcost::testing
+
+namespace modelcost::testing {
+
+TEST(Roofline, FoldedShapeArithmeticRunsNoKernel) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 3, 4});
+  b.node("Shape", {"x"}, {"s"});
+  b.node("Reshape", {"x", "s"}, {"y"});
+  b.node("Relu", {"y"}, {"z"});
+  b.output("z");
+  auto run = analyse(b);
+  const RooflineReport r = compute_roofline(run->analysis, make_custom_device(10, 100, 0, 2));
+  ASSERT_EQ(r.nodes.size(), 3u);
+  EXPECT_TRUE(r.nodes[0].folded);  // Shape of a fully shaped tensor is a constant
+  EXPECT_FALSE(r.nodes[0].launches);
+  EXPECT_DOUBLE_EQ(r.nodes[0].predicted_us, 0);
+  EXPECT_EQ(r.totals.folded, 1u);
+  EXPECT_EQ(r.totals.launches, 1u);  // only the Relu
+  EXPECT_FALSE(r.nodes[2].folded);
+}
+
+}  // namespace modelcost::testing
