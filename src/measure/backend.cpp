@@ -47,6 +47,8 @@ ModelMeasurement measure_model(const Analysis& analysis, Backend& backend, const
   return m;
 }
 
+// Written in the hwdb schema (docs/hwdb.md) so `--hwdb DIR` loads it; every figure's source is
+// this calibration run.
 std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::string& id) {
   const DeviceInfo& d = r.device;
   std::string out;
@@ -54,22 +56,38 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
   out += fmt::format("id = \"{}\"\n", id);
   out += fmt::format("name = \"{} (calibrated)\"\n", d.name);
   out += fmt::format("vendor = \"{}\"\n", d.is_gpu ? "NVIDIA" : "CPU");
-  if (d.is_gpu) {
-    out += fmt::format("compute_capability = \"{}.{}\"\n", d.compute_capability_major, d.compute_capability_minor);
-    out += fmt::format("sm_count = {}\n", d.multiprocessors);
-    out += fmt::format("boost_clock_mhz = {:.0f}\n", d.sm_clock_mhz);
-    out += fmt::format("l2_bytes = {:.0f}\n", d.l2_bytes);
-  } else {
-    out += fmt::format("cores = {}\n", d.multiprocessors);
+  out += fmt::format("architecture = \"{}\"\n",
+                     d.is_gpu ? fmt::format("compute capability {}.{}", d.compute_capability_major, d.compute_capability_minor)
+                              : std::string("x86-64"));
+  out += fmt::format("kind = \"{}\"\n", d.is_gpu ? "gpu" : "cpu");
+  std::vector<std::string> figures;
+  if (d.multiprocessors > 0) {
+    out += fmt::format("{} = {}\n", d.is_gpu ? "sm_count" : "cores", d.multiprocessors);
+    figures.push_back(d.is_gpu ? "sm_count" : "cores");
   }
-  if (d.memory_bytes > 0) out += fmt::format("memory_bytes = {:.0f}\n", d.memory_bytes);
+  if (d.sm_clock_mhz > 0) { out += fmt::format("boost_clock_mhz = {:.0f}\n", d.sm_clock_mhz); figures.push_back("boost_clock_mhz"); }
+  if (d.memory_bytes > 0) { out += fmt::format("memory_gb = {:.1f}\n", d.memory_bytes / 1e9); figures.push_back("memory_gb"); }
   out += fmt::format("memory_bandwidth_gbps = {:.1f}\n", r.dram_gbps);
-  out += "\n[peak_tflops]\n";
-  if (r.fp32_vector_tflops > 0) out += fmt::format("vector_fp32 = {:.2f}\n", r.fp32_vector_tflops);
-  if (r.fp16_vector_tflops > 0) out += fmt::format("vector_fp16 = {:.2f}\n", r.fp16_vector_tflops);
-  for (const auto& [dtype, tflops] : r.tensor_tflops) out += fmt::format("tensor_{} = {:.1f}\n", dtype, tflops);
+  figures.push_back("memory_bandwidth_gbps");
+  if (d.l2_bytes > 0) { out += fmt::format("l2_mb = {:.1f}\n", d.l2_bytes / 1e6); figures.push_back("l2_mb"); }
+  out += fmt::format("launch_overhead_us = {}\n", d.is_gpu ? 3 : 1);
+  out += "\n[peak.vector]  # TFLOP/s, achieved\n";
+  if (r.fp32_vector_tflops > 0) { out += fmt::format("fp32 = {:.2f}\n", r.fp32_vector_tflops); figures.push_back("peak.vector.fp32"); }
+  if (r.fp16_vector_tflops > 0) { out += fmt::format("fp16 = {:.2f}\n", r.fp16_vector_tflops); figures.push_back("peak.vector.fp16"); }
+  out += "\n[peak.tensor]  # TFLOP/s, achieved with large GEMMs\n";
+  for (const auto& [dtype, tflops] : r.tensor_tflops) {
+    if (dtype == "fp32") continue;  // an fp32 GEMM runs on the vector units: not a tensor peak
+    out += fmt::format("{} = {:.1f}\n", dtype, tflops);
+    figures.push_back("peak.tensor." + dtype);
+  }
+  out += "\n[documents]\n";
+  std::string how = fmt::format("{}", fmt::join(r.notes, "; "));
+  for (char& ch : how)
+    if (ch == '"' || ch == '\\' || ch == '\n') ch = '\'';
+  out += fmt::format("calibration = {{ title = \"modelcost calibrate on {}: {}\", url = \"\" }}\n", d.name, how);
   out += "\n[sources]\n";
-  out += fmt::format("all = \"measured with modelcost calibrate: {}\"\n", fmt::join(r.notes, "; "));
+  for (const auto& f : figures) out += fmt::format("\"{}\" = \"calibration\"\n", f);
+  out += "launch_overhead_us = { doc = \"calibration\", derived = true, note = \"not measured by calibrate; the hwdb default\" }\n";
   return out;
 }
 

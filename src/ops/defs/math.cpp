@@ -398,6 +398,34 @@ OpCost cost_per_float_output(const OpContext& c) {
   return cost;
 }
 
+// ---- losses ----
+// NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss: per-target output with reduction "none",
+// else a scalar; SoftmaxCrossEntropyLoss's optional second output is the log-probabilities.
+void infer_loss(OpContext& c) {
+  const Shape& scores = c.in_shape(0);
+  const Shape& target = c.in_shape(1);
+  if (scores.size() < 2 || target.size() + 1 != scores.size() || target[0] != scores[0])
+    c.fail("scores " + shape_to_string(scores) + " and target " + shape_to_string(target) + " do not match ([N, C, ...] and [N, ...])");
+  const std::string reduction = c.attr_string("reduction", "mean");
+  if (reduction != "none" && reduction != "mean" && reduction != "sum") c.fail("unknown reduction '" + reduction + "'");
+  c.set_output(0, c.in_dtype(0), reduction == "none" ? target : Shape{});
+  c.set_output(1, c.in_dtype(0), scores);
+}
+
+// NLL: a weighted pick and a sum per target element (2 flops).
+OpCost cost_nll_loss(const OpContext& c) {
+  OpCost cost;
+  cost.flops = 2 * element_count(c.in_shape(1));
+  return cost;
+}
+
+// Softmax (5 flops) and log (1) per score, then the NLL (2 per target).
+OpCost cost_softmax_cross_entropy(const OpContext& c) {
+  OpCost cost;
+  cost.flops = 6 * element_count(c.in_shape(0)) + 2 * element_count(c.in_shape(1));
+  return cost;
+}
+
 }  // namespace
 
 void register_math_ops(OpRegistry& r) {
@@ -468,6 +496,8 @@ void register_math_ops(OpRegistry& r) {
       {"", "HammingWindow", infer_with_onnx_schema, cost_per_float_output<4>},
       {"", "BlackmanWindow", infer_with_onnx_schema, cost_per_float_output<7>},
       {"", "MelWeightMatrix", infer_with_onnx_schema, cost_per_float_output<4>},
+      {"", "NegativeLogLikelihoodLoss", infer_loss, cost_nll_loss},
+      {"", "SoftmaxCrossEntropyLoss", infer_loss, cost_softmax_cross_entropy},
   });
 }
 

@@ -1,0 +1,58 @@
+// Every op of the ONNX standard domain has a rule: all of ONNX 1.12's ai.onnx schemas, plus the
+// ops added in opsets 18-21 (which ONNX 1.12 does not know).
+#include "ops/op_registry.h"
+
+#include <gtest/gtest.h>
+#include <onnx/defs/schema.h>
+
+#include <set>
+
+namespace modelcost {
+
+TEST(OpRegistry, EveryOnnxStandardOpHasAShapeAndACostRule) {
+  const OpRegistry& r = OpRegistry::instance();
+  std::set<std::string> missing;
+  for (const auto& schema : onnx::OpSchemaRegistry::get_all_schemas()) {
+    if (!schema.domain().empty() || schema.Deprecated()) continue;
+    const OpRule* rule = r.find("", schema.Name());
+    if (!rule || !rule->infer || !rule->cost) missing.insert(schema.Name());
+  }
+  EXPECT_TRUE(missing.empty()) << [&] {
+    std::string s;
+    for (const auto& m : missing) s += m + " ";
+    return s;
+  }();
+}
+
+TEST(OpRegistry, OpsAddedAfterOnnx112HaveRules) {
+  const OpRegistry& r = OpRegistry::instance();
+  for (const char* op : {"GroupNormalization", "Col2Im", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",
+                         "CenterCropPad", "Mish", "DeformConv", "AffineGrid", "Gelu", "ImageDecoder", "RegexFullMatch",
+                         "StringConcat", "StringSplit", "IsInf", "IsNaN"}) {
+    const OpRule* rule = r.find("", op);
+    ASSERT_NE(rule, nullptr) << op;
+    EXPECT_NE(rule->infer, nullptr) << op;
+    EXPECT_NE(rule->cost, nullptr) << op;
+  }
+}
+
+TEST(OpRegistry, ComMicrosoftOpsThatExportersEmitHaveRules) {
+  const OpRegistry& r = OpRegistry::instance();
+  for (const char* op : {"FusedConv", "FusedMatMul", "Gelu", "FastGelu", "BiasGelu", "QuickGelu", "SkipLayerNormalization",
+                         "SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "Attention",
+                         "MultiHeadAttention", "GroupQueryAttention", "RotaryEmbedding", "MatMulNBits", "QLinearConv",
+                         "QLinearAdd", "QLinearMatMul", "QGemm"}) {
+    const OpRule* rule = r.find("com.microsoft", op);
+    if (!rule) rule = r.find("", op);  // QLinearConv/QLinearMatMul are standard ops
+    ASSERT_NE(rule, nullptr) << op;
+    EXPECT_NE(rule->cost, nullptr) << op;
+  }
+}
+
+TEST(OpRegistry, DomainSpellingsOfTheStandardDomainAgree) {
+  const OpRegistry& r = OpRegistry::instance();
+  EXPECT_EQ(r.find("ai.onnx", "Conv"), r.find("", "Conv"));
+  EXPECT_EQ(r.find("", "NoSuchOp"), nullptr);
+}
+
+}  // namespace modelcost
