@@ -51,7 +51,9 @@ target_link_libraries(modelcost_cuda PRIVATE CUDA::cudart_static CUDA::cublasLt 
                       ${MODELCOST_CUPTI_LIBRARY})
 target_compile_options(modelcost_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>
                        $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>)
-set_target_properties(modelcost_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_RESOLVE_DEVICE_SYMBOLS ON)
+# No relocatable device code, so no device-link step (which would need the core library built
+# first, though the core links this one).
+set_target_properties(modelcost_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_RESOLVE_DEVICE_SYMBOLS OFF)
 
 target_link_libraries(modelcost_core PUBLIC modelcost_cuda)
 target_compile_definitions(modelcost_core PUBLIC MODELCOST_HAVE_CUDA)

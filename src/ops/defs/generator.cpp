@@ -67,7 +67,9 @@ void infer_range(OpContext& c) {
     throw NotInferable("Range start, limit and delta are not known at analysis time");
   const double s = start->as_double(0), l = limit->as_double(0), d = delta->as_double(0);
   if (d == 0) c.fail("Range delta is 0");
-  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  const double count = std::ceil((l - s) / d);
+  if (!(count < 9.2e18)) c.fail("Range of " + std::to_string(s) + " to " + std::to_string(l) + " step " + std::to_string(d) + " has no finite length");
+  const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
   c.set_output(0, c.in_dtype(0), {n});
   if (n <= static_cast<int64_t>(kMaxFoldedElements)) {
     if (start->is_float) {

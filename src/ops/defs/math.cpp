@@ -45,6 +45,8 @@ void infer_mod(OpContext& c) {
 }
 void infer_pow(OpContext& c) {
   infer_broadcast(c);
+  // Pow(int, float) keeps the int dtype; the integer path would truncate the exponent first.
+  if (c.value(0) && c.value(1) && !c.value(0)->is_float && c.value(1)->is_float) return;
   fold_binary(c, [](double a, double b) { return std::pow(a, b); },
               [](int64_t a, int64_t b) { return static_cast<int64_t>(std::pow(a, b)); });
 }
@@ -97,8 +99,8 @@ void infer_clip(OpContext& c) {
     lo = c.attr_float("min", -INFINITY);
     hi = c.attr_float("max", INFINITY);
   } else {
-    if (c.has_input(1)) { if (!c.value(1)) return; lo = c.value(1)->as_double(0); }
-    if (c.has_input(2)) { if (!c.value(2)) return; hi = c.value(2)->as_double(0); }
+    if (c.has_input(1)) { if (!c.value(1) || !c.value(1)->size()) return; lo = c.value(1)->as_double(0); }
+    if (c.has_input(2)) { if (!c.value(2) || !c.value(2)->size()) return; hi = c.value(2)->as_double(0); }
   }
   fold_unary(c, [lo, hi](double x) { return std::min(std::max(x, lo), hi); },
              [lo, hi](int64_t x) { return static_cast<int64_t>(std::min(std::max(double(x), lo), hi)); });
@@ -404,7 +406,9 @@ OpCost cost_per_float_output(const OpContext& c) {
 void infer_loss(OpContext& c) {
   const Shape& scores = c.in_shape(0);
   const Shape& target = c.in_shape(1);
-  if (scores.size() < 2 || target.size() + 1 != scores.size() || target[0] != scores[0])
+  bool matches = scores.size() >= 2 && target.size() + 1 == scores.size() && target[0] == scores[0];
+  for (size_t d = 1; matches && d < target.size(); ++d) matches = target[d] == scores[d + 1];
+  if (!matches)
     c.fail("scores " + shape_to_string(scores) + " and target " + shape_to_string(target) + " do not match ([N, C, ...] and [N, ...])");
   const std::string reduction = c.attr_string("reduction", "mean");
   if (reduction != "none" && reduction != "mean" && reduction != "sum") c.fail("unknown reduction '" + reduction + "'");

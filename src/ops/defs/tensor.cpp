@@ -59,7 +59,7 @@ void cast_value(OpContext& c, int32_t to) {
 
 void infer_cast(OpContext& c) {
   const int32_t to = static_cast<int32_t>(c.attr_int("to", 0));
-  if (to <= 0) c.fail("Cast needs a 'to' dtype");
+  if (to <= 0 || std::string(dtype_name(to)) == "undefined") c.fail("Cast needs a valid 'to' dtype, got " + std::to_string(to));
   c.set_output(0, to, c.in_shape(0));
   cast_value(c, to);
 }
@@ -276,7 +276,7 @@ void infer_tile(OpContext& c) {
   Shape out = in;
   for (size_t i = 0; i < in.size(); ++i) {
     if (repeats[i] < 0) c.fail("negative repeat");
-    out[i] *= repeats[i];
+    if (__builtin_mul_overflow(out[i], repeats[i], &out[i])) c.fail("repeats overflow axis " + std::to_string(i));
   }
   c.set_output(0, c.in_dtype(0), out);
   fold_tile(c);
@@ -292,7 +292,8 @@ void infer_pad(OpContext& c) {
   Shape out = in;
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t ax = c.axis(axes[i], in.size());
-    out[ax] += pads[i] + pads[i + axes.size()];
+    if (__builtin_add_overflow(out[ax], pads[i], &out[ax]) || __builtin_add_overflow(out[ax], pads[i + axes.size()], &out[ax]))
+      c.fail("pads overflow axis " + std::to_string(ax));
     if (out[ax] < 0) c.fail("pads make axis " + std::to_string(ax) + " negative");
   }
   c.set_output(0, c.in_dtype(0), out);
@@ -301,7 +302,8 @@ void infer_pad(OpContext& c) {
 void infer_depth_to_space(OpContext& c) {
   const Shape& in = c.in_shape(0);
   const int64_t b = c.attr_int("blocksize", 0);
-  if (in.size() != 4 || b <= 0 || in[1] % (b * b) != 0) c.fail("needs NCHW input with C divisible by blocksize^2");
+  // in[1] / b >= b keeps b * b from overflowing (a wrapped 0 would divide by zero).
+  if (in.size() != 4 || b <= 0 || in[1] / b < b || in[1] % (b * b) != 0) c.fail("needs NCHW input with C divisible by blocksize^2");
   c.set_output(0, c.in_dtype(0), {in[0], in[1] / (b * b), in[2] * b, in[3] * b});
 }
 

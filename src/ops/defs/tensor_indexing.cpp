@@ -142,6 +142,12 @@ OpCost cost_unique(const OpContext& c) {
 }
 
 // ---- Resize / Upsample ----
+// A scaled dim as int64, failing (not wrapping) on a NaN, infinite or out-of-range product.
+int64_t scaled_dim(const OpContext& c, double value) {
+  if (!(value >= 0 && value < 9.2e18)) c.fail("scaling gives an invalid dim " + std::to_string(value));
+  return static_cast<int64_t>(value);
+}
+
 void infer_resize(OpContext& c) {
   const Shape& in = c.in_shape(0);
   std::vector<int64_t> axes = c.attr_ints("axes");
@@ -162,7 +168,7 @@ void infer_resize(OpContext& c) {
         const double s = double(sizes[i]) / double(in[axes[i]]);
         scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
       }
-      for (int64_t a : axes) out[a] = static_cast<int64_t>(std::round(in[a] * scale));
+      for (int64_t a : axes) out[a] = scaled_dim(c, std::round(in[a] * scale));
     }
   } else {
     if (!c.has_input(scales_at)) c.fail("neither scales nor sizes given");
@@ -171,7 +177,7 @@ void infer_resize(OpContext& c) {
     if (scales->size() != axes.size()) c.fail("scales has " + std::to_string(scales->size()) + " entries for " + std::to_string(axes.size()) + " axes");
     for (size_t i = 0; i < axes.size(); ++i) {
       if (scales->as_double(i) <= 0) c.fail("scales must be positive");
-      out[axes[i]] = static_cast<int64_t>(std::floor(in[axes[i]] * scales->as_double(i)));
+      out[axes[i]] = scaled_dim(c, std::floor(in[axes[i]] * scales->as_double(i)));
     }
   }
   c.set_output(0, c.in_dtype(0), out);
@@ -189,7 +195,7 @@ void infer_upsample(OpContext& c) {
   }
   if (scales.size() != in.size()) c.fail("scales has " + std::to_string(scales.size()) + " entries for rank " + std::to_string(in.size()));
   Shape out = in;
-  for (size_t i = 0; i < in.size(); ++i) out[i] = static_cast<int64_t>(std::floor(in[i] * scales[i]));
+  for (size_t i = 0; i < in.size(); ++i) out[i] = scaled_dim(c, std::floor(in[i] * scales[i]));
   c.set_output(0, c.in_dtype(0), out);
 }
 

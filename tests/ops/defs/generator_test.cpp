@@ -2,6 +2,8 @@
 // data; their small outputs are folded because they feed shape computations.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ops/defs/nn_test_support.h"
 
 namespace modelcost::testing {
@@ -118,6 +120,10 @@ TEST(GeneratorRange, ZeroDeltaIsAnError) {
   b.ints("zero", {0}, {}).ints("ten", {10}, {});
   b.node("Range", {"zero", "ten", "zero"}, {"stuck"});
   expect_node_error(b, "stuck", "delta is 0");
+  ModelBuilder nan(17);
+  nan.floats("zero", {0.f}, {}).floats("limit", {std::nanf("")}, {}).floats("one", {1.f}, {});
+  nan.node("Range", {"zero", "limit", "one"}, {"endless"});
+  expect_node_error(nan, "endless", "has no finite length");
 }
 
 TEST(GeneratorEyeLike, DtypeAttributeOrInputDtype) {
@@ -153,12 +159,14 @@ TEST(GeneratorRandom, TwoFlopsPerGeneratedElement) {
   EXPECT_DOUBLE_EQ(run->cost("normal").bytes_read, 0);
   EXPECT_DOUBLE_EQ(run->cost("normal").bytes_written, 6 * 4);
   EXPECT_EQ(run->tensor("uniform").dtype, onnx::TensorProto::DOUBLE);
+  EXPECT_DOUBLE_EQ(run->cost("uniform").flops, 12);
   EXPECT_DOUBLE_EQ(run->cost("uniform").bytes_written, 6 * 8);
   EXPECT_EQ(run->shape("normal_like"), (Shape{4, 5}));
   EXPECT_EQ(run->tensor("normal_like").dtype, kFloat16);
   EXPECT_DOUBLE_EQ(run->cost("normal_like").flops, 40);
   EXPECT_DOUBLE_EQ(run->cost("normal_like").bytes_read, 20 * 2);
   EXPECT_EQ(run->tensor("uniform_like").dtype, kFloat);
+  EXPECT_DOUBLE_EQ(run->cost("uniform_like").flops, 40);
   EXPECT_DOUBLE_EQ(run->cost("uniform_like").bytes_written, 20 * 4);
   EXPECT_EQ(run->shape("coin"), (Shape{2, 10}));
   EXPECT_EQ(run->tensor("coin").dtype, kFloat);

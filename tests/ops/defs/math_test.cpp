@@ -122,6 +122,8 @@ TEST(MathElementwise, CumSumDetAndClipAttributes) {
   auto run = analyse(b);
   EXPECT_EQ(run->shape("cumsum"), (Shape{2, 3}));
   EXPECT_DOUBLE_EQ(run->cost("cumsum").flops, 6);
+  EXPECT_DOUBLE_EQ(run->cost("cumsum").bytes_read, 6 * 4 + 8);  // X and the int64 axis
+  EXPECT_DOUBLE_EQ(run->cost("cumsum").bytes_written, 6 * 4);
   EXPECT_EQ(run->shape("det"), (Shape{2}));
   EXPECT_DOUBLE_EQ(run->cost("det").flops, 2 * 2.0 / 3.0 * 27);  // LU: 2/3 n^3 per matrix
   EXPECT_DOUBLE_EQ(run->cost("det").bytes_read, 18 * 4);
@@ -178,6 +180,19 @@ TEST(MathFolding, FloatFunctionsAndDivisionByZeroStaysUnknown) {
   EXPECT_EQ(floats("relu"), (std::vector<double>{2.5, 0.0, 4.0}));
   EXPECT_EQ(run->shape("div0"), (Shape{1}));
   EXPECT_EQ(run->tensor("div0").value, nullptr);
+}
+
+TEST(MathFolding, MixedDtypePowAndEmptyClipBoundsAreLeftUnknown) {
+  ModelBuilder b(13);
+  b.ints("v", {4, 9}).floats("half", {0.5f}, {}).floats("no_bound", {}, {0});
+  b.node("Pow", {"v", "half"}, {"root"});  // int64 output: truncating 0.5 to 0 first would give 1s
+  b.node("Clip", {"v", "no_bound"}, {"clipped"});
+  auto run = analyse(b);
+  EXPECT_EQ(run->shape("root"), (Shape{2}));
+  EXPECT_EQ(run->tensor("root").dtype, kInt64);
+  EXPECT_EQ(run->tensor("root").value, nullptr);
+  EXPECT_EQ(run->shape("clipped"), (Shape{2}));
+  EXPECT_EQ(run->tensor("clipped").value, nullptr);
 }
 
 // ---- matrix products ----
@@ -423,6 +438,13 @@ TEST(MathSignal, WindowsAndMelMatrixCountTheirFloatOutputs) {
   EXPECT_DOUBLE_EQ(run->cost("blackman").flops, 7 * 8);
   EXPECT_EQ(run->shape("mel"), (Shape{9, 4}));  // [dft/2 + 1, bins]
   EXPECT_DOUBLE_EQ(run->cost("mel").flops, 4 * 36);
+}
+
+TEST(MathErrors, LossTargetMustMatchTheScoresBeyondTheClassAxis) {
+  ModelBuilder b(13);
+  b.input("scores", kFloat, Shape{8, 10, 5}).input("target", kInt64, Shape{8, 6});
+  b.node("NegativeLogLikelihoodLoss", {"scores", "target"}, {"nll"});
+  expect_node_error(b, "nll", "scores [8,10,5] and target [8,6] do not match");
 }
 
 TEST(MathErrors, BadOperandsNameTheNode) {

@@ -55,6 +55,19 @@ TEST(TensorGather, ShapesBytesAndFolding) {
   EXPECT_EQ(folded(*run, "last_col"), (std::vector<int64_t>{3, 6}));
 }
 
+TEST(TensorGather, MatrixOfIndicesOnAMiddleAxisFolds) {
+  std::vector<int64_t> cube(24);
+  for (int64_t i = 0; i < 24; ++i) cube[i] = i;
+  ModelBuilder b(13);
+  b.ints("cube", cube, {2, 3, 4}).ints("idx", {0, 2, 1, 1}, {2, 2});
+  set_attr(b.node("Gather", {"cube", "idx"}, {"g"}), "axis", int64_t{1});
+  auto run = analyse(b);
+  EXPECT_EQ(run->shape("g"), (Shape{2, 2, 2, 4}));
+  // out[b][i][j][:] = cube[b][idx[i][j]][:]
+  EXPECT_EQ(folded(*run, "g"), (std::vector<int64_t>{0,  1,  2,  3,  8,  9,  10, 11, 4,  5,  6,  7,  4,  5,  6,  7,
+                                                     12, 13, 14, 15, 20, 21, 22, 23, 16, 17, 18, 19, 16, 17, 18, 19}));
+}
+
 TEST(TensorGather, IndexOutOfRangeNamesTheNode) {
   ModelBuilder b(13);
   b.input("data", kFloat, Shape{5}).ints("idx", {5});
@@ -268,6 +281,10 @@ TEST(TensorResize, BadScalesNameTheNode) {
   b.input("x", kFloat, Shape{1, 3, 4, 4}).floats("scales", {2, 2});
   b.node("Resize", {"x", "", "scales"}, {"short_scales"});
   expect_node_error(b, "short_scales", "scales has 2 entries for 4 axes");
+  ModelBuilder huge(13);
+  huge.input("x", kFloat, Shape{2, 3}).floats("scales", {1.f, 1e30f});
+  huge.node("Resize", {"x", "", "scales"}, {"huge_scale"});
+  expect_node_error(huge, "huge_scale", "scaling gives an invalid dim");
 }
 
 TEST(TensorStrings, StringOpsHaveShapesAndMoveNoCountedBytes) {
@@ -294,6 +311,9 @@ TEST(TensorStrings, StringOpsHaveShapesAndMoveNoCountedBytes) {
   EXPECT_TRUE(run->tensor("parts").estimate);
   EXPECT_EQ(run->shape("counts"), (Shape{4}));
   EXPECT_EQ(run->tensor("counts").dtype, kInt64);
+  expect_bytes(*run, "normalized", 0, 0);
+  expect_bytes(*run, "joined", 0, 0);
+  expect_bytes(*run, "parts", 0, 4 * 8);  // only the int64 counts have a size
 }
 
 TEST(TensorStrings, DataDependentSizesFallBackToTheFile) {

@@ -205,6 +205,13 @@ TEST(TensorConcat, ShapeBytesAndFolding) {
   EXPECT_EQ(run->shape("folded"), (Shape{2, 3}));
   EXPECT_EQ(folded(*run, "folded"), (std::vector<int64_t>{1, 2, 5, 3, 4, 6}));
   EXPECT_EQ(folded(*run, "rows"), (std::vector<int64_t>{1, 2, 3, 4, 1, 2, 3, 4}));
+
+  ModelBuilder e(13);
+  e.ints("none", {}, {0}).ints("some", {4, 5}).ints("more", {6});
+  set_attr(e.node("Concat", {"none", "some", "none", "more"}, {"with_empty"}), "axis", int64_t{0});
+  auto empty_run = analyse(e);
+  EXPECT_EQ(empty_run->shape("with_empty"), (Shape{3}));
+  EXPECT_EQ(folded(*empty_run, "with_empty"), (std::vector<int64_t>{4, 5, 6}));
 }
 
 TEST(TensorConcat, MismatchedShapesNameTheNode) {
@@ -386,6 +393,7 @@ TEST(TensorRearrange, DepthToSpaceSpaceToDepthTrilu) {
   EXPECT_EQ(run->shape("d2s"), (Shape{1, 2, 4, 6}));
   expect_copy_cost(*run, "d2s", 48 * 4, 48 * 4);
   EXPECT_EQ(run->shape("s2d"), (Shape{1, 8, 2, 3}));
+  expect_copy_cost(*run, "s2d", 48 * 4, 48 * 4);
   EXPECT_EQ(run->shape("upper"), (Shape{2, 3, 3}));
   expect_copy_cost(*run, "upper", 18 * 4, 18 * 4);
 }
@@ -395,6 +403,32 @@ TEST(TensorRearrange, BlocksizeThatDoesNotDivideNamesTheNode) {
   b.input("x", kFloat, Shape{1, 6, 2, 3});
   set_attr(b.node("DepthToSpace", {"x"}, {"bad_block"}), "blocksize", int64_t{2});
   expect_node_error(b, "bad_block", "divisible by blocksize^2");
+  // 2^32 squared wraps to 0 in int64: must be an error, not a division by zero.
+  ModelBuilder huge(14);
+  huge.input("x", kFloat, Shape{1, 8, 2, 3});
+  set_attr(huge.node("DepthToSpace", {"x"}, {"huge_block"}), "blocksize", int64_t{1} << 32);
+  expect_node_error(huge, "huge_block", "divisible by blocksize^2");
+}
+
+TEST(TensorErrors, OverflowingAttributesAndBadCastTargetNameTheNode) {
+  {
+    ModelBuilder b(13);
+    b.input("x", kFloat, Shape{2, 3}).ints("repeats", {INT64_MAX, 1});
+    b.node("Tile", {"x", "repeats"}, {"tile_overflow"});
+    expect_node_error(b, "tile_overflow", "repeats overflow axis 0");
+  }
+  {
+    ModelBuilder b(13);
+    b.input("x", kFloat, Shape{2, 3}).ints("pads", {INT64_MAX, 0, INT64_MAX, 0});
+    b.node("Pad", {"x", "pads"}, {"pad_overflow"});
+    expect_node_error(b, "pad_overflow", "pads overflow axis 0");
+  }
+  {
+    ModelBuilder b(13);
+    b.input("x", kFloat, Shape{2});
+    set_attr(b.node("Cast", {"x"}, {"cast_nowhere"}), "to", int64_t{999});
+    expect_node_error(b, "cast_nowhere", "valid 'to' dtype, got 999");
+  }
 }
 
 }  // namespace modelcost::testing
