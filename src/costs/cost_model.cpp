@@ -65,6 +65,7 @@ NodeAnalysis CostWalker::analyse(const Graph& graph, const Node& node, WeightSet
       for (int id : node.outputs)
         if (id >= 0) cost.bytes_written += tensor_bytes(graph.tensors[id]);
     }
+    if (op.bytes_read >= 0) cost.bytes_read = op.bytes_read;
   }
   for (int id : node.inputs) if (id >= 0 && graph.tensors[id].estimate) cost.estimate = true;
   for (int id : node.outputs) if (id >= 0 && graph.tensors[id].estimate) cost.estimate = true;

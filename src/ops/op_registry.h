@@ -17,6 +17,9 @@ struct OpCost {
   double macs = 0;
   double flops = 0;
   bool moves_no_data = false;  // Reshape-like: reinterprets a buffer, 0 bytes
+  // >= 0: replaces the default read of every input in full (gathers and slices read only the
+  // elements they select).
+  double bytes_read = -1;
   // Control flow: how the costs of the node's subgraphs add in.
   double subgraph_repeats = 1;  // Loop trip count, Scan length
   bool subgraph_max = false;    // If: the heavier branch, not the sum

@@ -50,6 +50,16 @@ bool computes_in_float(const OpContext& c) {
 
 OpCost cost_data_movement(const OpContext&) { return {}; }
 
+OpCost cost_selective_read(const OpContext& c) {
+  OpCost cost;
+  cost.bytes_read = 0;
+  for (size_t i = 1; i < c.num_inputs(); ++i)
+    if (c.has_input(i)) cost.bytes_read += element_count(c.in_shape(i)) * dtype_size(c.in_dtype(i));
+  for (size_t i = 0; i < c.num_outputs(); ++i)
+    if (c.has_output(i)) cost.bytes_read += element_count(c.out(i).shape) * dtype_size(c.in_dtype(0));
+  return cost;
+}
+
 OpCost cost_reinterpret(const OpContext&) {
   OpCost cost;
   cost.moves_no_data = true;

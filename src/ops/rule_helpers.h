@@ -42,6 +42,10 @@ OpCost cost_per_input(const OpContext& c) {
 }
 // Moves data but does no arithmetic (copies, gathers, concatenation).
 OpCost cost_data_movement(const OpContext& c);
+// Gathers and slices: read the selected elements of input 0 (as many as the output holds) and
+// every other input (indices, starts/ends) in full, instead of the whole of input 0. An embedding
+// lookup of 128 tokens reads 128 rows, not the table.
+OpCost cost_selective_read(const OpContext& c);
 // Reinterprets a buffer: no arithmetic, no bytes moved (Reshape, Squeeze, Identity, ...).
 OpCost cost_reinterpret(const OpContext& c);
 

@@ -107,7 +107,8 @@ TEST(MeasureBackend, CalibrationTomlCarriesFigures) {
   const std::string toml = calibration_to_hwdb_toml(r, "h100-local");
   EXPECT_NE(toml.find("id = \"h100-local\""), std::string::npos) << toml;
   EXPECT_NE(toml.find("memory_bandwidth_gbps = 2950.4"), std::string::npos) << toml;
-  EXPECT_NE(toml.find("tensor_fp16 = 750.0"), std::string::npos) << toml;
+  EXPECT_NE(toml.find("[peak.tensor]"), std::string::npos) << toml;
+  EXPECT_NE(toml.find("fp16 = 750.0"), std::string::npos) << toml;
   EXPECT_NE(toml.find("sm_count = 132"), std::string::npos) << toml;
   const std::string table = format_calibration(r, {{"dram_gbps", 3352}, {"fp16", 989.4}});
   EXPECT_NE(table.find("88%"), std::string::npos) << table;  // 2950.4 / 3352

@@ -334,7 +334,7 @@ void register_tensor_ops(OpRegistry& r) {
       {"", "CastLike", infer_cast_like, cost_data_movement},
       {"", "Concat", infer_concat, cost_data_movement},
       {"", "Split", infer_split, cost_data_movement},
-      {"", "Slice", infer_slice, cost_data_movement},
+      {"", "Slice", infer_slice, cost_selective_read},
       {"", "Transpose", infer_transpose, cost_data_movement},
       {"", "Expand", infer_expand, cost_data_movement},
       {"", "Tile", infer_tile, cost_data_movement},

@@ -246,9 +246,9 @@ void infer_image_decoder(OpContext&) { throw NotInferable("the decoded image siz
 
 void register_tensor_indexing_ops(OpRegistry& r) {
   r.add({
-      {"", "Gather", infer_gather, cost_data_movement},
-      {"", "GatherElements", infer_gather_elements, cost_data_movement},
-      {"", "GatherND", infer_gather_nd, cost_data_movement},
+      {"", "Gather", infer_gather, cost_selective_read},
+      {"", "GatherElements", infer_gather_elements, cost_selective_read},
+      {"", "GatherND", infer_gather_nd, cost_selective_read},
       {"", "Scatter", infer_scatter, cost_scatter},
       {"", "ScatterElements", infer_scatter, cost_scatter},
       {"", "ScatterND", infer_scatter, cost_scatter},

@@ -84,9 +84,9 @@ TEST(TensorGather, ElementsAndND) {
   set_attr(b.node("GatherND", {"cube", "singles"}, {"nd_batched"}), "batch_dims", int64_t{1});
   auto run = analyse(b);
   EXPECT_EQ(run->shape("elements"), (Shape{2, 4}));
-  expect_bytes(*run, "elements", 12 * 4 + 8 * 8, 8 * 4);
+  expect_bytes(*run, "elements", 8 * 4 + 8 * 8, 8 * 4);  // reads only what it selects
   EXPECT_EQ(run->shape("nd"), (Shape{2, 4}));
-  expect_bytes(*run, "nd", 24 * 4 + 4 * 8, 8 * 4);
+  expect_bytes(*run, "nd", 8 * 4 + 4 * 8, 8 * 4);
   EXPECT_EQ(run->shape("nd_batched"), (Shape{2, 4}));
 }
 
@@ -369,7 +369,7 @@ TEST(TensorFolding, ShapeGatherUnsqueezeConcatReshapeOpset13And11) {
     EXPECT_EQ(run->shape("flat"), (Shape{2, 12})) << opset;
     EXPECT_EQ(run->analysis.totals.unshaped_nodes, 0u);
     expect_bytes(*run, "shape", 0, 0);
-    expect_bytes(*run, "batch", 3 * 8 + 8, 8);
+    expect_bytes(*run, "batch", 8 + 8, 8);
     expect_bytes(*run, "target", 8 + 8, 2 * 8);
     expect_bytes(*run, "flat", 0, 0);
   }
