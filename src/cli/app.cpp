@@ -20,6 +20,7 @@
 #include "report/measured_columns.h"
 #include "report/report.h"
 #include "report/table_printer.h"
+#include "shapes/batch_dim.h"
 #include "shapes/shape_engine.h"
 
 namespace modelcost {
@@ -82,16 +83,28 @@ int analyse_and_report(const CliOptions& options, std::ostream& out) {
   const DeviceInfo local = backend && backend->device().is_gpu ? backend->device() : DeviceInfo{};
 
   Model model = load_model(options.model_path);
+  // With --batch, the per-node analysis (and measurement) runs at the first batch of the list.
+  ShapeOptions run_options = shape_options;
+  if (!options.batches.empty()) {
+    const BatchDim dim = find_batch_dim(model, shape_options, options.batch_dim);
+    run_options = with_batch(model, shape_options, dim, parse_batch_list(options.batches).front());
+  }
   Diagnostics diagnostics;
   ShapeEngine engine(OpRegistry::instance(), diagnostics);
-  engine.run(model, shape_options);
+  try {
+    engine.run(model, run_options);
+  } catch (const Error& e) {
+    if (options.batches.empty()) throw;
+    throw Error(kExitUsage, "--batch " + std::to_string(parse_batch_list(options.batches).front()) +
+                                ": the model does not run at that batch (a fixed-batch export?): " + e.what());
+  }
   const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
   Report report = build_report(analysis, kModelcostVersion);
 
   std::unique_ptr<HardwareStage> hardware;
   if (HardwareStage::requested(options)) {
     hardware = std::make_unique<HardwareStage>(options, local.name, local.multiprocessors, local.memory_bytes / 1e9);
-    hardware->run(model, shape_options, analysis, report);
+    hardware->run(model, run_options, analysis, report);
   }
   std::vector<NodeMeasurement> measured;
   ModelMeasurement whole;

@@ -132,7 +132,7 @@ TEST(CliHardware, FixedBatchModelRefusesAnotherBatchInOneLine) {
   const CliResult r = run_modelcost(shared_model("resnet50_op18.onnx") + " --gpu h100 --batch 1,64");
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
-  EXPECT_NE(r.err.find("fixed batch of 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fixed batch"), std::string::npos) << r.err;
 }
 
 TEST(CliMeasure, WithoutAGpuSaysSoInOneLine) {
