@@ -55,7 +55,9 @@ class CudnnConvRunner : public OperatorRunner {
       std::vector<int> b_dims(nchw_dims(1, c_.out_channels, c_.out_size).size(), 1);
       b_dims[1] = static_cast<int>(c_.out_channels);
       set_tensor(b_, format, type, b_dims);
-      if (try_fused_bias(ctx)) return;
+      // The fused call runs only IMPLICIT_PRECOMP_GEMM, which is slow for grouped and depthwise
+      // convolutions (10-20x on MobileNetV2): those take the fastest algorithm and a bias add.
+      if (c_.groups == 1 && try_fused_bias(ctx)) return;
     }
     choose_algorithm(ctx);
   }
@@ -112,7 +114,9 @@ class CudnnConvRunner : public OperatorRunner {
     MC_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &count));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(count);
     int returned = 0;
-    if (ctx.autotune) {
+    // Grouped convolutions are always timed (as cudnn.benchmark does): the heuristic's first pick
+    // for depthwise shapes is often a slow direct kernel.
+    if (ctx.autotune || c_.groups > 1) {
       DeviceBuffer scratch(ctx.max_workspace_bytes);
       MC_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
       MC_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle_, x_, x_ptr_, w_, w_ptr_, conv_, y_, y_ptr_, count,

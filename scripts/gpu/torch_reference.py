@@ -1,0 +1,38 @@
+# PyTorch + cuDNN end-to-end reference latencies (issue 4's "done when"): eval mode, BatchNorm
+# folded into the convolutions, fp16, the faster of NCHW and channels-last, CUDA graph replay,
+# median of CUDA event times.
+import statistics, sys, torch, torchvision
+from torch.fx.experimental.optimization import fuse
+
+def time_graph(model, x, reps=100):
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s), torch.no_grad():
+        for _ in range(3): model(x)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g), torch.no_grad():
+        model(x)
+    for _ in range(10): g.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); g.replay(); b.record(); b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+torch.backends.cudnn.benchmark = True
+for name in sys.argv[1:]:
+    base = getattr(torchvision.models, name)().eval()
+    if 'resnet' in name or 'mobilenet' in name: base = fuse(base)
+    for batch in (1, 32):
+        best = None
+        for cl in (False, True):
+            m = base.half().cuda()
+            x = torch.randn(batch, 3, 224, 224, device='cuda', dtype=torch.half)
+            if cl: m = m.to(memory_format=torch.channels_last); x = x.to(memory_format=torch.channels_last)
+            t = time_graph(m, x)
+            print(f"torch {name} fp16 batch {batch} {'channels_last' if cl else 'NCHW'}: {t:.3f} ms", flush=True)
+            best = t if best is None else min(best, t)
+        print(f"TORCH {name} fp16 batch {batch}: {best:.3f} ms (faster layout)", flush=True)
