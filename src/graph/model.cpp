@@ -1,10 +1,14 @@
+#include <google/protobuf/arena.h>
 #include <onnx/onnx_pb.h>
 
 #include "modelcost/graph.h"
 
 namespace modelcost {
 
-Model::Model() : proto(std::make_unique<onnx::ModelProto>()) {}
+Model::Model()
+    : arena(std::make_unique<google::protobuf::Arena>()),
+      proto(google::protobuf::Arena::CreateMessage<onnx::ModelProto>(arena.get())) {}
+// Members go in reverse order: the graph (which points into the protobuf) before the arena.
 Model::~Model() = default;
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
