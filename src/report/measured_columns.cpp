@@ -44,9 +44,11 @@ void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes,
                                                   },
                                                   nullptr});
   report.add_column_after("achieved_tflops", {"achieved_gbps", "GB/s", "GB/s", ColumnKind::kRatio, kSinkAll, false,
-                                              [measured](const NodeAnalysis& node, size_t row) {
+                                              [measured, roofline](const NodeAnalysis& node, size_t row) {
                                                 const auto& n = measured(row);
-                                                return n.measured && n.median_us > 0 ? CellValue::of_number(node.cost.bytes() / (n.median_us * 1e3))
+                                                // Bytes at the measured dtype: the roofline's recast figure when there is one.
+                                                const double bytes = roofline ? roofline->nodes[row].bytes : node.cost.bytes();
+                                                return n.measured && n.median_us > 0 ? CellValue::of_number(bytes / (n.median_us * 1e3))
                                                                                      : CellValue::empty();
                                               },
                                               nullptr});

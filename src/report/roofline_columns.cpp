@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 #include "report/number_format.h"
 #include "report/text_table.h"
 
@@ -49,10 +51,48 @@ Json plan_row_json(const PlanRow& row) {
               {"cost_per_million_usd", optional_json(row.cost_per_million_usd)}};
 }
 
+// With --dtype the roofline re-costs bytes as if every float tensor had that type; the report's
+// byte and intensity figures follow, so they agree with the predicted times (and with achieved
+// bandwidth from a measurement at that dtype). Per node: scale = recast bytes / analysed bytes.
+void show_bytes_at_roofline_dtype(Report& report, const RooflineReport& r) {
+  const Analysis& a = *report.analysis;
+  auto scales = std::make_shared<std::vector<double>>(a.nodes.size(), 1.0);
+  bool recast = false;
+  double read = 0, written = 0;
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    const NodeCost& c = a.nodes[i].cost;
+    if (c.bytes() > 0 && r.nodes[i].costed) (*scales)[i] = r.nodes[i].bytes / c.bytes();
+    recast = recast || (*scales)[i] != 1.0;
+    read += c.bytes_read * (*scales)[i];
+    written += c.bytes_written * (*scales)[i];
+  }
+  if (!recast) return;
+  for (auto& column : report.columns) {
+    const bool is_bytes = column.name == "bytes_read" || column.name == "bytes_written" || column.name == "bytes";
+    if (!is_bytes && column.name != "arithmetic_intensity") continue;
+    NodeCellFn original = column.value;
+    column.value = [original, scales, is_bytes](const NodeAnalysis& node, size_t row) {
+      CellValue v = original(node, row);
+      const double s = (*scales)[row];
+      if (v.type == CellValue::Type::kNumber && s > 0) v.number = is_bytes ? v.number * s : v.number / s;
+      return v;
+    };
+  }
+  for (auto& total : report.totals) {
+    if (total.name == "bytes_read") total.value = [read](const Analysis&) { return CellValue::of_number(read); };
+    if (total.name == "bytes_written") total.value = [written](const Analysis&) { return CellValue::of_number(written); };
+    if (total.name == "arithmetic_intensity")
+      total.value = [read, written](const Analysis& an) {
+        return CellValue::of_number(read + written > 0 ? an.totals.flops / (read + written) : 0.0);
+      };
+  }
+}
+
 }  // namespace
 
 void add_roofline(Report& report, const RooflineReport& roofline, const std::string& resolution) {
   const RooflineReport* r = &roofline;
+  show_bytes_at_roofline_dtype(report, roofline);
   report.add_column_after("arithmetic_intensity",
                           {"bound", "bound", "", ColumnKind::kText, kSinkAll, false,
                            [r](const NodeAnalysis&, size_t row) { return CellValue::of_text(bound_name(r->nodes[row].bound)); },
