@@ -161,3 +161,32 @@ TEST(CliMeasure, CpuBackendMeasuresEveryNodeOfASmallModel) {
 }
 
 }  // namespace modelcost::testing
+
+namespace modelcost::testing {
+
+TEST(CliHardware, DtypeRecastsReportedBytesConsistently) {
+  TempDir dir;
+  const std::string base = kSample + " --gpu h100 -q --json ";
+  ASSERT_EQ(run_modelcost(base + dir.file("fp32.json")).code, 0);
+  ASSERT_EQ(run_modelcost(base + dir.file("fp16.json") + " --dtype fp16 --csv " + dir.file("fp16.csv")).code, 0);
+  const auto fp32 = nlohmann::json::parse(read_text(dir.file("fp32.json")))["totals"];
+  const auto fp16 = nlohmann::json::parse(read_text(dir.file("fp16.json")))["totals"];
+  // Every tensor of ResNet-50 is float32 except none that move bytes: fp16 halves them exactly.
+  EXPECT_DOUBLE_EQ(fp16["bytes_read"].get<double>(), fp32["bytes_read"].get<double>() / 2);
+  EXPECT_DOUBLE_EQ(fp16["bytes_written"].get<double>(), fp32["bytes_written"].get<double>() / 2);
+  EXPECT_DOUBLE_EQ(fp16["flops"].get<double>(), fp32["flops"].get<double>());
+  std::istringstream csv(read_text(dir.file("fp16.csv")));
+  std::string line;
+  std::getline(csv, line);
+  size_t column = 0, at = 0;
+  for (size_t i = 0; i < line.find("bytes_read"); ++i) column += line[i] == ',';
+  double sum = 0;
+  while (std::getline(csv, line)) {
+    at = 0;
+    for (size_t c = 0; c < column; ++c) at = line.find(',', at) + 1;
+    sum += std::stod(line.substr(at, line.find(',', at) - at));
+  }
+  EXPECT_DOUBLE_EQ(sum, fp16["bytes_read"].get<double>());
+}
+
+}  // namespace modelcost::testing
