@@ -1,20 +1,14 @@
 #include "measure/cpu_backend.h"
 
 #include <Eigen/Core>
-#include <chrono>
 #include <fstream>
 #include <thread>
 
 #include "measure/cpu_reference.h"
-#include "measure/statistics.h"
-#include "measure/stopping_criterion.h"
+#include "measure/sampling.h"
 
 namespace modelcost {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
@@ -32,22 +26,12 @@ template <typename Fn>
 NodeMeasurement time_samples(const MeasureOptions& options, Fn fn) {
   fn();  // warm-up: first touch of the buffers, caches
   StoppingCriterion criterion({options.min_samples, options.max_rel_stddev, options.max_seconds_per_node, 100000});
-  const auto start = Clock::now();
-  while (!criterion.done(seconds_since(start))) {
-    const auto t0 = Clock::now();
+  sample_until_done(criterion, [&] {
+    const auto t0 = SteadyClock::now();
     fn();
-    criterion.add_sample(seconds_since(t0) * 1e6);
-  }
-  const SampleStatistics s = summarize(criterion.samples());
-  NodeMeasurement m;
-  m.measured = true;
-  m.median_us = s.median;
-  m.min_us = s.min;
-  m.max_us = s.max;
-  m.mean_us = s.mean;
-  m.rel_stddev = s.rel_stddev;
-  m.samples = s.count;
-  return m;
+    return seconds_since(t0) * 1e6;
+  });
+  return measurement_of(criterion.samples());
 }
 
 class CpuBackend : public Backend {
@@ -134,13 +118,7 @@ class CpuBackend : public Backend {
     };
     MeasureOptions whole = options;
     whole.max_seconds_per_node = std::max(options.max_seconds_per_node, 1.0);
-    NodeMeasurement m = time_samples(whole, run_all);
-    result.measured = true;
-    result.median_us = m.median_us;
-    result.min_us = m.min_us;
-    result.max_us = m.max_us;
-    result.rel_stddev = m.rel_stddev;
-    result.samples = m.samples;
+    set_model_timing(result, time_samples(whole, run_all));
     return result;
   }
 

@@ -2,12 +2,11 @@
 // input), every node its runner, prepared up front; then one pass over the nodes in topological
 // order is captured into a CUDA graph and its replays are timed with CUDA events, the way a
 // deployment replays a captured graph.
-#include <chrono>
-
 #include "measure/cuda/cuda_backend.h"
 #include "measure/cuda/cuda_check.h"
+#include "measure/cuda/sampler.h"
 #include "measure/cuda/tensor_transfer.h"
-#include "measure/statistics.h"
+#include "measure/sampling.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -115,35 +114,15 @@ ModelMeasurement CudaBackend::measure_model(const Analysis& analysis, const Meas
 
     for (int i = 0; i < 3; ++i) MC_CUDA_CHECK(cudaGraphLaunch(captured.exec, context_.stream));
     MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
-    cudaEvent_t begin, end;
-    MC_CUDA_CHECK(cudaEventCreate(&begin));
-    MC_CUDA_CHECK(cudaEventCreate(&end));
-    StoppingRule rule;
-    rule.min_samples = std::max(options.min_samples, 20);
-    rule.max_rel_stddev = options.max_rel_stddev;
-    rule.max_seconds = std::max(2.0, options.max_seconds_per_node);
-    StoppingCriterion criterion(rule);
-    const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-    while (!criterion.done(elapsed())) {
-      if (options.cold) l2_flush().flush(context_.stream);
-      MC_CUDA_CHECK(cudaEventRecord(begin, context_.stream));
-      MC_CUDA_CHECK(cudaGraphLaunch(captured.exec, context_.stream));
-      MC_CUDA_CHECK(cudaEventRecord(end, context_.stream));
-      MC_CUDA_CHECK(cudaEventSynchronize(end));
-      float ms = 0;
-      MC_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-      criterion.add_sample(ms * 1e3);
-    }
-    cudaEventDestroy(begin);
-    cudaEventDestroy(end);
-    const SampleStatistics s = summarize(criterion.samples());
-    result.measured = true;
-    result.median_us = s.median;
-    result.min_us = s.min;
-    result.max_us = s.max;
-    result.rel_stddev = s.rel_stddev;
-    result.samples = s.count;
+    SampleConfig replays;
+    replays.rule.min_samples = std::max(options.min_samples, 20);
+    replays.rule.max_rel_stddev = options.max_rel_stddev;
+    replays.rule.max_seconds = std::max(2.0, options.max_seconds_per_node);
+    replays.cold = options.cold;
+    const NodeMeasurement m = sample_with_events(
+        [&](cudaStream_t s) { MC_CUDA_CHECK(cudaGraphLaunch(captured.exec, s)); }, context_.stream, replays,
+        options.cold ? &l2_flush() : nullptr);
+    set_model_timing(result, m);
   } catch (const Error& e) {
     cudaGetLastError();
     cudaStreamSynchronize(context_.stream);

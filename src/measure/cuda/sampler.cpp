@@ -2,38 +2,22 @@
 
 #include <cxxabi.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <memory>
 
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/cupti_timer.h"
-#include "measure/statistics.h"
+#include "measure/sampling.h"
 
 namespace modelcost::cuda {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-NodeMeasurement summarise(const StoppingCriterion& criterion) {
-  const SampleStatistics s = summarize(criterion.samples());
-  NodeMeasurement m;
-  m.measured = true;
-  m.median_us = s.median;
-  m.min_us = s.min;
-  m.max_us = s.max;
-  m.mean_us = s.mean;
-  m.rel_stddev = s.rel_stddev;
-  m.samples = s.count;
-  return m;
-}
 
 uint64_t next_external_id() {
   static uint64_t id = 1;
   return id++;
 }
+
+}  // namespace
 
 NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                    const SampleConfig& config, L2Flush* flush) {
@@ -41,8 +25,7 @@ NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& laun
   MC_CUDA_CHECK(cudaEventCreate(&begin));
   MC_CUDA_CHECK(cudaEventCreate(&end));
   StoppingCriterion criterion(config.rule);
-  const auto start = Clock::now();
-  while (!criterion.done(seconds_since(start))) {
+  sample_until_done(criterion, [&] {
     if (config.cold && flush) flush->flush(stream);
     MC_CUDA_CHECK(cudaEventRecord(begin, stream));
     launch(stream);
@@ -50,16 +33,14 @@ NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& laun
     MC_CUDA_CHECK(cudaEventSynchronize(end));
     float ms = 0;
     MC_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-    criterion.add_sample(ms * 1e3);
-  }
+    return ms * 1e3;
+  });
   cudaEventDestroy(begin);
   cudaEventDestroy(end);
-  NodeMeasurement m = summarise(criterion);
+  NodeMeasurement m = measurement_of(criterion.samples());
   m.implementation = "cuda events";
   return m;
 }
-
-}  // namespace
 
 std::string short_kernel_name(const std::string& mangled) {
   int status = 0;
@@ -89,7 +70,7 @@ NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch,
   StoppingCriterion criterion(config.rule);
   std::vector<std::string> kernels;
   double typical_seconds = 0;
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   while (!criterion.done(seconds_since(start))) {
     const int batch = criterion.next_batch(typical_seconds);
     std::vector<uint64_t> ids;
@@ -111,7 +92,7 @@ NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch,
     // Wall time per sample, launch overhead included, sizes the next batch.
     typical_seconds = seconds_since(start) / static_cast<double>(criterion.samples().size());
   }
-  NodeMeasurement m = summarise(criterion);
+  NodeMeasurement m = measurement_of(criterion.samples());
   for (const auto& k : kernels) m.kernels.push_back(short_kernel_name(k));
   return m;
 }

@@ -22,6 +22,11 @@ struct SampleConfig {
 NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                 const SampleConfig& config, L2Flush* flush);
 
+// Times each launch with a pair of CUDA events (no warm-up; config.warmup_launches is ignored),
+// an L2 flush before each when config.cold and flush is given, until config.rule is met.
+NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                                   const SampleConfig& config, L2Flush* flush);
+
 // Readable kernel name: demangled, template arguments elided, at most 100 characters.
 std::string short_kernel_name(const std::string& mangled);
 

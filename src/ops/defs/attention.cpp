@@ -6,6 +6,18 @@
 
 namespace modelcost {
 
+AttentionWork attention_work(int64_t batch, int64_t heads, int64_t q_len, int64_t kv_len, int64_t head_size,
+                             int64_t v_head_size) {
+  AttentionWork w;
+  w.batch = static_cast<double>(batch);
+  w.heads = static_cast<double>(heads);
+  w.q_len = static_cast<double>(q_len);
+  w.kv_len = static_cast<double>(kv_len);
+  w.head_size = static_cast<double>(head_size);
+  w.v_head_size = static_cast<double>(v_head_size);
+  return w;
+}
+
 OpCost attention_cost(const AttentionWork& w) {
   const double scores = w.batch * w.heads * w.q_len * w.kv_len;
   OpCost cost;
@@ -75,6 +87,64 @@ double rotary_fraction(const OpContext& c, size_t cos_input, int64_t head_size) 
   return d(dim) / d(head_size);
 }
 
+// Query and key elements a fused rotary embedding rotates when do_rotary is set (grouped-query
+// layouts: heads query heads and kv_heads key heads per token), else 0.
+double grouped_rotary_elements(const OpContext& c, int64_t b, int64_t s, int64_t heads, int64_t kv_heads, int64_t h,
+                               size_t cos_input) {
+  if (c.attr_int("do_rotary", 0) == 0) return 0;
+  return d(b) * d(s) * d(heads + kv_heads) * d(h) * rotary_fraction(c, cos_input, h);
+}
+
+void require_grouped_heads(const OpContext& c, int64_t heads, int64_t kv_heads) {
+  if (heads % kv_heads != 0)
+    c.fail("num_heads " + std::to_string(heads) + " is not a multiple of kv_num_heads " + std::to_string(kv_heads));
+}
+
+// The past sequence length of a [batch, heads, past_sequence, head_size] input, 0 when absent.
+int64_t past_length(const OpContext& c, size_t input, const char* layout) {
+  if (!c.has_input(input)) return 0;
+  require_rank(c, input, 4, layout);
+  return c.in_shape(input)[2];
+}
+
+// Keys attended to when the past is a buffer of max_sequence_length slots shared with the
+// present: the filled length (scalar input `filled_input`) plus the new tokens; when that
+// length is unknown, the buffer length stands in as an estimate.
+struct SharedBufferLength {
+  int64_t kv_len;
+  bool estimate;
+};
+SharedBufferLength shared_buffer_length(const OpContext& c, size_t filled_input, int64_t buffer_len, int64_t new_len) {
+  const int64_t filled = known_scalar(c, filled_input);
+  return {filled >= 0 ? filled + new_len : buffer_len, filled < 0};
+}
+
+// Merged QKV weights [input_hidden, q_hidden + k_hidden + v_hidden] of (Packed)Attention, checked
+// against the input's last dim: num_heads and the three hidden sizes (qkv_hidden_sizes, else thirds).
+struct MergedQkv {
+  int64_t heads;
+  std::vector<int64_t> sizes;
+};
+MergedQkv merged_qkv(const OpContext& c, const Shape& x, const Shape& w) {
+  if (w[0] != x.back()) c.fail("weights " + shape_to_string(w) + " do not match input " + shape_to_string(x));
+  MergedQkv m{required_int_attr(c, "num_heads", 1), c.attr_ints("qkv_hidden_sizes")};
+  std::vector<int64_t>& sizes = m.sizes;
+  if (sizes.empty()) {
+    if (w[1] % 3 != 0) c.fail("weights' second dim " + std::to_string(w[1]) + " is not 3 x hidden");
+    sizes.assign(3, w[1] / 3);
+  }
+  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != w[1])
+    c.fail("qkv_hidden_sizes do not add up to the weights' second dim " + std::to_string(w[1]));
+  return m;
+}
+
+// Outputs of the multi-head forms: the attention output, present key and value, and the scores
+// [batch, heads, sequence, total] (the last three estimated with the kv length).
+std::vector<Output> multi_head_outputs(int32_t dtype, int64_t b, int64_t s, int64_t heads, int64_t vh,
+                                       const Shape& present_k, const Shape& present_v, int64_t total, bool estimate) {
+  return {{dtype, {b, s, heads * vh}}, {dtype, present_k, estimate}, {dtype, present_v, estimate}, {dtype, {b, heads, s, total}, estimate}};
+}
+
 // ---- Attention (merged QKV weights) and DecoderMaskedSelfAttention ----
 // input, weights, bias, mask_index, past, attention_bias, past_sequence_length, ...
 AttentionPlan plan_attention(const OpContext& c) {
@@ -82,15 +152,7 @@ AttentionPlan plan_attention(const OpContext& c) {
   require_rank(c, 1, 2, "[input_hidden, q_hidden + k_hidden + v_hidden]");
   const Shape& x = c.in_shape(0);
   const Shape& w = c.in_shape(1);
-  if (w[0] != x[2]) c.fail("weights " + shape_to_string(w) + " do not match input " + shape_to_string(x));
-  const int64_t heads = required_int_attr(c, "num_heads", 1);
-  std::vector<int64_t> sizes = c.attr_ints("qkv_hidden_sizes");
-  if (sizes.empty()) {
-    if (w[1] % 3 != 0) c.fail("weights' second dim " + std::to_string(w[1]) + " is not 3 x hidden");
-    sizes.assign(3, w[1] / 3);
-  }
-  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != w[1])
-    c.fail("qkv_hidden_sizes do not add up to the weights' second dim " + std::to_string(w[1]));
+  const auto [heads, sizes] = merged_qkv(c, x, w);
   if (sizes[0] != sizes[1]) c.fail("Q and K hidden sizes differ");
   const int64_t b = x[0], s = x[1];
   const int64_t h = per_head(c, sizes[0], heads, "hidden size"), vh = per_head(c, sizes[2], heads, "v hidden size");
@@ -105,19 +167,14 @@ AttentionPlan plan_attention(const OpContext& c) {
     kv_len = past + s;
     if (c.attr_int("past_present_share_buffer", 0) != 0) {  // past holds max_sequence_length slots
       present = c.in_shape(4);
-      const int64_t filled = known_scalar(c, 6);
-      kv_len = filled >= 0 ? filled + s : past;
-      estimate = filled < 0;
+      const SharedBufferLength shared = shared_buffer_length(c, 6, past, s);
+      kv_len = shared.kv_len;
+      estimate = shared.estimate;
     }
   }
   AttentionPlan p;
+  p.work = attention_work(b, heads, s, kv_len, h, vh);
   AttentionWork& work = p.work;
-  work.batch = d(b);
-  work.heads = d(heads);
-  work.q_len = d(s);
-  work.kv_len = d(kv_len);
-  work.head_size = d(h);
-  work.v_head_size = d(vh);
   work.projection_macs = d(b) * d(s) * d(x[2]) * d(w[1]);
   work.projection_flops = c.has_input(2) ? d(b) * d(s) * d(w[1]) : 0;
   work.mask = c.has_input(3) || c.has_input(5);
@@ -178,24 +235,18 @@ AttentionPlan plan_multi_head_attention(const OpContext& c) {
     if (c.has_input(8)) {  // buffer sharing: the past holds max_sequence_length slots
       present_k = c.in_shape(6);
       present_v = c.has_input(7) ? c.in_shape(7) : Shape{b, heads, past, vh};
-      const int64_t filled = known_scalar(c, 8);
-      total = filled >= 0 ? filled + kv : past;
-      estimate = filled < 0;
+      const SharedBufferLength shared = shared_buffer_length(c, 8, past, kv);
+      total = shared.kv_len;
+      estimate = shared.estimate;
     }
   }
   AttentionPlan p;
+  p.work = attention_work(b, heads, s, total, h, vh);
   AttentionWork& work = p.work;
-  work.batch = d(b);
-  work.heads = d(heads);
-  work.q_len = d(s);
-  work.kv_len = d(total);
-  work.head_size = d(h);
-  work.v_head_size = d(vh);
   if (c.has_input(3)) work.projection_flops = d(b) * (d(s) * d(hidden) + (key_is_cache ? 0 : d(kv) * d(hidden + heads * vh)));
   work.mask = c.has_input(4) || c.has_input(5);
   work.estimate = estimate;
-  const int32_t dtype = c.in_dtype(0);
-  p.outputs = {{dtype, {b, s, heads * vh}}, {dtype, present_k, estimate}, {dtype, present_v, estimate}, {dtype, {b, heads, s, total}, estimate}};
+  p.outputs = multi_head_outputs(c.in_dtype(0), b, s, heads, vh, present_k, present_v, total, estimate);
   return p;
 }
 
@@ -205,8 +256,7 @@ AttentionPlan plan_multi_head_attention(const OpContext& c) {
 AttentionPlan plan_group_query_attention(const OpContext& c) {
   const int64_t heads = required_int_attr(c, "num_heads", 1);
   const int64_t kv_heads = required_int_attr(c, "kv_num_heads", 1);
-  if (heads % kv_heads != 0)
-    c.fail("num_heads " + std::to_string(heads) + " is not a multiple of kv_num_heads " + std::to_string(kv_heads));
+  require_grouped_heads(c, heads, kv_heads);
   require_rank(c, 0, 3, "[batch, sequence, hidden] or packed QKV");
   const Shape& q = c.in_shape(0);
   const int64_t b = q[0], s = q[1];
@@ -220,22 +270,17 @@ AttentionPlan plan_group_query_attention(const OpContext& c) {
   } else {
     h = per_head(c, q[2], heads + 2 * kv_heads, "packed QKV width");
   }
-  const int64_t past = c.has_input(3) ? (require_rank(c, 3, 4, "[batch, kv_heads, past_sequence, head_size]"), c.in_shape(3)[2]) : 0;
+  const int64_t past = past_length(c, 3, "[batch, kv_heads, past_sequence, head_size]");
   const int64_t given_total = known_scalar(c, 6);
   const int64_t total = given_total >= 0 ? given_total : past + kv;
   const bool estimate = given_total < 0 && c.has_input(3);  // the past may be a max-length buffer
   const int64_t present_len = c.has_input(3) && given_total >= 0 ? std::max(past, given_total) : total;
   AttentionPlan p;
+  p.work = attention_work(b, heads, s, total, h, h);
   AttentionWork& work = p.work;
-  work.batch = d(b);
-  work.heads = d(heads);
-  work.q_len = d(s);
-  work.kv_len = d(total);
-  work.head_size = work.v_head_size = d(h);
   work.mask = c.has_input(10);
   work.softcap = c.attr_float("softcap", 0) > 0;
-  if (c.attr_int("do_rotary", 0) != 0)
-    work.rotary_elements = d(b) * d(s) * d(heads + kv_heads) * d(h) * rotary_fraction(c, 7, h);
+  work.rotary_elements = grouped_rotary_elements(c, b, s, heads, kv_heads, h, 7);
   work.estimate = estimate;
   const int32_t dtype = c.in_dtype(0);
   const int32_t cache = c.has_input(3) ? c.in_dtype(3) : dtype;
@@ -256,23 +301,13 @@ AttentionPlan plan_packed_attention(const OpContext& c) {
   require_rank(c, 3, 2, "token_offset [batch, sequence]");
   const Shape& x = c.in_shape(0);
   const Shape& w = c.in_shape(1);
-  if (w[0] != x[1]) c.fail("weights " + shape_to_string(w) + " do not match input " + shape_to_string(x));
-  const int64_t heads = required_int_attr(c, "num_heads", 1);
-  std::vector<int64_t> sizes = c.attr_ints("qkv_hidden_sizes");
-  if (sizes.empty()) {
-    if (w[1] % 3 != 0) c.fail("weights' second dim " + std::to_string(w[1]) + " is not 3 x hidden");
-    sizes.assign(3, w[1] / 3);
-  }
-  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != w[1])
-    c.fail("qkv_hidden_sizes do not add up to the weights' second dim " + std::to_string(w[1]));
+  const auto [heads, sizes] = merged_qkv(c, x, w);
   const Shape& offsets = c.in_shape(3);
+  const int64_t h = per_head(c, sizes[0], heads, "hidden size");
+  const int64_t vh = per_head(c, sizes[2], heads, "v hidden size");
   AttentionPlan p;
+  p.work = attention_work(offsets[0], heads, offsets[1], offsets[1], h, vh);
   AttentionWork& work = p.work;
-  work.batch = d(offsets[0]);
-  work.heads = d(heads);
-  work.q_len = work.kv_len = d(offsets[1]);
-  work.head_size = d(per_head(c, sizes[0], heads, "hidden size"));
-  work.v_head_size = d(per_head(c, sizes[2], heads, "v hidden size"));
   work.projection_macs = d(x[0]) * d(x[1]) * d(w[1]);
   work.projection_flops = c.has_input(2) ? d(x[0]) * d(w[1]) : 0;
   work.mask = c.has_input(5);
@@ -300,12 +335,8 @@ AttentionPlan plan_packed_multi_head_attention(const OpContext& c) {
   require_rank(c, 4, 2, "token_offset [batch, sequence]");
   const Shape& offsets = c.in_shape(4);
   AttentionPlan p;
+  p.work = attention_work(offsets[0], heads, offsets[1], offsets[1], h, vh);
   AttentionWork& work = p.work;
-  work.batch = d(offsets[0]);
-  work.heads = d(heads);
-  work.q_len = work.kv_len = d(offsets[1]);
-  work.head_size = d(h);
-  work.v_head_size = d(vh);
   work.projection_flops = c.has_input(3) ? d(q[0]) * d(heads) * d(2 * h + vh) : 0;
   work.mask = c.has_input(6);
   work.estimate = d(q[0]) < element_count(offsets);
@@ -340,31 +371,25 @@ AttentionPlan plan_decoder_masked_mha(const OpContext& c) {
     present_k = c.in_shape(1);
     present_v = c.in_shape(2);
   } else {
-    const int64_t past = c.has_input(5) ? (require_rank(c, 5, 4, "[batch, heads, past_sequence, head_size]"), c.in_shape(5)[2]) : 0;
+    const int64_t past = past_length(c, 5, "[batch, heads, past_sequence, head_size]");
     total = past + kv;
     present_k = {b, heads, total, h};
     present_v = {b, heads, total, vh};
     if (c.attr_int("past_present_share_buffer", 0) != 0 && c.has_input(5)) {
       present_k = c.in_shape(5);
       present_v = c.has_input(6) ? c.in_shape(6) : present_k;
-      const int64_t filled = known_scalar(c, 7);
-      total = filled >= 0 ? filled + kv : past;
-      estimate = filled < 0;
+      const SharedBufferLength shared = shared_buffer_length(c, 7, past, kv);
+      total = shared.kv_len;
+      estimate = shared.estimate;
     }
   }
   AttentionPlan p;
+  p.work = attention_work(b, heads, s, total, h, vh);
   AttentionWork& work = p.work;
-  work.batch = d(b);
-  work.heads = d(heads);
-  work.q_len = d(s);
-  work.kv_len = d(total);
-  work.head_size = d(h);
-  work.v_head_size = d(vh);
   if (c.has_input(10)) work.projection_flops = d(b) * d(s) * d(heads) * (cross ? d(h) : d(2 * h + vh));
   work.mask = c.has_input(3) || c.has_input(4);
   work.estimate = estimate;
-  const int32_t dtype = c.in_dtype(0);
-  p.outputs = {{dtype, {b, s, heads * vh}}, {dtype, present_k, estimate}, {dtype, present_v, estimate}, {dtype, {b, heads, s, total}, estimate}};
+  p.outputs = multi_head_outputs(c.in_dtype(0), b, s, heads, vh, present_k, present_v, total, estimate);
   return p;
 }
 
@@ -375,8 +400,7 @@ AttentionPlan plan_sparse_attention(const OpContext& c) {
   const int64_t heads = required_int_attr(c, "num_heads", 1);
   const int64_t kv_heads = required_int_attr(c, "kv_num_heads", 1);
   required_int_attr(c, "sparse_block_size", 1);
-  if (heads % kv_heads != 0)
-    c.fail("num_heads " + std::to_string(heads) + " is not a multiple of kv_num_heads " + std::to_string(kv_heads));
+  require_grouped_heads(c, heads, kv_heads);
   require_rank(c, 0, 3, "[batch, sequence, hidden] or packed QKV");
   require_rank(c, 3, 4, "past_key [batch, kv_heads, max_cache_sequence, head_size]");
   const Shape& q = c.in_shape(0);
@@ -384,13 +408,9 @@ AttentionPlan plan_sparse_attention(const OpContext& c) {
                                    : per_head(c, q[2], heads + 2 * kv_heads, "packed QKV width");
   const int64_t given_total = known_scalar(c, 7);
   AttentionPlan p;
+  p.work = attention_work(q[0], heads, q[1], given_total >= 0 ? given_total : c.in_shape(3)[2], h, h);
   AttentionWork& work = p.work;
-  work.batch = d(q[0]);
-  work.heads = d(heads);
-  work.q_len = d(q[1]);
-  work.kv_len = d(given_total >= 0 ? given_total : c.in_shape(3)[2]);
-  work.head_size = work.v_head_size = d(h);
-  if (c.attr_int("do_rotary", 0) != 0) work.rotary_elements = d(q[0]) * d(q[1]) * d(heads + kv_heads) * d(h) * rotary_fraction(c, 9, h);
+  work.rotary_elements = grouped_rotary_elements(c, q[0], q[1], heads, kv_heads, h, 9);
   work.estimate = true;
   const int32_t dtype = c.in_dtype(0);
   p.outputs = {{dtype, {q[0], q[1], heads * h}}, {dtype, c.in_shape(3)}, {dtype, c.has_input(4) ? c.in_shape(4) : c.in_shape(3)}};
@@ -420,16 +440,11 @@ AttentionPlan plan_onnx_attention(const OpContext& c) {
   }
   if (q_heads % kv_heads != 0)
     c.fail("query heads " + std::to_string(q_heads) + " are not a multiple of key/value heads " + std::to_string(kv_heads));
-  const int64_t past = c.has_input(4) ? (require_rank(c, 4, 4, "past_key [batch, kv_heads, past_sequence, head_size]"), c.in_shape(4)[2]) : 0;
+  const int64_t past = past_length(c, 4, "past_key [batch, kv_heads, past_sequence, head_size]");
   const int64_t total = past + kv;
   AttentionPlan p;
+  p.work = attention_work(b, q_heads, s, total, h, vh);
   AttentionWork& work = p.work;
-  work.batch = d(b);
-  work.heads = d(q_heads);
-  work.q_len = d(s);
-  work.kv_len = d(total);
-  work.head_size = d(h);
-  work.v_head_size = d(vh);
   work.mask = c.has_input(3);
   work.softcap = c.attr_float("softcap", 0) > 0;
   const int32_t dtype = c.in_dtype(0);

@@ -18,6 +18,11 @@ struct AttentionWork {
   bool estimate = false;
 };
 
+// The score geometry every attention op starts from: batch x heads x q_len x kv_len scores,
+// keys of head_size and values of v_head_size; the rest of the work stays zero / false.
+AttentionWork attention_work(int64_t batch, int64_t heads, int64_t q_len, int64_t kv_len, int64_t head_size,
+                             int64_t v_head_size);
+
 // macs = projection + 2 products (Q.K^T, P.V); flops = 2 macs + projection work + scaling,
 // mask, softcap and softmax per score + rotary.
 OpCost attention_cost(const AttentionWork& w);

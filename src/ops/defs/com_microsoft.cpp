@@ -15,7 +15,6 @@ constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
 constexpr int32_t kInt32 = onnx::TensorProto::INT32;
 constexpr int32_t kBool = onnx::TensorProto::BOOL;
 
-double out_elements(const OpContext& c, size_t i = 0) { return element_count(c.out(i).shape); }
 double present(const OpContext& c, size_t i) { return c.has_input(i) ? 1 : 0; }
 
 // ---- fused Conv / MatMul / Gemm ----
@@ -32,7 +31,7 @@ OpCost cost_conv(const OpContext& c) {
   OpCost cost;
   cost.macs = conv_geometry(c, c.in_shape(0), c.in_shape(1), ChannelsLast).macs;
   const double per_output = present(c, 2) + present(c, 3) + activation_flops(c, c.attr_string("activation", ""));
-  cost.flops = 2 * cost.macs + per_output * out_elements(c);
+  cost.flops = 2 * cost.macs + per_output * output_elements(c);
   return cost;
 }
 
@@ -60,14 +59,12 @@ OpCost cost_fused_matmul(const OpContext& c) {
   OpCost cost;
   cost.macs = matmul_macs(fused_matmul_a(c), c.out(0).shape);
   const double per_output = (c.attr_float("alpha", 1.0f) != 1.0f ? 1 : 0) + activation_flops(c, c.attr_string("activation", ""));
-  cost.flops = 2 * cost.macs + per_output * out_elements(c);
+  cost.flops = 2 * cost.macs + per_output * output_elements(c);
   return cost;
 }
 
 // FusedGemm: alpha * A' B' + beta * C, then the activation.
-GemmGeometry fused_gemm_geometry(const OpContext& c) {
-  return gemm_geometry(c, c.in_shape(0), c.in_shape(1), c.attr_int("transA", 0) != 0, c.attr_int("transB", 0) != 0);
-}
+GemmGeometry fused_gemm_geometry(const OpContext& c) { return gemm_geometry_of_inputs(c, 0, 1); }
 
 void infer_fused_gemm(OpContext& c) {
   const auto g = fused_gemm_geometry(c);
@@ -102,7 +99,7 @@ void infer_gemm_fast_gelu(OpContext& c) { c.set_output(0, c.in_dtype(0), matmul_
 OpCost cost_gemm_fast_gelu(const OpContext& c) {
   OpCost cost;
   cost.macs = matmul_macs(c.in_shape(0), c.out(0).shape);
-  cost.flops = 2 * cost.macs + (present(c, 2) + kFastGeluFlops) * out_elements(c);
+  cost.flops = 2 * cost.macs + (present(c, 2) + kFastGeluFlops) * output_elements(c);
   return cost;
 }
 
@@ -116,20 +113,20 @@ void infer_bias_split_gelu(OpContext& c) {
 
 OpCost cost_bias_split_gelu(const OpContext& c) {
   OpCost cost;  // bias add on every input; Gelu and the product per output
-  cost.flops = element_count(c.in_shape(0)) + (kGeluFlops + 1) * out_elements(c);
+  cost.flops = element_count(c.in_shape(0)) + (kGeluFlops + 1) * output_elements(c);
   return cost;
 }
 
 OpCost cost_fast_gelu(const OpContext& c) {
   OpCost cost;
-  cost.flops = (kFastGeluFlops + present(c, 1)) * out_elements(c);
+  cost.flops = (kFastGeluFlops + present(c, 1)) * output_elements(c);
   return cost;
 }
 
 template <int Numerator, int Denominator>
 OpCost cost_per_element(const OpContext& c) {
   OpCost cost;
-  cost.flops = static_cast<double>(Numerator) / Denominator * out_elements(c);
+  cost.flops = static_cast<double>(Numerator) / Denominator * output_elements(c);
   return cost;
 }
 
@@ -148,7 +145,7 @@ void infer_bias_softmax(OpContext& c) {
 
 OpCost cost_bias_softmax(const OpContext& c) {
   OpCost cost;
-  cost.flops = (1 + kSoftmaxFlops) * out_elements(c);
+  cost.flops = (1 + kSoftmaxFlops) * output_elements(c);
   return cost;
 }
 
@@ -161,7 +158,7 @@ void infer_bias_dropout(OpContext& c) {
 
 OpCost cost_bias_dropout(const OpContext& c) {
   OpCost cost;  // bias add, residual add, dropout scaling when training_mode is given
-  cost.flops = (1 + present(c, 2) + present(c, 4)) * out_elements(c);
+  cost.flops = (1 + present(c, 2) + present(c, 4)) * output_elements(c);
   return cost;
 }
 
@@ -356,7 +353,7 @@ OpCost cost_gated_relative_position_bias(const OpContext& c) {
   // query bias; linear bias; the pairwise sum over D; two sigmoids; the gate arithmetic (4);
   // the product with rel_pos per output element.
   cost.flops = 2 * cost.macs + rows * static_cast<double>(g.head_size) + rows * d + rows * d +
-               rows * 2 * kSigmoidFlops + rows * 4 + out_elements(c);
+               rows * 2 * kSigmoidFlops + rows * 4 + output_elements(c);
   return cost;
 }
 

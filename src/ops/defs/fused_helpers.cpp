@@ -85,6 +85,13 @@ GemmGeometry gemm_geometry(const OpContext& c, const Shape& a, const Shape& b, b
   return g;
 }
 
+GemmGeometry gemm_geometry_of_inputs(const OpContext& c, size_t a_input, size_t b_input) {
+  return gemm_geometry(c, c.in_shape(a_input), c.in_shape(b_input), c.attr_int("transA", 0) != 0,
+                       c.attr_int("transB", 0) != 0);
+}
+
+double output_elements(const OpContext& c, size_t i) { return element_count(c.out(i).shape); }
+
 double layer_norm_flops(double elements, double rows, bool gamma, bool beta) {
   return elements * (6 + (gamma ? 1 : 0) + (beta ? 1 : 0)) + 4 * rows;
 }

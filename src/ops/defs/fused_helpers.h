@@ -38,6 +38,8 @@ struct GemmGeometry {
 };
 // Gemm of 2-D A and B with the transA / transB flags; fails naming the node on a mismatch.
 GemmGeometry gemm_geometry(const OpContext& c, const Shape& a, const Shape& b, bool trans_a, bool trans_b);
+// The same for the node's inputs a_input and b_input and its transA / transB attributes.
+GemmGeometry gemm_geometry_of_inputs(const OpContext& c, size_t a_input, size_t b_input);
 
 // Layer normalisation of `elements` in `rows` rows, counted as nn's LayerNormalization counts it:
 // 6 per element (mean, variance: subtract, square, add; normalise: subtract, scale by 1/std),
@@ -51,6 +53,8 @@ double rms_norm_flops(double elements, double rows, bool gamma);
 // ...); "" is none. Fails naming the node for a name no runtime implements.
 double activation_flops(const OpContext& c, const std::string& name);
 
+// Element count of output i (after shape inference).
+double output_elements(const OpContext& c, size_t i = 0);
 // Element count of the dims of `shape` from `from` (inclusive) to `to` (exclusive).
 double dims_product(const Shape& shape, size_t from, size_t to);
 // The attribute `name`, failing naming the node when it is absent or below `minimum`.

@@ -17,7 +17,6 @@ constexpr int32_t kInt32 = onnx::TensorProto::INT32;
 constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
 
 double elements_in(const OpContext& c, size_t i) { return c.has_input(i) ? element_count(c.in_shape(i)) : 0; }
-double elements_out(const OpContext& c) { return element_count(c.out(0).shape); }
 
 // The weight at input i counts in params with its own element count.
 void count_weight(const OpContext& c, OpCost& cost, size_t i) {
@@ -95,7 +94,7 @@ void infer_qlinear_conv(OpContext& c) {
 OpCost cost_qlinear_conv(const OpContext& c) {
   OpCost cost;
   cost.macs = conv_geometry(c, c.in_shape(0), c.in_shape(3), c.attr_int("channels_last", 0) != 0).macs;
-  cost.flops = 2 * cost.macs + kQuantizeFlops * elements_out(c);  // requantize each output
+  cost.flops = 2 * cost.macs + kQuantizeFlops * output_elements(c);  // requantize each output
   count_weight(c, cost, 3);
   return cost;
 }
@@ -120,7 +119,7 @@ void infer_qlinear_matmul(OpContext& c) {
 OpCost cost_qlinear_matmul(const OpContext& c) {
   OpCost cost;
   cost.macs = matmul_macs(c.in_shape(0), c.out(0).shape);
-  cost.flops = 2 * cost.macs + kQuantizeFlops * elements_out(c);
+  cost.flops = 2 * cost.macs + kQuantizeFlops * output_elements(c);
   count_weight(c, cost, 3);
   return cost;
 }
@@ -144,7 +143,7 @@ void infer_qlinear_binary(OpContext& c) {
 template <int OpFlops, int Inputs>
 OpCost cost_qlinear_elementwise(const OpContext& c) {
   OpCost cost;
-  cost.flops = (Inputs * kDequantizeFlops + OpFlops + kQuantizeFlops) * elements_out(c);
+  cost.flops = (Inputs * kDequantizeFlops + OpFlops + kQuantizeFlops) * output_elements(c);
   return cost;
 }
 
@@ -174,7 +173,7 @@ void infer_qlinear_concat(OpContext& c) {
 
 OpCost cost_qlinear_concat(const OpContext& c) {
   OpCost cost;
-  cost.flops = (kDequantizeFlops + kQuantizeFlops) * elements_out(c);  // requantize to Y's scale
+  cost.flops = (kDequantizeFlops + kQuantizeFlops) * output_elements(c);  // requantize to Y's scale
   return cost;
 }
 
@@ -190,7 +189,7 @@ void infer_qlinear_global_average_pool(OpContext& c) {
 
 OpCost cost_qlinear_global_average_pool(const OpContext& c) {
   OpCost cost;  // dequantize and sum every input; divide and quantize every output
-  cost.flops = (kDequantizeFlops + 1) * elements_in(c, 0) + (1 + kQuantizeFlops) * elements_out(c);
+  cost.flops = (kDequantizeFlops + 1) * elements_in(c, 0) + (1 + kQuantizeFlops) * output_elements(c);
   return cost;
 }
 
@@ -203,16 +202,14 @@ OpCost cost_qlinear_average_pool(const OpContext& c) {
   double kernel = 0;
   pool_output_shape(c, c.in_shape(0), c.attr_int("channels_last", 0) != 0, &kernel);
   OpCost cost;  // dequantize every input; per output a window sum, a divide, a quantize
-  cost.flops = kDequantizeFlops * elements_in(c, 0) + (kernel + 1 + kQuantizeFlops) * elements_out(c);
+  cost.flops = kDequantizeFlops * elements_in(c, 0) + (kernel + 1 + kQuantizeFlops) * output_elements(c);
   return cost;
 }
 
 // ---- com.microsoft quantized products ----
 
 // QGemm: A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, y_scale, y_zero_point.
-GemmGeometry qgemm_geometry(const OpContext& c) {
-  return gemm_geometry(c, c.in_shape(0), c.in_shape(3), c.attr_int("transA", 0) != 0, c.attr_int("transB", 0) != 0);
-}
+GemmGeometry qgemm_geometry(const OpContext& c) { return gemm_geometry_of_inputs(c, 0, 3); }
 
 void infer_qgemm(OpContext& c) {
   const auto g = qgemm_geometry(c);
@@ -241,7 +238,7 @@ OpCost cost_dynamic_quantize_matmul(const OpContext& c) {
   OpCost cost;
   cost.macs = matmul_macs(c.in_shape(0), c.out(0).shape);
   const double bias = c.has_input(4) ? 1 : 0;
-  cost.flops = (2 + kQuantizeFlops) * elements_in(c, 0) + 2 * cost.macs + (1 + bias) * elements_out(c);
+  cost.flops = (2 + kQuantizeFlops) * elements_in(c, 0) + 2 * cost.macs + (1 + bias) * output_elements(c);
   count_weight(c, cost, 1);
   return cost;
 }
@@ -253,7 +250,7 @@ OpCost cost_matmul_integer_to_float(const OpContext& c) {
   OpCost cost;
   cost.macs = matmul_macs(c.in_shape(0), c.out(0).shape);
   const double bias = c.has_input(6) ? 1 : 0;
-  cost.flops = 2 * cost.macs + (1 + bias) * elements_out(c);
+  cost.flops = 2 * cost.macs + (1 + bias) * output_elements(c);
   count_weight(c, cost, 1);
   return cost;
 }
@@ -299,7 +296,7 @@ OpCost cost_matmul_nbits(const OpContext& c) {
   OpCost cost;
   cost.macs = rows * weights;
   // Dequantize each weight once (subtract zero point, scale), add the bias to each output.
-  cost.flops = 2 * cost.macs + kDequantizeFlops * weights + (c.has_input(5) ? elements_out(c) : 0);
+  cost.flops = 2 * cost.macs + kDequantizeFlops * weights + (c.has_input(5) ? output_elements(c) : 0);
   cost.quantized_weights.emplace_back(1, weights);
   return cost;
 }
@@ -372,12 +369,7 @@ void infer_qattention(OpContext& c) {
 
 OpCost cost_qattention(const OpContext& c) {
   const auto d = qattention_dims(c);
-  AttentionWork w;
-  w.batch = static_cast<double>(d.batch);
-  w.heads = static_cast<double>(d.heads);
-  w.q_len = static_cast<double>(d.seq);
-  w.kv_len = static_cast<double>(d.past + d.seq);
-  w.head_size = w.v_head_size = static_cast<double>(d.head_size);
+  AttentionWork w = attention_work(d.batch, d.heads, d.seq, d.past + d.seq, d.head_size, d.head_size);
   const double projected = w.batch * w.q_len * 3 * static_cast<double>(d.hidden);
   w.projection_macs = projected * static_cast<double>(d.input_hidden);
   w.projection_flops = 2 * projected;  // rescale the int32 accumulators, add the bias

@@ -8,14 +8,6 @@
 namespace modelcost::testing {
 namespace {
 
-const std::string kMs = "com.microsoft";
-
-ModelBuilder ms_model() {
-  ModelBuilder b;
-  b.opset(kMs, 1);
-  return b;
-}
-
 // ---- Attention (merged QKV weights) ----
 
 TEST(AttentionMerged, ProjectionAndProductsWithMask) {

@@ -6,14 +6,6 @@
 namespace modelcost::testing {
 namespace {
 
-const std::string kMs = "com.microsoft";
-
-ModelBuilder ms_model() {
-  ModelBuilder b;
-  b.opset(kMs, 1);
-  return b;
-}
-
 // ---- fused Conv / MatMul / Gemm ----
 
 TEST(ComMicrosoftFused, FusedConvAddsBiasResidualAndActivation) {

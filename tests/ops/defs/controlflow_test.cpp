@@ -186,11 +186,12 @@ TEST(ControlFlowLoop, FalseInitialConditionRunsNoIteration) {
   EXPECT_DOUBLE_EQ(run->cost("Y").macs, 0);
 }
 
-TEST(ControlFlowLoop, GrowingCarriedShapeIsFollowedOverTheIterations) {
+// Loop of trip count M over X [1, 2] whose body appends one [1, 2] row per iteration: Y grows.
+ModelBuilder growing_loop_model(int64_t trip_count) {
   ModelBuilder b;
   b.input("X", kFloat, Shape{1, 2});
   b.weight("row", kFloat, {1, 2});
-  b.ints("M", {3}, {});
+  b.ints("M", {trip_count}, {});
   Body body("body");
   body.input("i", kInt64, {}).input("c", kBool, {}).input("x_in", kFloat, {1, 2});
   auto& concat = body.node("Concat", {"x_in", "row"}, {"x_out"});
@@ -199,6 +200,11 @@ TEST(ControlFlowLoop, GrowingCarriedShapeIsFollowedOverTheIterations) {
   auto& n = b.node("Loop", {"M", "", "X"}, {"Y"});
   set_attr(n, "body", body.g);
   b.output("Y");
+  return b;
+}
+
+TEST(ControlFlowLoop, GrowingCarriedShapeIsFollowedOverTheIterations) {
+  ModelBuilder b = growing_loop_model(3);
   auto run = analyse(b);
   EXPECT_EQ(run->shape("Y"), (Shape{4, 2}));  // one row added per iteration
   EXPECT_FALSE(run->tensor("Y").estimate);    // all 3 iterations were followed
@@ -206,18 +212,7 @@ TEST(ControlFlowLoop, GrowingCarriedShapeIsFollowedOverTheIterations) {
 }
 
 TEST(ControlFlowLoop, GrowthBeyondTheFollowedPassesIsExtrapolated) {
-  ModelBuilder b;
-  b.input("X", kFloat, Shape{1, 2});
-  b.weight("row", kFloat, {1, 2});
-  b.ints("M", {40}, {});
-  Body body("body");
-  body.input("i", kInt64, {}).input("c", kBool, {}).input("x_in", kFloat, {1, 2});
-  auto& concat = body.node("Concat", {"x_in", "row"}, {"x_out"});
-  set_attr(concat, "axis", static_cast<int64_t>(0));
-  body.output("c").output("x_out");
-  auto& n = b.node("Loop", {"M", "", "X"}, {"Y"});
-  set_attr(n, "body", body.g);
-  b.output("Y");
+  ModelBuilder b = growing_loop_model(40);
   auto run = analyse(b);
   EXPECT_EQ(run->shape("Y"), (Shape{41, 2}));  // 16 passes followed, 24 more rows extrapolated
   EXPECT_TRUE(run->tensor("Y").estimate);

@@ -1,5 +1,6 @@
-// Shared by the quantization, attention and com.microsoft op tests: small inline initializers of
-// any integer dtype (zero points, lengths, scalars) and scalar float scales.
+// Shared by the quantization, attention and com.microsoft op tests: a model importing the
+// com.microsoft domain, small inline initializers of any integer dtype (zero points, lengths,
+// scalars) and scalar float scales.
 #pragma once
 #include <string>
 #include <vector>
@@ -10,6 +11,15 @@
 namespace modelcost::testing {
 
 constexpr int32_t kUint8Type = onnx::TensorProto::UINT8;
+
+inline const std::string kMs = "com.microsoft";
+
+// A model builder that imports com.microsoft opset 1.
+inline ModelBuilder ms_model() {
+  ModelBuilder b;
+  b.opset(kMs, 1);
+  return b;
+}
 
 // An inline integer initializer (int64 in int64_data, the narrower types in int32_data).
 inline void int_initializer(ModelBuilder& b, const std::string& name, int32_t dtype, const std::vector<int64_t>& values,

@@ -7,8 +7,6 @@
 namespace modelcost::testing {
 namespace {
 
-const std::string kMs = "com.microsoft";
-
 TEST(QuantizationLinear, QuantizeAndDequantizePerTensor) {
   ModelBuilder b;
   b.input("X", kFloat, Shape{2, 3, 4});
