@@ -21,6 +21,10 @@ struct MeasureOptions {
   double max_rel_stddev = 0.005;     // ...and stop once the relative standard deviation is below this
   bool cpu = false;                  // time the CPU reference kernels instead of the GPU
   int device = 0;                    // CUDA device ordinal
+  // --counters: one extra run of each node after its timing under CUPTI's range profiler, for
+  // DRAM bytes and executed FLOPs (GPU only; where the profiler refuses, the node keeps its
+  // time and counters_reason says why).
+  bool counters = false;
   // Called after each node: (nodes done, nodes total, node name). For a progress bar.
   std::function<void(size_t, size_t, const std::string&)> progress;
 };
@@ -35,6 +39,16 @@ struct NodeMeasurement {
   int samples = 0;
   std::vector<std::string> kernels;  // names of the kernels one sample launched, in order
   std::string implementation;        // "cudnn conv NHWC algo=1", "cublasLt", "kernel elementwise", "cpu eigen"
+  // Hardware counters of one run (MeasureOptions::counters; docs/measurement.md lists the metrics).
+  bool has_counters = false;
+  std::string counters_reason;       // why there are none, when they were asked for
+  double dram_bytes_read = 0, dram_bytes_written = 0;
+  // FP32 + FP16 FMA (x2) / add / mul thread instructions + tensor-pipe ops. Known only where the
+  // counters saw any (has_executed_flops): under CUDA 13.0's range profiler the FP32/FP16
+  // instruction counters read 0 on H100, so only tensor-pipe work is counted today.
+  bool has_executed_flops = false;
+  double executed_flops = 0;
+  double measured_intensity = 0;     // executed_flops / (dram_bytes_read + dram_bytes_written); 0 without DRAM traffic
 };
 
 struct DeviceInfo {

@@ -53,12 +53,15 @@ MeasureOptions measure_options(const CliOptions& options) {
   m.autotune = options.autotune;
   m.dtype = options.dtype;
   m.cpu = options.cpu;
+  m.counters = options.counters;
   return m;
 }
 
 void check_measure_options(const CliOptions& options) {
   if (!options.measure && (options.cold || options.autotune || (options.cpu && !options.calibrate)))
     throw Error(kExitUsage, "--cpu, --cold and --autotune go with --measure");
+  if (options.counters && (!options.measure || options.cpu))
+    throw Error(kExitUsage, "--counters goes with --measure on the GPU (not --cpu)");
   if (options.measure && !options.dtype.empty() && options.dtype != "fp32" && options.dtype != "tf32" &&
       options.dtype != "fp16" && options.dtype != "bf16")
     throw Error(kExitUsage, "--measure runs fp32, tf32, fp16 or bf16, not --dtype " + options.dtype);
@@ -116,6 +119,7 @@ int analyse_and_report(const CliOptions& options, std::ostream& out) {
     m.progress = nullptr;
     whole = measure_model(analysis, *backend, m, measured);
     add_measurements(report, measured, whole, backend->device(), hardware ? hardware->roofline() : nullptr);
+    if (options.counters) add_counter_columns(report, measured);
   }
 
   if (!options.csv_path.empty())

@@ -54,6 +54,8 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
   app.add_flag("--cpu", options.cpu, "With --measure: time on the CPU reference backend");
   app.add_flag("--cold", options.cold, "With --measure: flush L2 before every sample");
   app.add_flag("--autotune", options.autotune, "With --measure: time candidate algorithms (cuBLASLt, cuDNN)");
+  app.add_flag("--counters", options.counters,
+               "With --measure on the GPU: DRAM bytes and executed FLOPs per node (CUPTI range profiler)");
   auto* calibrate = app.add_subcommand("calibrate", "Measure this machine's achievable roofline and write it as a hwdb entry");
   calibrate->add_option("--gpu", options.gpus, "Datasheet device to compare with (auto = detect)")->type_name("NAME");
   calibrate->add_option("--out", options.calibrate_out, "Write the hwdb entry (TOML) to FILE")->type_name("FILE");

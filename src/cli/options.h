@@ -41,6 +41,7 @@ struct CliOptions {
   bool cpu = false;
   bool cold = false;
   bool autotune = false;
+  bool counters = false;  // --counters: DRAM bytes and executed FLOPs per node (CUPTI range profiler)
   bool calibrate = false;  // the `calibrate` subcommand
   std::string calibrate_out;  // calibrate --out FILE: the hwdb entry
 };

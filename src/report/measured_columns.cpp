@@ -115,4 +115,72 @@ void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes,
        }});
 }
 
+std::string counters_warning(const std::vector<NodeMeasurement>& nodes) {
+  size_t with = 0, without = 0;
+  std::string reason;
+  for (const auto& n : nodes) {
+    if (n.has_counters) ++with;
+    else if (n.measured && !n.zero_cost) {
+      ++without;
+      if (reason.empty()) reason = n.counters_reason;
+    }
+  }
+  if (without == 0) return "";
+  if (reason.empty()) reason = "not collected by this backend";
+  if (with == 0) return "counters unavailable: " + reason;
+  return fmt::format("counters missing for {} of {} measured nodes: {}", without, with + without, reason);
+}
+
+void add_counter_columns(Report& report, const std::vector<NodeMeasurement>& nodes) {
+  const auto* m = &nodes;
+  auto counted = [m](size_t row) -> const NodeMeasurement* {
+    const auto& n = (*m)[row];
+    return n.has_counters ? &n : nullptr;
+  };
+  const std::string after = report.find_column("kernels") ? "kernels" : "measured_us";
+  report.add_column_after(after, {"dram_bytes", "DRAM bytes", "bytes", ColumnKind::kBytes, kSinkFiles, true,
+                                  [counted](const NodeAnalysis&, size_t row) {
+                                    const auto* n = counted(row);
+                                    return n ? CellValue::of_number(n->dram_bytes_read + n->dram_bytes_written) : CellValue::empty();
+                                  },
+                                  nullptr});
+  report.add_column_after("dram_bytes", {"executed_flops", "exec FLOPs", "1", ColumnKind::kCount, kSinkFiles, true,
+                                         [counted](const NodeAnalysis&, size_t row) {
+                                           const auto* n = counted(row);
+                                           return n && n->has_executed_flops ? CellValue::of_number(n->executed_flops) : CellValue::empty();
+                                         },
+                                         nullptr});
+  report.add_column_after("executed_flops", {"measured_intensity", "meas. FLOP/B", "flop/byte", ColumnKind::kRatio, kSinkFiles, false,
+                                             [counted](const NodeAnalysis&, size_t row) {
+                                               const auto* n = counted(row);
+                                               // No DRAM traffic (all from L2, or a zero-cost node): no intensity.
+                                               return n && n->has_executed_flops && n->dram_bytes_read + n->dram_bytes_written > 0
+                                                          ? CellValue::of_number(n->measured_intensity)
+                                                          : CellValue::empty();
+                                             },
+                                             nullptr});
+  size_t with = 0;
+  double bytes = 0, flops = 0;
+  for (const auto& n : nodes) {
+    if (!n.has_counters) continue;
+    ++with;
+    bytes += n.dram_bytes_read + n.dram_bytes_written;
+    flops += n.executed_flops;
+  }
+  const std::string warning = counters_warning(nodes);
+  report.sections.push_back({"counters",
+                             [=] {
+                               return Json{{"nodes_with_counters", with},
+                                           {"dram_bytes", bytes},
+                                           {"executed_flops", flops},
+                                           {"warning", warning.empty() ? Json(nullptr) : Json(warning)}};
+                             },
+                             [=](std::ostream& out) {
+                               if (with > 0)
+                                 out << fmt::format("  counters: {} nodes, DRAM {:.4g} GB, executed {:.4g} GFLOP\n", with, bytes / 1e9,
+                                                    flops / 1e9);
+                               if (!warning.empty()) out << "  " << warning << "\n";
+                             }});
+}
+
 }  // namespace modelcost

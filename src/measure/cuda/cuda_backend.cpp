@@ -3,6 +3,7 @@
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/cudnn_util.h"
 #include "measure/cuda/device_info.h"
+#include "measure/cuda/range_profiler.h"
 #include "measure/cuda/tensor_transfer.h"
 #include "measure/cuda_entry.h"
 
@@ -78,6 +79,7 @@ NodeMeasurement CudaBackend::measure_node(const NodeAnalysis& node, const Measur
       m.zero_cost = true;
       m.reason = plan.reason;
       m.implementation = "none (0 us)";
+      m.has_counters = options.counters;  // nothing runs: no DRAM traffic, no FLOPs
       return m;
     }
     std::string reason;
@@ -103,12 +105,31 @@ NodeMeasurement CudaBackend::measure_node(const NodeAnalysis& node, const Measur
     NodeMeasurement m = sample_launches([&](cudaStream_t s) { runner->launch(s); }, context_.stream,
                                         sample_config(options), options.cold ? &l2_flush() : nullptr);
     m.implementation = runner->implementation() + (m.implementation.empty() ? "" : ", " + m.implementation);
+    if (options.counters) add_counters(m, [&](cudaStream_t s) { runner->launch(s); });
     return m;
   } catch (const Error& e) {
     cudaGetLastError();
     cudaStreamSynchronize(context_.stream);
     return not_measured(e.what());
   }
+}
+
+void CudaBackend::add_counters(NodeMeasurement& m, const std::function<void(cudaStream_t)>& launch) {
+  // One more run after the timing, from a cleaned L2 in every profiler pass, so the DRAM bytes
+  // are the node's own traffic rather than whatever the timing runs left in L2.
+  RangeProfiler& profiler = RangeProfiler::instance();
+  CounterValues values;
+  std::string why;
+  if (!profiler.profile(launch, context_.stream, &values, &why)) {
+    m.counters_reason = why.empty() ? "range profiler failed" : why;
+    return;
+  }
+  m.has_counters = true;
+  m.dram_bytes_read = values.dram_bytes_read;
+  m.dram_bytes_written = values.dram_bytes_written;
+  m.executed_flops = values.executed_flops();
+  m.has_executed_flops = m.executed_flops > 0;
+  m.measured_intensity = values.intensity();
 }
 
 std::vector<HostTensor> CudaBackend::run_once(const NodeSpec& spec, const std::vector<HostTensor>& inputs) {

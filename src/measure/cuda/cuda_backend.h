@@ -2,6 +2,7 @@
 // (cuda_backend.cpp), runs the whole model as a CUDA graph (model_runner.cpp) and calibrates
 // the device's roofline (calibrate.cpp).
 #pragma once
+#include <functional>
 #include <memory>
 
 #include "measure/cuda/l2_flush.h"
@@ -28,6 +29,9 @@ class CudaBackend : public Backend {
 
  private:
   SampleConfig sample_config(const MeasureOptions& options) const;
+  // --counters: DRAM bytes and executed FLOPs of one more launch (range_profiler.h); on failure
+  // only counters_reason is set.
+  void add_counters(NodeMeasurement& m, const std::function<void(cudaStream_t)>& launch);
   L2Flush& l2_flush();
 
   DeviceInfo info_;

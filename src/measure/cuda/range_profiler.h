@@ -1,0 +1,62 @@
+// Hardware counters of one node's launch (--counters) through CUPTI's range profiler (CUDA 13's
+// cupti_range_profiler.h + cupti_profiler_host.h): one user range around the launch, replayed by
+// us (user replay) as many passes as the metrics need, then evaluated on the host.
+// Metrics (all exist on sm_90 / GH100; docs/measurement.md):
+//   dram__bytes_read.sum, dram__bytes_write.sum
+//   smsp__sass_thread_inst_executed_op_{ffma,fadd,fmul}_pred_on.sum   (FP32, FMA counted as 2)
+//   smsp__sass_thread_inst_executed_op_{hfma,hadd,hmul}_pred_on.sum   (FP16, FMA counted as 2)
+//   sm__ops_path_tensor_src_{fp16,bf16_dst_fp32,tf32_dst_fp32,fp8}.sum (tensor-pipe math ops)
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+// As driver_types.h declares it, so this header needs no CUDA include path (tests include it).
+typedef struct CUstream_st* cudaStream_t;
+
+namespace modelcost::cuda {
+
+// The counters of one run, in the units the report uses.
+struct CounterValues {
+  double dram_bytes_read = 0, dram_bytes_written = 0;
+  double fp32_flops = 0, fp16_flops = 0, tensor_ops = 0;
+  double executed_flops() const { return fp32_flops + fp16_flops + tensor_ops; }
+  double dram_bytes() const { return dram_bytes_read + dram_bytes_written; }
+  // FLOP per DRAM byte; 0 without DRAM traffic (everything served from L2).
+  double intensity() const { return dram_bytes() > 0 ? executed_flops() / dram_bytes() : 0; }
+};
+
+// The metric names asked of CUPTI, in a fixed order.
+const std::vector<std::string>& counter_metric_names();
+// Combines raw metric values (parallel to `names`, a subset of counter_metric_names(); missing
+// metrics count 0) into CounterValues: FMA instructions count 2 FLOPs, add/mul 1, tensor ops as is.
+CounterValues counters_from_metrics(const std::vector<std::string>& names, const std::vector<double>& values);
+
+class RangeProfiler {
+ public:
+  // The process-wide profiler of the current device (CUPTI's profiler state is global). Set up
+  // on first use; ok() false (error() says why) when the profiler is unsupported or refused.
+  static RangeProfiler& instance();
+  bool ok() const { return ok_; }
+  const std::string& error() const { return error_; }
+
+  // Runs `launch` once per profiler pass and returns the counters of one launch. Before each
+  // pass, outside the range, L2 is cleaned by *reading* 2x its size (a device-to-host copy):
+  // a memset flush would leave dirty lines whose write-back the node's range would count.
+  // Writes still in L2 when the launch ends are not counted (as ncu). False with *why on failure.
+  bool profile(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream, CounterValues* values,
+               std::string* why);
+
+  ~RangeProfiler();
+
+ private:
+  RangeProfiler();
+  void clean_l2(cudaStream_t stream);
+  struct State;
+  std::unique_ptr<State> state_;
+  bool ok_ = false;
+  std::string error_;
+};
+
+}  // namespace modelcost::cuda
