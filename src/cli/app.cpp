@@ -99,7 +99,7 @@ int analyse_and_report(const CliOptions& options, std::ostream& out) {
   } catch (const Error& e) {
     if (options.batches.empty()) throw;
     throw Error(kExitUsage, "--batch " + std::to_string(parse_batch_list(options.batches).front()) +
-                                ": the model does not run at that batch (a fixed-batch export?): " + e.what());
+                                ": the model does not run at that batch (the file may fix its batch; see --batch-dim): " + e.what());
   }
   const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
   Report report = build_report(analysis, kModelcostVersion);

@@ -102,8 +102,9 @@ void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, c
       } catch (const Error& e) {
         // Typically a fixed-batch export whose Reshape targets bake the batch size in.
         throw Error(kExitUsage, "--batch " + std::to_string(batch) + ": the model does not run at that batch" +
-                                    (batch_dim.symbol.empty() ? " (it was exported with a fixed batch of " +
-                                                                    std::to_string(batch_dim.current) + ")" : "") +
+                                    (batch_dim.symbol.empty() ? " (the file fixes the first input's first dim: a fixed batch, "
+                                                                "or no batch dim; re-export with a dynamic batch or name one with --batch-dim)"
+                                                              : "") +
                                     ": " + e.what());
       }
       return compute_costs(*batch_model_, OpRegistry::instance(), quiet);
