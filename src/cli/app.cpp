@@ -18,6 +18,7 @@
 #include "modelcost/measure.h"
 #include "report/json_writer.h"
 #include "report/measured_columns.h"
+#include "report/roofline_svg.h"
 #include "report/report.h"
 #include "report/table_printer.h"
 #include "shapes/batch_dim.h"
@@ -65,6 +66,25 @@ void check_measure_options(const CliOptions& options) {
   if (options.measure && !options.dtype.empty() && options.dtype != "fp32" && options.dtype != "tf32" &&
       options.dtype != "fp16" && options.dtype != "bf16")
     throw Error(kExitUsage, "--measure runs fp32, tf32, fp16 or bf16, not --dtype " + options.dtype);
+}
+
+// Where each measured node lands on the roofline plot: its FLOPs over its median time, at the
+// measured intensity when counters saw its FLOPs, else at the analytic one.
+std::vector<MeasuredPoint> measured_points(const Analysis& analysis, const RooflineReport& roofline,
+                                           const std::vector<NodeMeasurement>& measured) {
+  std::vector<MeasuredPoint> points(measured.size());
+  for (size_t i = 0; i < measured.size() && i < analysis.nodes.size(); ++i) {
+    const NodeMeasurement& m = measured[i];
+    const NodeCost& c = analysis.nodes[i].cost;
+    if (!m.measured || m.median_us <= 0 || c.flops <= 0) continue;
+    MeasuredPoint& p = points[i];
+    p.present = true;
+    p.achieved_flops = c.flops / (m.median_us * 1e-6);
+    p.measured_intensity = m.has_counters && m.has_executed_flops && m.measured_intensity > 0;
+    // The analytic intensity at the roofline's dtype (the one measured).
+    p.intensity = p.measured_intensity ? m.measured_intensity : roofline.nodes[i].intensity;
+  }
+  return points;
 }
 
 int analyse_and_report(const CliOptions& options, std::ostream& out) {
@@ -121,6 +141,7 @@ int analyse_and_report(const CliOptions& options, std::ostream& out) {
     add_measurements(report, measured, whole, backend->device(), hardware ? hardware->roofline() : nullptr);
     if (options.counters) add_counter_columns(report, measured);
   }
+  if (hardware) hardware->write_svg(analysis, measured_points(analysis, *hardware->roofline(), measured));
 
   if (!options.csv_path.empty())
     write_report_file(options.csv_path, render([&](std::ostream& s) { write_csv(report, s); }));

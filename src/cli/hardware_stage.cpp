@@ -111,7 +111,13 @@ void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, c
     };
     add_plan(report, plan_capacity(analyse_batch, *devices_.front(), po));
   }
-  if (!options_.roofline_svg.empty()) write_roofline_svg(options_.roofline_svg, *roofline_, analysis);
+}
+
+void HardwareStage::write_svg(const Analysis& analysis, const std::vector<MeasuredPoint>& measured) const {
+  if (options_.roofline_svg.empty()) return;
+  RooflineSvgOptions svg;
+  svg.measured = measured;
+  write_roofline_svg(options_.roofline_svg, *roofline_, analysis, svg);
 }
 
 }  // namespace modelcost

@@ -11,6 +11,7 @@
 #include "modelcost/plan.h"
 #include "modelcost/roofline.h"
 #include "report/report.h"
+#include "report/roofline_svg.h"
 
 namespace modelcost {
 
@@ -26,6 +27,8 @@ class HardwareStage {
                 double local_memory_gb = 0);
 
   void run(const Model& model, const ShapeOptions& shape_options, const Analysis& analysis, Report& report);
+  // --roofline-svg, after any measurement so the plot can show the measured places too.
+  void write_svg(const Analysis& analysis, const std::vector<MeasuredPoint>& measured) const;
 
   const Device& device() const { return *devices_.front(); }
   const RooflineReport* roofline() const { return roofline_.get(); }

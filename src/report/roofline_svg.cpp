@@ -88,6 +88,15 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
     y_min = std::min(y_min, m.achieved);
     y_max = std::max(y_max, m.achieved);
   }
+  for (const auto& p : options.measured) {
+    if (!p.present || p.achieved_flops <= 0) continue;
+    if (p.intensity > 0) {
+      x_min = std::min(x_min, p.intensity);
+      x_max = std::max(x_max, p.intensity);
+    }
+    y_min = std::min(y_min, p.achieved_flops);
+    y_max = std::max(y_max, p.achieved_flops);
+  }
   for (const auto& roof : report.roofs) {
     x_max = std::max(x_max, roof.ridge_intensity);
     x_min = std::min(x_min, roof.ridge_intensity);
@@ -201,6 +210,32 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
   }
   s += "</g>\n";
 
+  // Measured places: hollow marks joined to the predicted ones.
+  size_t measured_marks = 0;
+  if (!options.measured.empty()) {
+    s += "<g fill=\"none\" stroke-width=\"1.4\">\n";
+    for (const auto& m : marks) {
+      if (m.node >= options.measured.size()) continue;
+      const MeasuredPoint& p = options.measured[m.node];
+      if (!p.present || p.achieved_flops <= 0) continue;
+      const NodeRoofline& n = report.nodes[m.node];
+      const char* colour = n.bound == Bound::kCompute ? kComputeColour : kMemoryColour;
+      const double px = m.intensity > 0 ? x(std::clamp(m.intensity, x_floor, x_ceiling)) : right;
+      const double py = y(std::clamp(m.achieved, y_floor, std::pow(10.0, y.hi)));
+      const double mx = p.intensity > 0 ? x(std::clamp(p.intensity, x_floor, x_ceiling)) : px;
+      const double my = y(std::clamp(p.achieved_flops, y_floor, std::pow(10.0, y.hi)));
+      s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-opacity=\"0.35\"/>\n", px, py, mx,
+                       my, colour);
+      s += fmt::format("<circle class=\"measured\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" stroke=\"{}\"><title>{}</title></circle>\n", mx, my,
+                       colour,
+                       xml_escape(fmt::format("{} measured: {} achieved at {:.3g} FLOP/byte ({})", analysis.nodes[m.node].node->name,
+                                              si(p.achieved_flops, "FLOP/s"), p.intensity,
+                                              p.measured_intensity ? "measured intensity" : "analytic intensity")));
+      ++measured_marks;
+    }
+    s += "</g>\n";
+  }
+
   // Data movement (no FLOPs): one square per node in a strip under the axis, in graph order.
   const double strip_y = bottom + 62;
   s += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#333\">0-FLOP nodes (data movement, memory-bound): {}</text>\n", left, strip_y - 8,
@@ -226,6 +261,12 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
                    lx + 18, ly + 4, report.totals.memory_bound);
   ly += 18;
   s += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">mark area ~ share of predicted time</text>\n", lx, ly + 4);
+  if (measured_marks) {
+    ly += 18;
+    s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"none\" stroke=\"#555\" stroke-width=\"1.4\"/><text x=\"{}\" y=\"{}\" "
+                     "fill=\"#555\">measured ({} nodes)</text>\n",
+                     lx + 6, ly, lx + 18, ly + 4, measured_marks);
+  }
   ly += 30;
   s += fmt::format("<text x=\"{}\" y=\"{}\" font-weight=\"bold\">Heaviest nodes (predicted time)</text>\n", lx, ly);
   ly += 16;

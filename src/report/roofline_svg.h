@@ -4,16 +4,28 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "modelcost/analysis.h"
 #include "modelcost/roofline.h"
 
 namespace modelcost {
 
+// A node's measured place on the plot (from --measure, and --counters for the intensity).
+struct MeasuredPoint {
+  bool present = false;
+  double intensity = 0;       // FLOP/byte: measured (counters) or the analytic one
+  double achieved_flops = 0;  // FLOP/s: the node's FLOPs over its measured median time
+  bool measured_intensity = false;
+};
+
 struct RooflineSvgOptions {
   int width = 1100;
   int height = 680;
   size_t annotate_top = 10;  // the heaviest nodes by predicted time get a number and a legend line
+  // Parallel to the report's nodes, or empty: each present point is drawn as a hollow mark joined
+  // to the node's predicted mark.
+  std::vector<MeasuredPoint> measured;
 };
 
 std::string render_roofline_svg(const RooflineReport& report, const Analysis& analysis,

@@ -190,3 +190,26 @@ TEST(CliHardware, DtypeRecastsReportedBytesConsistently) {
 }
 
 }  // namespace modelcost::testing
+
+namespace modelcost::testing {
+
+TEST(CliHardware, RooflineSvgShowsMeasuredPlacesBesideThePredictedOnes) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{64, 128});
+  b.weight("w", kFloat, {128, 64});
+  b.node("MatMul", {"x", "w"}, {"h"});
+  b.node("Relu", {"h"}, {"y"});
+  b.output("y");
+  TempDir dir;
+  const std::string model = write_model(dir, "m.onnx", b);
+  const CliResult r = run_modelcost(model + " --peak-tflops 1 --bandwidth-gbps 100 --measure --cpu -q --roofline-svg " + dir.file("m.svg"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string svg = read_text(dir.file("m.svg"));
+  EXPECT_EQ(count(svg, "class=\"measured\""), 2u) << svg;  // MatMul and Relu both do FLOPs
+  EXPECT_NE(svg.find("measured (2 nodes)"), std::string::npos);
+  const CliResult plain = run_modelcost(model + " --peak-tflops 1 --bandwidth-gbps 100 -q --roofline-svg " + dir.file("p.svg"));
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(count(read_text(dir.file("p.svg")), "class=\"measured\""), 0u);
+}
+
+}  // namespace modelcost::testing
