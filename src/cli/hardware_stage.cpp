@@ -9,22 +9,6 @@
 #include "shapes/batch_dim.h"
 
 namespace modelcost {
-namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (item.empty()) throw Error(kExitUsage, "--gpu '" + text + "': empty device name");
-    items.push_back(item);
-    if (comma == std::string::npos) return items;
-    start = comma + 1;
-  }
-}
-
-}  // namespace
 
 bool HardwareStage::requested(const CliOptions& o) {
   return !o.gpus.empty() || o.peak_tflops || o.bandwidth_gbps;
@@ -51,7 +35,8 @@ HardwareStage::HardwareStage(const CliOptions& options, const std::string& local
     devices_.push_back(custom_.get());
     return;
   }
-  for (const auto& name : split_list(options.gpus)) {
+  for (const auto& name : split_at(options.gpus, ',')) {
+    if (name.empty()) throw Error(kExitUsage, "--gpu '" + options.gpus + "': empty device name");
     if (name == "auto") {
       const Device* local = local_gpu_name.empty() ? nullptr : match_local_device(db_, local_gpu_name, local_sm_count, local_memory_gb);
       if (!local)

@@ -100,31 +100,32 @@ std::pair<std::string, Shape> parse_input_assignment(const std::string& text) {
   auto [name, dims_text] = split_assignment("--input", text, "NAME=DIMS, e.g. input=1x3x224x224");
   if (dims_text.empty()) usage("--input", text, "missing DIMS; expected e.g. input=1x3x224x224");
   Shape shape;
-  size_t start = 0;
-  while (true) {
-    const size_t x = dims_text.find('x', start);
-    const std::string dim = dims_text.substr(start, x == std::string::npos ? std::string::npos : x - start);
+  for (const auto& dim : split_at(dims_text, 'x')) {
     int64_t value = 0;
     if (!parse_positive(dim, &value))
       usage("--input", text, "every dim must be a positive integer, dims separated by 'x' (got '" + dim + "')");
     shape.push_back(value);
-    if (x == std::string::npos) break;
-    start = x + 1;
   }
   return {name, shape};
 }
 
-std::vector<int64_t> parse_batch_list(const std::string& text) {
-  std::vector<int64_t> batches;
+std::vector<std::string> split_at(const std::string& text, char separator) {
+  std::vector<std::string> items;
   size_t start = 0;
   while (true) {
-    const size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const size_t at = text.find(separator, start);
+    items.push_back(text.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) return items;
+    start = at + 1;
+  }
+}
+
+std::vector<int64_t> parse_batch_list(const std::string& text) {
+  std::vector<int64_t> batches;
+  for (const auto& item : split_at(text, ',')) {
     int64_t value = 0;
     if (!parse_positive(item, &value)) usage("--batch", text, "expected positive integers separated by commas, e.g. 1,8,32");
     batches.push_back(value);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return batches;
 }

@@ -53,6 +53,8 @@ void add_cli_options(CLI::App& app, CliOptions& options);
 std::pair<std::string, int64_t> parse_dim_assignment(const std::string& text);
 // "input=1x3x224x224" -> {"input", {1,3,224,224}}. Throws Error(kExitUsage) for bad syntax or a dim <= 0.
 std::pair<std::string, Shape> parse_input_assignment(const std::string& text);
+// "a,b,,c" split at `separator` -> {"a", "b", "", "c"}; "" -> {""}.
+std::vector<std::string> split_at(const std::string& text, char separator);
 // "1,8,32" -> {1, 8, 32}. Throws Error(kExitUsage) for anything but positive integers.
 std::vector<int64_t> parse_batch_list(const std::string& text);
 // All --dim and --input values; a name given twice with different values is a usage error.
