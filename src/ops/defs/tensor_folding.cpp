@@ -66,8 +66,9 @@ void fold_concat(OpContext& c, int64_t axis) {
   if (is_float) {
     for (const auto* p : parts) if (!p->is_float) return;  // mixed storage: leave unfolded
   }
-  std::vector<size_t> input_of;
-  for (size_t i = 0; i < c.num_inputs(); ++i) if (c.has_input(i)) input_of.push_back(i);
+  std::vector<std::vector<int64_t>> part_strides;
+  for (size_t i = 0; i < c.num_inputs(); ++i)
+    if (c.has_input(i)) part_strides.push_back(strides_of(c.in_shape(i)));
   TensorValue v;
   v.is_float = is_float;
   for_each_coord(c.out(0).shape, [&](size_t, const std::vector<int64_t>& coords) {
@@ -75,7 +76,7 @@ void fold_concat(OpContext& c, int64_t axis) {
     while (part > 0 && coords[axis] < offsets[part]) --part;
     std::vector<int64_t> local = coords;
     local[axis] -= offsets[part];
-    const size_t from = flat_index(local, strides_of(c.in_shape(input_of[part])));
+    const size_t from = flat_index(local, part_strides[part]);
     if (is_float) v.floats.push_back(parts[part]->floats[from]);
     else v.ints.push_back(parts[part]->ints[from]);
   });
@@ -166,8 +167,11 @@ void fold_where(OpContext& c) {
   const TensorValue &cond = *c.value(0), &x = *c.value(1), &y = *c.value(2);
   if (x.is_float != y.is_float) return;
   const Shape& out = c.out(0).shape;
-  auto index_in = [&](const std::vector<int64_t>& coords, const Shape& in) {
-    const auto strides = strides_of(in);
+  const std::vector<int64_t> strides_of_input[3] = {strides_of(c.in_shape(0)), strides_of(c.in_shape(1)),
+                                                    strides_of(c.in_shape(2))};
+  auto index_in = [&](const std::vector<int64_t>& coords, size_t input) {
+    const Shape& in = c.in_shape(input);
+    const auto& strides = strides_of_input[input];
     size_t idx = 0;
     const size_t lead = out.size() - in.size();
     for (size_t d = 0; d < in.size(); ++d) if (in[d] != 1) idx += static_cast<size_t>(coords[d + lead] * strides[d]);
@@ -176,9 +180,9 @@ void fold_where(OpContext& c) {
   TensorValue v;
   v.is_float = x.is_float;
   for_each_coord(out, [&](size_t, const std::vector<int64_t>& coords) {
-    const bool take_x = cond.as_int(index_in(coords, c.in_shape(0))) != 0;
+    const bool take_x = cond.as_int(index_in(coords, 0)) != 0;
     const TensorValue& src = take_x ? x : y;
-    const size_t from = index_in(coords, take_x ? c.in_shape(1) : c.in_shape(2));
+    const size_t from = index_in(coords, take_x ? 1 : 2);
     if (v.is_float) v.floats.push_back(src.floats[from]);
     else v.ints.push_back(src.ints[from]);
   });
