@@ -43,9 +43,8 @@ struct NodeMeasurement {
   bool has_counters = false;
   std::string counters_reason;       // why there are none, when they were asked for
   double dram_bytes_read = 0, dram_bytes_written = 0;
-  // FP32 + FP16 FMA (x2) / add / mul thread instructions + tensor-pipe ops. Known only where the
-  // counters saw any (has_executed_flops): under CUDA 13.0's range profiler the FP32/FP16
-  // instruction counters read 0 on H100, so only tensor-pipe work is counted today.
+  // FP32 + FP16 add / mul / FMA (x2) thread instructions + tensor-pipe ops; has_executed_flops
+  // false where the counters saw none (a pure copy, a node that did not run).
   bool has_executed_flops = false;
   double executed_flops = 0;
   double measured_intensity = 0;     // executed_flops / (dram_bytes_read + dram_bytes_written); 0 without DRAM traffic
@@ -72,6 +71,12 @@ struct ModelMeasurement {
   int samples = 0;
   double sum_of_node_medians_us = 0;  // filled by measure_model from the per-node figures passed in
   std::string method;                 // "cuda graph replay, cuda events"
+  // Inside one replay (GPU: CUPTI kernel records of the graph launch; medians over replays):
+  // how many kernels ran, the sum of their durations and first start to last end. The rest of
+  // the latency is the GPU idle between kernels and before the first one.
+  bool has_kernel_breakdown = false;
+  int kernels_per_run = 0;
+  double kernel_busy_us = 0, kernel_span_us = 0;
 };
 
 struct CalibrationResult {

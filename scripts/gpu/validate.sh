@@ -1,6 +1,6 @@
 #!/bin/bash
 # Usage (on the GPU machine, from the repo root, with the binaries and their libraries carried in
-# .carry/final/{bin,lib} and the models in .carry/final/models): scripts/gpu/validate.sh all|tests,measure,torch,calibrate,bench
+# .carry/final/{bin,lib} and the models in .carry/final/models): scripts/gpu/validate.sh all|tests,measure,counters,torch,calibrate,bench
 # Final GPU validation of issue 4 on the device machine. Writes logs and JSON reports to $OUT.
 set -o pipefail
 F=.carry/final
@@ -25,8 +25,13 @@ if [[ $what == *measure* || $what == all ]]; then
     set -- $spec; name=$(basename $1 .onnx)_b$2
     /usr/bin/time -f "wall %e s" $F/bin/modelcost $1 --gpu auto --measure --batch $2 --dtype fp16 -q --json $OUT/r/$name.json > $OUT/r/$name.txt 2>&1
     echo "$name rc=$? $(tail -1 $OUT/r/$name.txt)"
-    python3 -c "import json,sys; m=json.load(open('$OUT/r/$name.json'))['measurement']; print('  sum %.4f ms  whole %s ms (rsd %s)  predicted %.4f ms  measured %d, not %d' % (m['sum_of_node_medians_ms'], m['model_latency_ms'], m['model_rel_stddev'], m.get('predicted_latency_ms', 0), m['nodes_measured'], m['nodes_not_measured']))"
+    python3 -c "import json,sys; m=json.load(open('$OUT/r/$name.json'))['measurement']; print('  sum %.4f ms  whole %s ms (rsd %s)  in it %s kernels busy %s ms  predicted %.4f ms  measured %d, not %d' % (m['sum_of_node_medians_ms'], m['model_latency_ms'], m['model_rel_stddev'], m['model_kernels'], m['model_kernel_busy_ms'], m.get('predicted_latency_ms', 0), m['nodes_measured'], m['nodes_not_measured']))"
   done
+fi
+if [[ $what == *counters* || $what == all ]]; then
+  echo "== counters"
+  /usr/bin/time -f "wall %e s" $F/bin/modelcost samples/resnet50.onnx --gpu auto --measure --counters --batch 32 --dtype fp16 --csv $OUT/r/resnet50_b32_counters.csv > $OUT/r/resnet50_b32_counters.txt 2>&1
+  echo "rc=$?"; tail -1 $OUT/r/resnet50_b32_counters.txt; grep "counters:" $OUT/r/resnet50_b32_counters.txt
 fi
 if [[ $what == *torch* || $what == all ]]; then
   echo "== torch"; PYTHONUNBUFFERED=1 python3 scripts/gpu/torch_reference.py resnet50 mobilenet_v2 vit_b_16 2>&1 | grep TORCH | tee $OUT/r/torch.log

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace modelcost {
 namespace {
 
@@ -69,6 +71,11 @@ void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes,
                              return CellValue::of_text(n.measured ? joined(n.kernels) : n.zero_cost ? "" : "not measured: " + n.reason);
                            },
                            nullptr});
+  report.add_column_after("kernels", {"implementation", "implementation", "", ColumnKind::kText, kSinkFiles, false,
+                                       [measured](const NodeAnalysis&, size_t row) {
+                                         return CellValue::of_text(measured(row).implementation);
+                                       },
+                                       nullptr});
   report.rank_by = "measured_us";
 
   size_t measured_nodes = 0, failed = 0;
@@ -94,6 +101,9 @@ void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes,
                 {"model_latency_ms", whole.measured ? Json(whole.median_us / 1e3) : Json(nullptr)},
                 {"model_rel_stddev", whole.measured ? Json(whole.rel_stddev) : Json(nullptr)},
                 {"model_method", whole.method},
+                {"model_kernels", whole.has_kernel_breakdown ? Json(whole.kernels_per_run) : Json(nullptr)},
+                {"model_kernel_busy_ms", whole.has_kernel_breakdown ? Json(whole.kernel_busy_us / 1e3) : Json(nullptr)},
+                {"model_idle_ms", whole.has_kernel_breakdown ? Json(std::max(0.0, whole.median_us - whole.kernel_busy_us) / 1e3) : Json(nullptr)},
                 {"model_reason", whole.reason}};
          if (roofline) {
            j["predicted_latency_ms"] = predicted_ms;
@@ -104,11 +114,17 @@ void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes,
        [=](std::ostream& out) {
          out << fmt::format("\nMeasured on {} ({}): {} nodes measured, {} not measured\n", device.name, device.driver, measured_nodes, failed);
          out << fmt::format("  sum of per-node medians  {:.4g} ms\n", sum / 1e3);
-         if (whole.measured)
+         if (whole.measured) {
            out << fmt::format("  whole model ({})  {:.4g} ms (spread {:.1f}%); sum / whole = {:.2f}\n", whole.method, whole.median_us / 1e3,
                               100 * whole.rel_stddev, whole.median_us > 0 ? sum / whole.median_us : 0.0);
-         else if (!whole.reason.empty())
+           if (whole.has_kernel_breakdown)
+             out << fmt::format("    in it: {} kernels busy {:.4g} ms (sum / busy = {:.2f}), GPU idle between and before them {:.4g} ms\n",
+                                whole.kernels_per_run, whole.kernel_busy_us / 1e3,
+                                whole.kernel_busy_us > 0 ? sum / whole.kernel_busy_us : 0.0,
+                                std::max(0.0, whole.median_us - whole.kernel_busy_us) / 1e3);
+         } else if (!whole.reason.empty()) {
            out << "  whole model not run: " << whole.reason << "\n";
+         }
          if (roofline && whole.measured && whole.median_us > 0)
            out << fmt::format("  roofline prediction  {:.4g} ms, {:+.0f}% against the whole-model measurement\n", predicted_ms,
                               100 * (predicted_ms / (whole.median_us / 1e3) - 1));

@@ -99,8 +99,11 @@ TEST(MeasureGpuOperators, BroadcastBinary) {
   b.node("Mul", {"x", "chan"}, {"mul_chan"});
   b.node("Sub", {"x", "same"}, {"sub_same"});
   b.node("Div", {"odd", "col"}, {"div_col"});
-  b.output("add_row").output("mul_chan").output("sub_same").output("div_col");
-  for (const char* n : {"add_row", "mul_chan", "sub_same"}) check_both(b, n);
+  // GELU's x / sqrt(2): fp16 divides with __fdividef, vector path (8 halves per thread).
+  b.floats("sqrt2", {1.41421356f}, {});
+  b.node("Div", {"x", "sqrt2"}, {"div_scalar"});
+  b.output("add_row").output("mul_chan").output("sub_same").output("div_col").output("div_scalar");
+  for (const char* n : {"add_row", "mul_chan", "sub_same", "div_scalar"}) check_both(b, n);
   check_node(b, "div_col", "fp32", 1e-5);
 }
 
@@ -162,13 +165,25 @@ TEST(MeasureGpuOperators, ConvolutionAndPooling) {
   auto& ap = b.node("AveragePool", {"x"}, {"ap"});
   set_attr(ap, "kernel_shape", std::vector<int64_t>{2, 2});
   set_attr(ap, "strides", std::vector<int64_t>{2, 2});
-  b.output("conv").output("depthwise").output("mp").output("ap");
+  // 3 input channels: a patch conv (kernel == stride) runs as gather + GEMM; a 5x5/2 stem takes
+  // the timed choice of layout and algorithm.
+  b.input("rgb", kFloat, Shape{2, 3, 32, 30}).weight("patch_w", kFloat, Shape{16, 3, 8, 6}).weight("patch_b", kFloat, Shape{16});
+  auto& patch = b.node("Conv", {"rgb", "patch_w", "patch_b"}, {"patch"});
+  set_attr(patch, "strides", std::vector<int64_t>{8, 6});
+  b.weight("stem_w", kFloat, Shape{8, 3, 5, 5}).weight("stem_b", kFloat, Shape{8});
+  auto& stem = b.node("Conv", {"rgb", "stem_w", "stem_b"}, {"stem"});
+  set_attr(stem, "strides", std::vector<int64_t>{2, 2});
+  set_attr(stem, "pads", std::vector<int64_t>{2, 2, 2, 2});
+  b.output("conv").output("depthwise").output("mp").output("ap").output("patch").output("stem");
   // fp32 convolutions may run on TF32 tensor cores (PyTorch's cuDNN default): ~1e-3 relative.
   check_both(b, "conv", 5e-3, 3e-3);
   check_both(b, "depthwise", 5e-3, 3e-3);
+  check_both(b, "patch", 5e-3, 3e-3);
+  check_both(b, "stem", 5e-3, 3e-3);
   check_both(b, "mp", 1e-7, 1e-7);
   check_both(b, "ap", 1e-6, 2e-3);
   check_node(b, "conv", "fp16", 3e-3, /*channels_last=*/true);
+  check_node(b, "patch", "fp16", 3e-3, /*channels_last=*/true);
   check_node(b, "mp", "fp16", 1e-7, /*channels_last=*/true);
 }
 
@@ -224,13 +239,17 @@ TEST(MeasureGpuOperators, SoftmaxAndLayerNormRowLengths) {
   b.node("Softmax", {"s1000"}, {"sm1000"});
   b.node("Softmax", {"s3000"}, {"sm3000"});
   b.node("LogSoftmax", {"s1000"}, {"lsm1000"});
+  // 197 (ViT's attention rows): 4 rows per warp, 45 rows leave the last warp's group partial.
+  b.input("s197", kFloat, Shape{3, 15, 197});
+  b.node("Softmax", {"s197"}, {"sm197"});
+  b.node("LogSoftmax", {"s197"}, {"lsm197"});
   b.input("l768", kFloat, Shape{6, 768}).input("l100", kFloat, Shape{7, 100}).input("l2048", kFloat, Shape{3, 2048});
   b.weight("g768", kFloat, Shape{768}).weight("g100", kFloat, Shape{100}).weight("b100", kFloat, Shape{100});
   b.node("LayerNormalization", {"l768", "g768"}, {"ln768"});
   b.node("LayerNormalization", {"l100", "g100", "b100"}, {"ln100"});
   b.node("LayerNormalization", {"l2048"}, {"ln2048"});
-  for (const char* n : {"sm20", "sm1000", "sm3000", "lsm1000", "ln768", "ln100", "ln2048"}) b.output(n);
-  for (const char* n : {"sm20", "sm1000", "sm3000", "lsm1000"}) check_both(b, n, 1e-5, 3e-3);
+  for (const char* n : {"sm20", "sm1000", "sm3000", "lsm1000", "sm197", "lsm197", "ln768", "ln100", "ln2048"}) b.output(n);
+  for (const char* n : {"sm20", "sm1000", "sm3000", "lsm1000", "sm197", "lsm197"}) check_both(b, n, 1e-5, 3e-3);
   for (const char* n : {"ln768", "ln100", "ln2048"}) check_both(b, n, 1e-5, 3e-3);
 }
 
@@ -273,6 +292,14 @@ TEST(MeasureGpuBackend, MeasuresResNet50NodesAndWholeModel) {
   ASSERT_TRUE(whole.measured) << whole.reason;
   EXPECT_GT(whole.median_us, 0);
   EXPECT_GT(whole.sum_of_node_medians_us, 0);
+  // The replay's own kernels: at least one per Conv (53), busy no longer than the replay, and
+  // the same work as the per-node runs (L2 state and clocks differ, hence the wide margin).
+  ASSERT_TRUE(whole.has_kernel_breakdown);
+  EXPECT_GE(whole.kernels_per_run, 53);
+  EXPECT_GT(whole.kernel_busy_us, 0);
+  EXPECT_LE(whole.kernel_busy_us, whole.kernel_span_us * 1.001);
+  EXPECT_LE(whole.kernel_span_us, whole.median_us * 1.05);
+  EXPECT_NEAR(whole.kernel_busy_us / whole.sum_of_node_medians_us, 1.0, 0.4);
 }
 
 }  // namespace modelcost::testing

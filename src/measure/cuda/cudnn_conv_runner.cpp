@@ -1,10 +1,21 @@
 // Convolution through cuDNN's convolution API: channels-last for fp16/bf16 (tensor cores, as
 // deployments run it), NCHW for fp32 (TF32 allowed as PyTorch's default allows it for cuDNN).
-// The algorithm comes from cuDNN's heuristics, or with --autotune from timing every candidate
-// (cudnnFindConvolutionForwardAlgorithmEx). A Conv node with a bias is one cuDNN call, as in a
+// The algorithm comes from cuDNN's heuristics. A Conv node with a bias is one cuDNN call, as in a
 // deployment: cudnnConvolutionBiasActivationForward with the identity activation (which cuDNN
 // runs only with IMPLICIT_PRECOMP_GEMM); where cuDNN refuses that, the bias is a second kernel
 // (cudnnAddTensor) after the heuristic's algorithm.
+// Timed choice instead, as cudnn.benchmark and TensorRT choose: with --autotune for every conv,
+// and always for fp16/bf16 convs whose input channels are not a multiple of 8 (tensor cores
+// take 8 halves at a time; for such shapes, e.g. a 3-channel image stem or a ViT patch
+// embedding, the heuristic's channels-last pick can be 20x off): each layout (NHWC, NCHW) with
+// the fused call and with cudnnFind's fastest algorithm plus a bias add is run as launch() runs
+// it, and the fastest is kept.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "measure/cuda/cudnn_util.h"
 #include "measure/cuda/runner.h"
 
@@ -14,14 +25,7 @@ namespace {
 class CudnnConvRunner : public OperatorRunner {
  public:
   CudnnConvRunner(const NodeSpec& spec, const OpPlan& plan) : spec_(spec), c_(plan.conv) {}
-  ~CudnnConvRunner() override {
-    if (x_) cudnnDestroyTensorDescriptor(x_);
-    if (y_) cudnnDestroyTensorDescriptor(y_);
-    if (b_) cudnnDestroyTensorDescriptor(b_);
-    if (w_) cudnnDestroyFilterDescriptor(w_);
-    if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
-    if (act_) cudnnDestroyActivationDescriptor(act_);
-  }
+  ~CudnnConvRunner() override { destroy_descriptors(); }
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     handle_ = ctx.cudnn;
@@ -29,37 +33,20 @@ class CudnnConvRunner : public OperatorRunner {
     w_ptr_ = in[1].data;
     b_ptr_ = c_.has_bias ? in[2].data : nullptr;
     y_ptr_ = out[0].data;
-    const int32_t dtype = out[0].spec.dtype;
-    const cudnnDataType_t type = cudnn_type(dtype);
-    channels_last_ = dtype != 1 && ctx.channels_last_half;
-    const cudnnTensorFormat_t format = channels_last_ ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-    MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_));
-    MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_));
-    MC_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_));
-    MC_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_));
-    set_tensor(x_, format, type, nchw_dims(c_.batch, c_.in_channels, c_.in_size));
-    set_tensor(y_, format, type, nchw_dims(c_.batch, c_.out_channels, c_.out_size));
-    const std::vector<int> w_dims = nchw_dims(c_.out_channels, c_.in_channels / c_.groups, c_.kernel);
-    MC_CUDNN_CHECK(cudnnSetFilterNdDescriptor(w_, type, format, static_cast<int>(w_dims.size()), w_dims.data()));
-    const size_t n = c_.kernel.size();
-    std::vector<int64_t> pad_begin(c_.pads.begin(), c_.pads.begin() + n);
-    const std::vector<int> pads = spatial_params(pad_begin, 0, n), strides = spatial_params(c_.strides, 1, n),
-                           dilations = spatial_params(c_.dilations, 1, n);
-    MC_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(conv_, static_cast<int>(pads.size()), pads.data(), strides.data(),
-                                                   dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    MC_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(c_.groups)));
-    // fp32: CUDNN_DEFAULT_MATH lets cuDNN use TF32 tensor cores, as PyTorch's cuDNN default does.
-    MC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, dtype == 1 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH));
-    if (b_ptr_) {
-      MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&b_));
-      std::vector<int> b_dims(nchw_dims(1, c_.out_channels, c_.out_size).size(), 1);
-      b_dims[1] = static_cast<int>(c_.out_channels);
-      set_tensor(b_, format, type, b_dims);
-      // The fused call runs only IMPLICIT_PRECOMP_GEMM, which is slow for grouped and depthwise
-      // convolutions (10-20x on MobileNetV2): those take the fastest algorithm and a bias add.
-      if (c_.groups == 1 && try_fused_bias(ctx)) return;
+    dtype_ = out[0].spec.dtype;
+    const bool half = dtype_ != 1;
+    const bool odd_channels = half && (c_.in_channels / c_.groups) % 8 != 0;
+    if (ctx.autotune || (odd_channels && c_.groups == 1)) {
+      choose_by_timing(ctx);
+      return;
     }
-    choose_algorithm(ctx);
+    configure(half && ctx.channels_last_half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW);
+    // The fused call runs only IMPLICIT_PRECOMP_GEMM, which is slow for grouped and depthwise
+    // convolutions (10-20x on MobileNetV2): those take the fastest algorithm and a bias add.
+    if (b_ptr_ && c_.groups == 1 && try_fused_bias(ctx)) return;
+    // Grouped convolutions are always timed (as cudnn.benchmark does): the heuristic's first pick
+    // for depthwise shapes is often a slow direct kernel.
+    choose_algorithm(ctx, c_.groups > 1);
   }
 
   void launch(cudaStream_t stream) override {
@@ -78,10 +65,119 @@ class CudnnConvRunner : public OperatorRunner {
 
   std::string implementation() const override {
     return std::string("cudnn conv ") + (fused_ ? "+bias " : "") + (channels_last_ ? "NHWC" : "NCHW") + " algo " +
-           std::to_string(static_cast<int>(algo_)) + (fused_ ? " (fused bias)" : tuned_ ? " (autotuned)" : " (heuristic)");
+           std::to_string(static_cast<int>(algo_)) +
+           (timed_ ? " (timed choice of " + candidates_ + ")" : fused_ ? " (fused bias)" : tuned_ ? " (autotuned)" : " (heuristic)");
   }
 
  private:
+  // (Re)creates the descriptors for one layout; a previous choice of algorithm is dropped.
+  void configure(cudnnTensorFormat_t format) {
+    destroy_descriptors();
+    fused_ = tuned_ = false;
+    const cudnnDataType_t type = cudnn_type(dtype_);
+    channels_last_ = format == CUDNN_TENSOR_NHWC;
+    MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_));
+    MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_));
+    MC_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_));
+    MC_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_));
+    set_tensor(x_, format, type, nchw_dims(c_.batch, c_.in_channels, c_.in_size));
+    set_tensor(y_, format, type, nchw_dims(c_.batch, c_.out_channels, c_.out_size));
+    const std::vector<int> w_dims = nchw_dims(c_.out_channels, c_.in_channels / c_.groups, c_.kernel);
+    MC_CUDNN_CHECK(cudnnSetFilterNdDescriptor(w_, type, format, static_cast<int>(w_dims.size()), w_dims.data()));
+    const size_t n = c_.kernel.size();
+    std::vector<int64_t> pad_begin(c_.pads.begin(), c_.pads.begin() + n);
+    const std::vector<int> pads = spatial_params(pad_begin, 0, n), strides = spatial_params(c_.strides, 1, n),
+                           dilations = spatial_params(c_.dilations, 1, n);
+    MC_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(conv_, static_cast<int>(pads.size()), pads.data(), strides.data(),
+                                                   dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    MC_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(c_.groups)));
+    // fp32: CUDNN_DEFAULT_MATH lets cuDNN use TF32 tensor cores, as PyTorch's cuDNN default does.
+    MC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, dtype_ == 1 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH));
+    if (b_ptr_) {
+      MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&b_));
+      std::vector<int> b_dims(nchw_dims(1, c_.out_channels, c_.out_size).size(), 1);
+      b_dims[1] = static_cast<int>(c_.out_channels);
+      set_tensor(b_, format, type, b_dims);
+    }
+  }
+
+  void destroy_descriptors() {
+    if (x_) cudnnDestroyTensorDescriptor(x_);
+    if (y_) cudnnDestroyTensorDescriptor(y_);
+    if (b_) cudnnDestroyTensorDescriptor(b_);
+    if (w_) cudnnDestroyFilterDescriptor(w_);
+    if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
+    if (act_) cudnnDestroyActivationDescriptor(act_);
+    x_ = y_ = b_ = nullptr;
+    w_ = nullptr;
+    conv_ = nullptr;
+    act_ = nullptr;
+  }
+
+  // Median of 7 event-timed launch() calls after 3 warm-ups, in ms.
+  float time_launches(CudaContext& ctx) {
+    cudaEvent_t start, stop;
+    MC_CUDA_CHECK(cudaEventCreate(&start));
+    MC_CUDA_CHECK(cudaEventCreate(&stop));
+    std::vector<float> times;
+    for (int r = 0; r < 10; ++r) {
+      MC_CUDA_CHECK(cudaEventRecord(start, ctx.stream));
+      launch(ctx.stream);
+      MC_CUDA_CHECK(cudaEventRecord(stop, ctx.stream));
+      MC_CUDA_CHECK(cudaEventSynchronize(stop));
+      float ms = 0;
+      MC_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      if (r >= 3) times.push_back(ms);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  }
+
+  // The fastest of: each allowed layout, fused conv+bias (where cuDNN runs it) or cudnnFind's
+  // fastest algorithm (+ bias add), timed as launch() runs them.
+  void choose_by_timing(CudaContext& ctx) {
+    struct Choice {
+      cudnnTensorFormat_t format;
+      bool fused;
+      cudnnConvolutionFwdAlgo_t algo;
+      cudnnMathType_t math;
+      size_t workspace;
+    };
+    std::vector<cudnnTensorFormat_t> formats = {CUDNN_TENSOR_NCHW};
+    if (dtype_ != 1 && ctx.channels_last_half) formats.insert(formats.begin(), CUDNN_TENSOR_NHWC);
+    Choice best{};
+    float best_ms = std::numeric_limits<float>::infinity();
+    auto consider = [&](bool fused) {
+      const float ms = time_launches(ctx);
+      candidates_ += fmt::format("{}{} {} {:.1f} us", candidates_.empty() ? "" : ", ", channels_last_ ? "NHWC" : "NCHW",
+                                 fused ? "fused" : "algo " + std::to_string(static_cast<int>(algo_)), ms * 1e3);
+      if (ms < best_ms) {
+        best_ms = ms;
+        best = {channels_last_ ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, fused, algo_, math_, workspace_bytes_};
+      }
+    };
+    for (cudnnTensorFormat_t format : formats) {
+      configure(format);
+      if (b_ptr_ && c_.groups == 1 && try_fused_bias(ctx)) consider(true);
+      configure(format);
+      if (choose_algorithm(ctx, true, /*throw_if_none=*/false)) consider(false);
+    }
+    if (!std::isfinite(best_ms)) throw Error(kExitRuntime, "cuDNN offers no convolution algorithm for this shape");
+    configure(best.format);
+    if (best.fused) {
+      if (!try_fused_bias(ctx)) throw Error(kExitRuntime, "cuDNN refused the fused convolution it ran before");
+    } else {
+      algo_ = best.algo;
+      math_ = best.math;
+      MC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, math_));
+      workspace_bytes_ = best.workspace;
+      workspace_.resize(workspace_bytes_);
+    }
+    timed_ = true;
+  }
+
   // Conv + bias in one call; false (nothing kept) where cuDNN does not run this configuration.
   bool try_fused_bias(CudaContext& ctx) {
     const cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
@@ -109,14 +205,13 @@ class CudnnConvRunner : public OperatorRunner {
     return true;
   }
 
-  void choose_algorithm(CudaContext& ctx) {
+  // cuDNN's first usable algorithm: timed by cudnnFind with `find`, else the heuristic's order.
+  bool choose_algorithm(CudaContext& ctx, bool find, bool throw_if_none = true) {
     int count = 0;
     MC_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &count));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(count);
     int returned = 0;
-    // Grouped convolutions are always timed (as cudnn.benchmark does): the heuristic's first pick
-    // for depthwise shapes is often a slow direct kernel.
-    if (ctx.autotune || c_.groups > 1) {
+    if (find) {
       DeviceBuffer scratch(ctx.max_workspace_bytes);
       MC_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
       MC_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle_, x_, x_ptr_, w_, w_ptr_, conv_, y_, y_ptr_, count,
@@ -128,11 +223,16 @@ class CudnnConvRunner : public OperatorRunner {
     for (int i = 0; i < returned; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ctx.max_workspace_bytes) continue;
       algo_ = perf[i].algo;
+      // The algorithm runs with the math type it was found or proposed with (cuDNN rejects it
+      // with BAD_PARAM under another).
+      math_ = perf[i].mathType;
+      MC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, math_));
       workspace_bytes_ = perf[i].memory;
       workspace_.resize(workspace_bytes_ > 0 ? workspace_bytes_ : 0);
-      return;
+      return true;
     }
-    throw Error(kExitRuntime, "cuDNN offers no convolution algorithm for this shape");
+    if (throw_if_none) throw Error(kExitRuntime, "cuDNN offers no convolution algorithm for this shape");
+    return false;
   }
 
   NodeSpec spec_;
@@ -146,7 +246,10 @@ class CudnnConvRunner : public OperatorRunner {
   size_t workspace_bytes_ = 0;
   DeviceBuffer workspace_;
   void *x_ptr_ = nullptr, *w_ptr_ = nullptr, *b_ptr_ = nullptr, *y_ptr_ = nullptr;
-  bool channels_last_ = false, tuned_ = false, fused_ = false;
+  bool channels_last_ = false, tuned_ = false, fused_ = false, timed_ = false;
+  int32_t dtype_ = 1;
+  cudnnMathType_t math_ = CUDNN_DEFAULT_MATH;
+  std::string candidates_;  // the timed choice's candidates and their times
 };
 
 }  // namespace

@@ -8,6 +8,12 @@
 #include <unordered_map>
 
 namespace modelcost::cuda {
+
+uint64_t next_external_id() {
+  static uint64_t id = 1;
+  return id++;
+}
+
 namespace {
 
 constexpr size_t kBufferBytes = 8u << 20;
@@ -68,12 +74,35 @@ CuptiTimer::CuptiTimer() {
     return false;
   };
   ok_ = check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks") &&
-        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable kernel records") &&
+        enable_records();
+}
+
+bool CuptiTimer::enable_records() {
+  auto check = [&](CUptiResult r, const char* what) {
+    if (r == CUPTI_SUCCESS) return true;
+    const char* text = nullptr;
+    cuptiGetResultString(r, &text);
+    error_ = std::string(what) + ": " + (text ? text : "unknown CUPTI error");
+    return false;
+  };
+  return check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable kernel records") &&
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), "enable external correlation") &&
         // External correlation records accompany API records: both runtime and driver, since
         // cuDNN and cuBLASLt launch some kernels through the driver API.
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), "enable runtime records") &&
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "enable driver records");
+}
+
+CuptiTimer::Pause::Pause(CuptiTimer& timer) : timer_(timer) {
+  if (!timer_.ok_) return;
+  cuptiActivityFlushAll(1);
+  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                  CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
+    cuptiActivityDisable(kind);
+}
+
+CuptiTimer::Pause::~Pause() {
+  if (timer_.ok_) timer_.ok_ = timer_.enable_records();
 }
 
 void CuptiTimer::push(uint64_t id) { cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id); }

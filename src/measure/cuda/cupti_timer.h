@@ -17,6 +17,9 @@ struct KernelSpan {
   std::vector<std::string> names;          // in launch order
 };
 
+// A fresh external correlation id (process-wide, never reused).
+uint64_t next_external_id();
+
 class CuptiTimer {
  public:
   // The process-wide timer (CUPTI's callbacks are global). Enables kernel and API records on
@@ -33,8 +36,22 @@ class CuptiTimer {
   // Kernels whose launch carried no external id (outside any push/pop) since the last collect.
   size_t unattributed() const { return unattributed_; }
 
+  // Kernel and API records off for a scope (records so far are kept): with them on, CUPTI's
+  // range profiler reads 0 for the SASS instruction counters (seen with CUDA 13 on H100/H200).
+  class Pause {
+   public:
+    explicit Pause(CuptiTimer& timer);
+    ~Pause();
+    Pause(const Pause&) = delete;
+    Pause& operator=(const Pause&) = delete;
+
+   private:
+    CuptiTimer& timer_;
+  };
+
  private:
   CuptiTimer();
+  bool enable_records();
   bool ok_ = false;
   std::string error_;
   size_t unattributed_ = 0;

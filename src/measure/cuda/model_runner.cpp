@@ -3,7 +3,10 @@
 // order is captured into a CUDA graph and its replays are timed with CUDA events, the way a
 // deployment replays a captured graph.
 #include "measure/cuda/cuda_backend.h"
+#include <algorithm>
+
 #include "measure/cuda/cuda_check.h"
+#include "measure/cuda/cupti_timer.h"
 #include "measure/cuda/sampler.h"
 #include "measure/cuda/tensor_transfer.h"
 #include "measure/sampling.h"
@@ -23,6 +26,39 @@ struct GraphExec {
     if (graph) cudaGraphDestroy(graph);
   }
 };
+
+// Kernel count, busy time and span of one replay, from CUPTI records of 11 more replays (their
+// kernels carry the graph launch's external id); medians. Skipped without CUPTI.
+void add_kernel_breakdown(ModelMeasurement& result, cudaGraphExec_t exec, cudaStream_t stream) {
+  CuptiTimer& timer = CuptiTimer::instance();
+  if (!timer.ok()) return;
+  timer.collect();
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 11; ++i) {
+    ids.push_back(next_external_id());
+    timer.push(ids.back());
+    MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    timer.pop();
+    MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  auto spans = timer.collect();
+  std::vector<double> busy, span, count;
+  for (uint64_t id : ids) {
+    auto it = spans.find(id);
+    if (it == spans.end()) return;
+    busy.push_back(it->second.kernel_ns / 1e3);
+    span.push_back((it->second.last_end - it->second.first_start) / 1e3);
+    count.push_back(static_cast<double>(it->second.names.size()));
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  result.has_kernel_breakdown = true;
+  result.kernel_busy_us = median(busy);
+  result.kernel_span_us = median(span);
+  result.kernels_per_run = static_cast<int>(median(count));
+}
 
 }  // namespace
 
@@ -123,6 +159,7 @@ ModelMeasurement CudaBackend::measure_model(const Analysis& analysis, const Meas
         [&](cudaStream_t s) { MC_CUDA_CHECK(cudaGraphLaunch(captured.exec, s)); }, context_.stream, replays,
         options.cold ? &l2_flush() : nullptr);
     set_model_timing(result, m);
+    add_kernel_breakdown(result, captured.exec, context_.stream);
   } catch (const Error& e) {
     cudaGetLastError();
     cudaStreamSynchronize(context_.stream);

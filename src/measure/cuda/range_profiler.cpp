@@ -4,6 +4,7 @@
 #include <cupti.h>
 #include <cupti_profiler_host.h>
 
+#include "measure/cuda/cupti_timer.h"
 #include "measure/cuda/l2_sweep.h"
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
@@ -14,19 +15,17 @@
 namespace modelcost::cuda {
 namespace {
 
-const char* const kMetrics[] = {
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
-    "sm__ops_path_tensor_src_fp16.sum",
-    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-    "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
-    "sm__ops_path_tensor_src_fp8.sum",
+// Each inner list is one profiler configuration. The SASS instruction metrics share one
+// programmable counter: two of them in one configuration both read the first one's count
+// (seen on the H100/H200 with CUDA 13), so each gets a configuration of its own.
+const std::vector<std::vector<std::string>> kMetricGroups = {
+    {"dram__bytes_read.sum", "dram__bytes_write.sum", "sm__ops_path_tensor_src_fp16.sum",
+     "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+     "sm__ops_path_tensor_src_fp8.sum"},
+    {"smsp__sass_thread_inst_executed_ops_fadd_fmul_ffma_pred_on.sum"},
+    {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"},
+    {"smsp__sass_thread_inst_executed_ops_hadd_hmul_hfma_pred_on.sum"},
+    {"smsp__sass_thread_inst_executed_op_hfma_pred_on.sum"},
 };
 
 // A CUPTI failure inside the profiler: the message names the call.
@@ -64,8 +63,14 @@ T params(size_t struct_size) {
 
 }  // namespace
 
+const std::vector<std::vector<std::string>>& counter_metric_groups() { return kMetricGroups; }
+
 const std::vector<std::string>& counter_metric_names() {
-  static const std::vector<std::string> names(std::begin(kMetrics), std::end(kMetrics));
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (const auto& group : kMetricGroups) all.insert(all.end(), group.begin(), group.end());
+    return all;
+  }();
   return names;
 }
 
@@ -74,24 +79,28 @@ CounterValues counters_from_metrics(const std::vector<std::string>& names, const
   for (size_t i = 0; i < names.size() && i < values.size(); ++i) {
     const std::string& n = names[i];
     const double v = values[i];
-    auto is = [&](const char* op) { return n == std::string("smsp__sass_thread_inst_executed_op_") + op + "_pred_on.sum"; };
+    auto is = [&](const char* op) { return n == std::string("smsp__sass_thread_inst_executed_") + op + "_pred_on.sum"; };
+    // add + mul + fma instructions, plus fma once more: an FMA is two FLOPs.
     if (n == "dram__bytes_read.sum") c.dram_bytes_read += v;
     else if (n == "dram__bytes_write.sum") c.dram_bytes_written += v;
-    else if (is("ffma")) c.fp32_flops += 2 * v;
-    else if (is("fadd") || is("fmul")) c.fp32_flops += v;
-    else if (is("hfma")) c.fp16_flops += 2 * v;
-    else if (is("hadd") || is("hmul")) c.fp16_flops += v;
+    else if (is("ops_fadd_fmul_ffma") || is("op_ffma")) c.fp32_flops += v;
+    else if (is("ops_hadd_hmul_hfma") || is("op_hfma")) c.fp16_flops += v;
     else if (n.rfind("sm__ops_path_tensor_src_", 0) == 0) c.tensor_ops += v;
   }
   return c;
 }
 
+// One profiler configuration: its host object, config image and the metrics CUPTI accepted.
+struct RangeProfiler::MetricConfig {
+  CUpti_Profiler_Host_Object* host = nullptr;
+  std::vector<uint8_t> image;
+  std::vector<std::string> metric_names;
+  std::vector<const char*> metric_ptrs;
+};
+
 struct RangeProfiler::State {
   CUcontext context = nullptr;
-  CUpti_Profiler_Host_Object* host = nullptr;
-  std::vector<uint8_t> config;
-  std::vector<std::string> metric_names;  // the accepted subset of kMetrics
-  std::vector<const char*> metric_ptrs;
+  std::vector<RangeProfiler::MetricConfig> configs;
   void* device_buffer = nullptr;  // 2x L2, read by a sweep kernel to clean L2
   int* sink = nullptr;
   size_t clean_bytes = 0;
@@ -130,35 +139,39 @@ RangeProfiler::RangeProfiler() : state_(std::make_unique<State>()) {
     avail.pCounterAvailabilityImage = availability.data();
     check(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
 
-    auto host = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
-    host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    host.pChipName = chip.pChipName;
-    host.pCounterAvailabilityImage = availability.data();
-    check(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
-    s.host = host.pHostObject;
-
-    // Metrics one at a time, so one unknown on another chip drops only itself; DRAM is required.
-    for (const std::string& name : counter_metric_names()) {
-      const char* ptr = name.c_str();
-      auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-      add.pHostObject = s.host;
-      add.ppMetricNames = &ptr;
-      add.numMetrics = 1;
-      const CUptiResult r = cuptiProfilerHostConfigAddMetrics(&add);
-      if (r == CUPTI_SUCCESS) s.metric_names.push_back(name);
-      else if (name.rfind("dram__", 0) == 0) check(r, ("cuptiProfilerHostConfigAddMetrics " + name).c_str());
+    for (const auto& group : counter_metric_groups()) {
+      MetricConfig c;
+      auto host = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+      host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+      host.pChipName = chip.pChipName;
+      host.pCounterAvailabilityImage = availability.data();
+      check(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
+      c.host = host.pHostObject;
+      s.configs.push_back(std::move(c));
+      MetricConfig& config = s.configs.back();
+      // Metrics one at a time, so one unknown on another chip drops only itself; DRAM is required.
+      for (const std::string& name : group) {
+        const char* ptr = name.c_str();
+        auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+        add.pHostObject = config.host;
+        add.ppMetricNames = &ptr;
+        add.numMetrics = 1;
+        const CUptiResult r = cuptiProfilerHostConfigAddMetrics(&add);
+        if (r == CUPTI_SUCCESS) config.metric_names.push_back(name);
+        else if (name.rfind("dram__", 0) == 0) check(r, ("cuptiProfilerHostConfigAddMetrics " + name).c_str());
+      }
+      if (config.metric_names.empty()) continue;
+      for (const auto& n : config.metric_names) config.metric_ptrs.push_back(n.c_str());
+      auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+      size.pHostObject = config.host;
+      check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+      config.image.resize(size.configImageSize);
+      auto image = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+      image.pHostObject = config.host;
+      image.configImageSize = config.image.size();
+      image.pConfigImage = config.image.data();
+      check(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
     }
-    for (const auto& n : s.metric_names) s.metric_ptrs.push_back(n.c_str());
-
-    auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
-    size.pHostObject = s.host;
-    check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
-    s.config.resize(size.configImageSize);
-    auto image = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
-    image.pHostObject = s.host;
-    image.configImageSize = s.config.size();
-    image.pConfigImage = s.config.data();
-    check(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
     int l2 = 0;
     cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
     s.clean_bytes = 2 * static_cast<size_t>(l2 > 0 ? l2 : (64 << 20));
@@ -179,11 +192,12 @@ void RangeProfiler::clean_l2(cudaStream_t stream) {
 }
 
 RangeProfiler::~RangeProfiler() {
-  if (state_ && state_->host) {
-    auto p = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
-    p.pHostObject = state_->host;
-    cuptiProfilerHostDeinitialize(&p);
-  }
+  if (state_)
+    for (MetricConfig& c : state_->configs) {
+      auto p = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+      p.pHostObject = c.host;
+      cuptiProfilerHostDeinitialize(&p);
+    }
   // Process exit may have torn the CUDA runtime down already; these only release memory.
   if (state_ && state_->device_buffer) cudaFree(state_->device_buffer);
   if (state_ && state_->sink) cudaFree(state_->sink);
@@ -195,6 +209,22 @@ bool RangeProfiler::profile(const std::function<void(cudaStream_t)>& launch, cud
     *why = error_;
     return false;
   }
+  std::vector<std::string> names;
+  std::vector<double> raw;
+  CuptiTimer::Pause no_records(CuptiTimer::instance());  // kernel records zero the SASS counters
+  for (const MetricConfig& config : state_->configs) {
+    if (config.metric_names.empty()) continue;
+    std::vector<double> config_values(config.metric_names.size());
+    if (!profile_config(config, launch, stream, config_values.data(), why)) return false;
+    names.insert(names.end(), config.metric_names.begin(), config.metric_names.end());
+    raw.insert(raw.end(), config_values.begin(), config_values.end());
+  }
+  *values = counters_from_metrics(names, raw);
+  return true;
+}
+
+bool RangeProfiler::profile_config(const MetricConfig& metrics, const std::function<void(cudaStream_t)>& launch,
+                                   cudaStream_t stream, double* values, std::string* why) {
   State& s = *state_;
   // Enabled only around this node: an enabled profiler must not see the timing runs or the
   // whole-model graph capture.
@@ -213,8 +243,8 @@ bool RangeProfiler::profile(const std::function<void(cudaStream_t)>& launch, cud
   try {
     auto size = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
     size.pRangeProfilerObject = object;
-    size.pMetricNames = s.metric_ptrs.data();
-    size.numMetrics = s.metric_ptrs.size();
+    size.pMetricNames = const_cast<const char**>(metrics.metric_ptrs.data());
+    size.numMetrics = metrics.metric_ptrs.size();
     size.maxNumOfRanges = 1;
     size.maxNumRangeTreeNodes = 1;
     check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
@@ -227,8 +257,8 @@ bool RangeProfiler::profile(const std::function<void(cudaStream_t)>& launch, cud
 
     auto config = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     config.pRangeProfilerObject = object;
-    config.configSize = s.config.size();
-    config.pConfig = s.config.data();
+    config.configSize = metrics.image.size();
+    config.pConfig = metrics.image.data();
     config.counterDataImageSize = counter_data.size();
     config.pCounterDataImage = counter_data.data();
     config.range = CUPTI_UserRange;
@@ -272,17 +302,15 @@ bool RangeProfiler::profile(const std::function<void(cudaStream_t)>& launch, cud
     check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
     if (info.numTotalRanges == 0) throw CuptiFailure("range profiler recorded no range");
 
-    std::vector<double> raw(s.metric_ptrs.size());
     auto eval = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
-    eval.pHostObject = s.host;
+    eval.pHostObject = metrics.host;
     eval.pCounterDataImage = counter_data.data();
     eval.counterDataImageSize = counter_data.size();
     eval.rangeIndex = 0;
-    eval.ppMetricNames = s.metric_ptrs.data();
-    eval.numMetrics = s.metric_ptrs.size();
-    eval.pMetricValues = raw.data();
+    eval.ppMetricNames = const_cast<const char**>(metrics.metric_ptrs.data());
+    eval.numMetrics = metrics.metric_ptrs.size();
+    eval.pMetricValues = values;
     check(cuptiProfilerHostEvaluateToGpuValues(&eval), "cuptiProfilerHostEvaluateToGpuValues");
-    *values = counters_from_metrics(s.metric_names, raw);
     done = true;
   } catch (const std::exception& e) {  // CUPTI failures, and a launch that threw
     *why = e.what();

@@ -52,5 +52,8 @@ std::unique_ptr<OperatorRunner> make_kernel_runner(const NodeSpec& spec, const O
 std::unique_ptr<OperatorRunner> make_cudnn_conv_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
 std::unique_ptr<OperatorRunner> make_cudnn_pool_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
 std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
+std::unique_ptr<OperatorRunner> make_patch_conv_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
+// Kernel == stride, no padding or dilation, one group: the conv is a GEMM over gathered patches.
+bool is_patch_conv(const ConvParams& conv);
 
 }  // namespace modelcost::cuda

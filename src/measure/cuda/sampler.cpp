@@ -10,15 +10,6 @@
 #include "measure/sampling.h"
 
 namespace modelcost::cuda {
-namespace {
-
-uint64_t next_external_id() {
-  static uint64_t id = 1;
-  return id++;
-}
-
-}  // namespace
-
 NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                    const SampleConfig& config, L2Flush* flush) {
   cudaEvent_t begin, end;
