@@ -5,9 +5,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "measure/cuda/kernels.h"
 #include "measure/cuda/runner.h"
+#include "measure/cuda/sampler.h"
 
 #define MC_CUBLAS_CHECK(call)                                                                              \
   do {                                                                                                     \
@@ -122,34 +124,19 @@ class CublasLtMatmulRunner : public OperatorRunner {
     workspace_.resize(max_ws);
     algo_ = results[0].algo;
     if (!ctx.autotune || returned == 1) return;
-    // Time each candidate: a warm-up, then the median of 5 event-timed runs.
-    cudaEvent_t start, stop;
-    MC_CUDA_CHECK(cudaEventCreate(&start));
-    MC_CUDA_CHECK(cudaEventCreate(&stop));
-    float best = 1e30f;
+    // Time each candidate as a measurement times (CUPTI kernel durations); skip any it refuses.
+    double best = std::numeric_limits<double>::infinity();
     for (int i = 0; i < returned; ++i) {
       algo_ = results[i].algo;
-      std::vector<float> times;
-      bool ok = true;
-      for (int r = 0; r < 6 && ok; ++r) {
-        cudaEventRecord(start, ctx.stream);
-        ok = cublasLtMatmul(handle_, desc_, &alpha_, b_ptr_, b_, a_ptr_, a_, &beta_, c_ptr_ ? c_ptr_ : d_ptr_, c_, d_ptr_,
-                            d_, &algo_, workspace_.data(), workspace_.bytes(), ctx.stream) == CUBLAS_STATUS_SUCCESS;
-        cudaEventRecord(stop, ctx.stream);
-        cudaEventSynchronize(stop);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, start, stop);
-        if (r > 0) times.push_back(ms);
-      }
-      if (!ok) continue;
-      std::sort(times.begin(), times.end());
-      if (times[times.size() / 2] < best) {
-        best = times[times.size() / 2];
+      if (cublasLtMatmul(handle_, desc_, &alpha_, b_ptr_, b_, a_ptr_, a_, &beta_, c_ptr_ ? c_ptr_ : d_ptr_, c_, d_ptr_, d_,
+                         &algo_, workspace_.data(), workspace_.bytes(), ctx.stream) != CUBLAS_STATUS_SUCCESS)
+        continue;
+      const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream);
+      if (us < best) {
+        best = us;
         best_index_ = i;
       }
     }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
     algo_ = results[best_index_].algo;
     tuned_ = true;
   }

@@ -9,7 +9,7 @@
 // take 8 halves at a time; for such shapes, e.g. a 3-channel image stem or a ViT patch
 // embedding, the heuristic's channels-last pick can be 20x off): each layout (NHWC, NCHW) with
 // the fused call and with cudnnFind's fastest algorithm plus a bias add is run as launch() runs
-// it, and the fastest is kept.
+// it, timed like a measurement (CUPTI kernel durations), and the fastest is kept.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 
 #include "measure/cuda/cudnn_util.h"
 #include "measure/cuda/runner.h"
+#include "measure/cuda/sampler.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -114,27 +115,6 @@ class CudnnConvRunner : public OperatorRunner {
     act_ = nullptr;
   }
 
-  // Median of 7 event-timed launch() calls after 3 warm-ups, in ms.
-  float time_launches(CudaContext& ctx) {
-    cudaEvent_t start, stop;
-    MC_CUDA_CHECK(cudaEventCreate(&start));
-    MC_CUDA_CHECK(cudaEventCreate(&stop));
-    std::vector<float> times;
-    for (int r = 0; r < 10; ++r) {
-      MC_CUDA_CHECK(cudaEventRecord(start, ctx.stream));
-      launch(ctx.stream);
-      MC_CUDA_CHECK(cudaEventRecord(stop, ctx.stream));
-      MC_CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms = 0;
-      MC_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      if (r >= 3) times.push_back(ms);
-    }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-  }
-
   // The fastest of: each allowed layout, fused conv+bias (where cuDNN runs it) or cudnnFind's
   // fastest algorithm (+ bias add), timed as launch() runs them.
   void choose_by_timing(CudaContext& ctx) {
@@ -148,13 +128,13 @@ class CudnnConvRunner : public OperatorRunner {
     std::vector<cudnnTensorFormat_t> formats = {CUDNN_TENSOR_NCHW};
     if (dtype_ != 1 && ctx.channels_last_half) formats.insert(formats.begin(), CUDNN_TENSOR_NHWC);
     Choice best{};
-    float best_ms = std::numeric_limits<float>::infinity();
+    double best_us = std::numeric_limits<double>::infinity();
     auto consider = [&](bool fused) {
-      const float ms = time_launches(ctx);
+      const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream);
       candidates_ += fmt::format("{}{} {} {:.1f} us", candidates_.empty() ? "" : ", ", channels_last_ ? "NHWC" : "NCHW",
-                                 fused ? "fused" : "algo " + std::to_string(static_cast<int>(algo_)), ms * 1e3);
-      if (ms < best_ms) {
-        best_ms = ms;
+                                 fused ? "fused" : "algo " + std::to_string(static_cast<int>(algo_)), us);
+      if (us < best_us) {
+        best_us = us;
         best = {channels_last_ ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, fused, algo_, math_, workspace_bytes_};
       }
     };
@@ -164,7 +144,7 @@ class CudnnConvRunner : public OperatorRunner {
       configure(format);
       if (choose_algorithm(ctx, true, /*throw_if_none=*/false)) consider(false);
     }
-    if (!std::isfinite(best_ms)) throw Error(kExitRuntime, "cuDNN offers no convolution algorithm for this shape");
+    if (!std::isfinite(best_us)) throw Error(kExitRuntime, "cuDNN offers no convolution algorithm for this shape");
     configure(best.format);
     if (best.fused) {
       if (!try_fused_bias(ctx)) throw Error(kExitRuntime, "cuDNN refused the fused convolution it ran before");

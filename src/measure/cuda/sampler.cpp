@@ -89,3 +89,16 @@ NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch,
 }
 
 }  // namespace modelcost::cuda
+
+namespace modelcost::cuda {
+
+double quick_median_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream) {
+  SampleConfig config;
+  config.rule.min_samples = 5;
+  config.rule.max_samples = 20;
+  config.rule.max_rel_stddev = 0.02;
+  config.rule.max_seconds = 0.02;
+  return sample_launches(launch, stream, config, nullptr).median_us;
+}
+
+}  // namespace modelcost::cuda

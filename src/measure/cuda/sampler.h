@@ -27,6 +27,12 @@ NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch,
 NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                    const SampleConfig& config, L2Flush* flush);
 
+// Median GPU time in us of `launch` over a short burst (2 warm-ups, 5 to 20 samples, CUPTI kernel
+// durations like every measurement; CUDA events where CUPTI refused): how candidate
+// implementations are compared. Events around a lone library call would time its host-side
+// submission too, which for a short cuDNN kernel is most of the interval.
+double quick_median_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream);
+
 // Readable kernel name: demangled, template arguments elided, at most 100 characters.
 std::string short_kernel_name(const std::string& mangled);
 
