@@ -1,6 +1,6 @@
 #!/bin/bash
 # Usage (on the GPU machine, from the repo root, with the binaries and their libraries carried in
-# .carry/final/{bin,lib} and the models in .carry/final/models): scripts/gpu/validate.sh all|tests,measure,counters,torch,calibrate,bench
+# .carry/final/{bin,lib} and the models in .carry/final/models): scripts/gpu/validate.sh all|tests,measure,autotune,counters,torch,calibrate,bench
 # Final GPU validation of issue 4 on the device machine. Writes logs and JSON reports to $OUT.
 set -o pipefail
 F=.carry/final
@@ -27,6 +27,11 @@ if [[ $what == *measure* || $what == all ]]; then
     echo "$name rc=$? $(tail -1 $OUT/r/$name.txt)"
     python3 -c "import json,sys; m=json.load(open('$OUT/r/$name.json'))['measurement']; print('  sum %.4f ms  whole %s ms (rsd %s)  in it %s kernels busy %s ms  predicted %.4f ms  measured %d, not %d' % (m['sum_of_node_medians_ms'], m['model_latency_ms'], m['model_rel_stddev'], m['model_kernels'], m['model_kernel_busy_ms'], m.get('predicted_latency_ms', 0), m['nodes_measured'], m['nodes_not_measured']))"
   done
+fi
+if [[ $what == *autotune* || $what == all ]]; then
+  echo "== autotune"
+  /usr/bin/time -f "wall %e s" $F/bin/modelcost $F/models/vit_b_16_op17.onnx --gpu auto --measure --autotune --batch 32 --dtype fp16 -q --json $OUT/r/vit_b32_autotune.json > $OUT/r/vit_b32_autotune.txt 2>&1
+  echo "rc=$? $(tail -1 $OUT/r/vit_b32_autotune.txt)"; sed -n '/^Measured on/,/roofline prediction/p' $OUT/r/vit_b32_autotune.txt
 fi
 if [[ $what == *counters* || $what == all ]]; then
   echo "== counters"
