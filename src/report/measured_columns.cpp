@@ -153,7 +153,9 @@ void add_counter_columns(Report& report, const std::vector<NodeMeasurement>& nod
     const auto& n = (*m)[row];
     return n.has_counters ? &n : nullptr;
   };
-  const std::string after = report.find_column("kernels") ? "kernels" : "measured_us";
+  const std::string after = report.find_column("implementation") ? "implementation"
+                            : report.find_column("kernels")      ? "kernels"
+                                                                 : "measured_us";
   report.add_column_after(after, {"dram_bytes", "DRAM bytes", "bytes", ColumnKind::kBytes, kSinkFiles, true,
                                   [counted](const NodeAnalysis&, size_t row) {
                                     const auto* n = counted(row);

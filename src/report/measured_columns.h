@@ -15,7 +15,7 @@ void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes,
 
 // --counters: columns dram_bytes, executed_flops, measured_intensity (files) and a "counters"
 // section whose warning line ("counters unavailable: <reason>") says why nodes have none.
-// Call after add_measurements (the columns follow "kernels"). `nodes` must outlive the report.
+// Call after add_measurements (the columns follow "implementation"). `nodes` must outlive the report.
 void add_counter_columns(Report& report, const std::vector<NodeMeasurement>& nodes);
 // The warning line for the nodes' counters, "" when every measured node has them.
 std::string counters_warning(const std::vector<NodeMeasurement>& nodes);

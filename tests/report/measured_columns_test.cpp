@@ -2,6 +2,8 @@
 // whole-model run with the kernels inside its replay, in the table and in JSON.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "report/measured_columns.h"
 #include "report/report_fixtures.h"
 #include "report/table_printer.h"
@@ -68,6 +70,29 @@ TEST(MeasuredColumns, WholeModelShowsTheKernelsInsideItsReplay) {
   EXPECT_NE(text.find("in it: 3 kernels busy 0.0032 ms (sum / busy = 1.25), GPU idle between and before them 0.0048 ms"),
             std::string::npos)
       << text;
+}
+
+TEST(MeasuredColumns, CounterColumnsFollowTheImplementation) {
+  auto run = hand_costed_run();
+  Report report = build_report(run->analysis, "test");
+  auto nodes = three_measured_nodes();
+  nodes[0].has_counters = true;
+  nodes[0].dram_bytes_read = 600;
+  nodes[0].dram_bytes_written = 8;
+  nodes[0].has_executed_flops = true;
+  nodes[0].executed_flops = 256;
+  nodes[0].measured_intensity = 256.0 / 608;
+  ModelMeasurement whole;
+  add_measurements(report, nodes, whole, DeviceInfo{}, nullptr);
+  add_counter_columns(report, nodes);
+  const auto rows = parse_csv(csv_text(report));
+  const auto& header = rows[0];
+  const auto at = [&](const std::string& name) { return std::find(header.begin(), header.end(), name) - header.begin(); };
+  EXPECT_EQ(at("implementation"), at("kernels") + 1);
+  EXPECT_EQ(at("dram_bytes"), at("implementation") + 1);
+  EXPECT_EQ(rows[1][at("dram_bytes")], "608");
+  EXPECT_EQ(rows[1][at("executed_flops")], "256");
+  EXPECT_EQ(rows[2][at("executed_flops")], "");  // no counters: empty, not 0
 }
 
 }  // namespace

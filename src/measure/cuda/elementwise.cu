@@ -1,7 +1,6 @@
 // Unary and broadcasting binary elementwise kernels, fills and random fills. Contiguous data
 // moves in 16-byte vectors; broadcast inputs index through per-dim strides.
 #include <cstring>
-#include <type_traits>
 
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/element_types.cuh"
@@ -18,39 +17,20 @@ struct Indexing {
   int64_t a[kMaxRank], b[kMaxRank];
 };
 
-// erf within 2e-6 relative: Abramowitz & Stegun 7.1.26 (1.5e-7 absolute) from |x| = 1/16, the
-// Taylor series x (2/sqrt(pi)) (1 - x^2/3) below it. fp16 results round as erff's would (a
-// rounding-boundary case in ~6000 differs by one ulp), at a third of erff's instructions.
-__device__ __forceinline__ float erf_for_half(float x) {
-  const float t = __fdividef(1.f, 1.f + 0.3275911f * fabsf(x));
-  const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-  const float series = x * (1.1283791671f - 0.3761263890f * x * x);
-  return fabsf(x) < 0.0625f ? series : copysignf(1.f - poly * __expf(-x * x), x);
-}
-
-// Half-precision results need less than fp32's exact division and erff: the fast forms'
-// errors (2 ulp of fp32; 1.5e-7) vanish when the result rounds to fp16.
-template <typename T>
-__device__ __forceinline__ float erf_for(float x) {
-  if constexpr (std::is_same_v<T, __half>) return erf_for_half(x);
-  else return erff(x);
-}
-
-template <typename T>
 __device__ __forceinline__ float unary(UnaryOp op, float x, float alpha, float beta) {
   switch (op) {
     case UnaryOp::kIdentity: return x;
     case UnaryOp::kRelu: return x > 0.f ? x : 0.f;
     case UnaryOp::kSigmoid: return 1.f / (1.f + __expf(-x));
     case UnaryOp::kTanh: return tanhf(x);
-    case UnaryOp::kErf: return erf_for<T>(x);
+    case UnaryOp::kErf: return erff(x);
     case UnaryOp::kExp: return __expf(x);
     case UnaryOp::kLog: return __logf(x);
     case UnaryOp::kSqrt: return sqrtf(x);
     case UnaryOp::kNeg: return -x;
     case UnaryOp::kAbs: return fabsf(x);
     case UnaryOp::kReciprocal: return 1.f / x;
-    case UnaryOp::kGelu: return 0.5f * x * (1.f + erf_for<T>(x * 0.70710678118654752f));
+    case UnaryOp::kGelu: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
     case UnaryOp::kGeluTanh: return 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
     case UnaryOp::kHardSigmoid: return fminf(fmaxf(alpha * x + beta, 0.f), 1.f);
     case UnaryOp::kHardSwish: return x * fminf(fmaxf(x / 6.f + 0.5f, 0.f), 1.f);
@@ -65,14 +45,12 @@ __device__ __forceinline__ float unary(UnaryOp op, float x, float alpha, float b
   return x;
 }
 
-template <typename T>
 __device__ __forceinline__ float binary(BinaryOp op, float a, float b) {
   switch (op) {
     case BinaryOp::kAdd: return a + b;
     case BinaryOp::kSub: return a - b;
     case BinaryOp::kMul: return a * b;
-    // __fdividef is exact to 2 ulp for |b| < 2^126: every fp16 value (bf16 keeps a / b).
-    case BinaryOp::kDiv: if constexpr (std::is_same_v<T, __half>) return __fdividef(a, b); else return a / b;
+    case BinaryOp::kDiv: return a / b;
     case BinaryOp::kPow: return powf(a, b);
     case BinaryOp::kMax: return fmaxf(a, b);
     case BinaryOp::kMin: return fminf(a, b);
@@ -92,7 +70,7 @@ __global__ void unary_vector_kernel(UnaryOp op, const Vec<T>* x, Vec<T>* y, int6
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < vectors; i += int64_t(gridDim.x) * blockDim.x) {
     Vec<T> in = x[i], out;
 #pragma unroll
-    for (int k = 0; k < Vec<T>::kSize; ++k) out.v[k] = from_float<T>(unary<T>(op, to_float(in.v[k]), alpha, beta));
+    for (int k = 0; k < Vec<T>::kSize; ++k) out.v[k] = from_float<T>(unary(op, to_float(in.v[k]), alpha, beta));
     y[i] = out;
   }
 }
@@ -100,7 +78,7 @@ __global__ void unary_vector_kernel(UnaryOp op, const Vec<T>* x, Vec<T>* y, int6
 template <typename T>
 __global__ void unary_scalar_kernel(UnaryOp op, const T* x, T* y, int64_t begin, int64_t n, float alpha, float beta) {
   for (int64_t i = begin + blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    y[i] = from_float<T>(unary<T>(op, to_float(x[i]), alpha, beta));
+    y[i] = from_float<T>(unary(op, to_float(x[i]), alpha, beta));
 }
 
 // Offsets of a and b for the element at flat index i of the output (row-major over dims).
@@ -121,7 +99,7 @@ __global__ void binary_kernel(BinaryOp op, const T* a, const T* b, T* y, Indexin
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t oa, ob;
     offsets(ix, i, &oa, &ob);
-    y[i] = from_float<T>(binary<T>(op, to_float(a[oa]), to_float(b[ob])));
+    y[i] = from_float<T>(binary(op, to_float(a[oa]), to_float(b[ob])));
   }
 }
 
@@ -144,7 +122,7 @@ __global__ void binary_vector_kernel(BinaryOp op, const T* a, const T* b, T* y, 
 #pragma unroll
       for (int k = 0; k < W; ++k) vb.v[k] = b[ob];
 #pragma unroll
-    for (int k = 0; k < W; ++k) out.v[k] = from_float<T>(binary<T>(op, to_float(va.v[k]), to_float(vb.v[k])));
+    for (int k = 0; k < W; ++k) out.v[k] = from_float<T>(binary(op, to_float(va.v[k]), to_float(vb.v[k])));
     reinterpret_cast<Vec<T>*>(y)[v] = out;
   }
 }
@@ -178,7 +156,7 @@ __global__ void binary_kernel32(BinaryOp op, const T* __restrict__ a, const T* _
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     uint32_t oa, ob, oc;
     offsets32(ix, i, &oa, &ob, &oc);
-    y[i] = from_float<T>(binary<T>(op, to_float(a[oa]), to_float(b[ob])));
+    y[i] = from_float<T>(binary(op, to_float(a[oa]), to_float(b[ob])));
   }
 }
 
@@ -201,7 +179,7 @@ __global__ void binary_vector_kernel32(BinaryOp op, const T* __restrict__ a, con
 #pragma unroll
       for (int k = 0; k < W; ++k) vb.v[k] = b[ob];
 #pragma unroll
-    for (int k = 0; k < W; ++k) out.v[k] = from_float<T>(binary<T>(op, to_float(va.v[k]), to_float(vb.v[k])));
+    for (int k = 0; k < W; ++k) out.v[k] = from_float<T>(binary(op, to_float(va.v[k]), to_float(vb.v[k])));
     reinterpret_cast<Vec<T>*>(y)[v] = out;
   }
 }
