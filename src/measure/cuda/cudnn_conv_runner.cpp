@@ -6,10 +6,10 @@
 // (cudnnAddTensor) after the heuristic's algorithm.
 // Timed choice instead, as cudnn.benchmark and TensorRT choose: with --autotune for every conv,
 // and always for fp16/bf16 convs whose input channels are not a multiple of 8 (tensor cores
-// take 8 halves at a time; for such shapes, e.g. a 3-channel image stem or a ViT patch
-// embedding, the heuristic's channels-last pick can be 20x off): each layout (NHWC, NCHW) with
-// the fused call and with cudnnFind's fastest algorithm plus a bias add is run as launch() runs
-// it, timed like a measurement (CUPTI kernel durations), and the fastest is kept.
+// take 8 halves at a time; for a 3-channel image stem the heuristic's channels-last pick can be
+// several times off; patch convs over such images go to patch_conv_runner.cpp instead): each
+// layout (NHWC, NCHW) with the fused call and with cudnnFind's algorithms plus a bias add is run
+// as launch() runs it, timed like a measurement (CUPTI kernel durations), the fastest kept.
 #include <fmt/format.h>
 
 #include <algorithm>

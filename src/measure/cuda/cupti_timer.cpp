@@ -58,6 +58,15 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::free(buffer);
 }
 
+// True on success; otherwise *error names the call and CUPTI's reason.
+bool succeeded(CUptiResult r, const char* what, std::string* error) {
+  if (r == CUPTI_SUCCESS) return true;
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  *error = std::string(what) + ": " + (text ? text : "unknown CUPTI error");
+  return false;
+}
+
 }  // namespace
 
 CuptiTimer& CuptiTimer::instance() {
@@ -66,25 +75,13 @@ CuptiTimer& CuptiTimer::instance() {
 }
 
 CuptiTimer::CuptiTimer() {
-  auto check = [&](CUptiResult r, const char* what) {
-    if (r == CUPTI_SUCCESS) return true;
-    const char* text = nullptr;
-    cuptiGetResultString(r, &text);
-    error_ = std::string(what) + ": " + (text ? text : "unknown CUPTI error");
-    return false;
-  };
-  ok_ = check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks") &&
+  ok_ = succeeded(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks",
+                  &error_) &&
         enable_records();
 }
 
 bool CuptiTimer::enable_records() {
-  auto check = [&](CUptiResult r, const char* what) {
-    if (r == CUPTI_SUCCESS) return true;
-    const char* text = nullptr;
-    cuptiGetResultString(r, &text);
-    error_ = std::string(what) + ": " + (text ? text : "unknown CUPTI error");
-    return false;
-  };
+  auto check = [&](CUptiResult r, const char* what) { return succeeded(r, what, &error_); };
   return check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable kernel records") &&
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), "enable external correlation") &&
         // External correlation records accompany API records: both runtime and driver, since
