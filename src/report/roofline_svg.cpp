@@ -80,23 +80,18 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
   }
 
   double x_min = 1e300, x_max = 0, y_min = 1e300, y_max = 0;
-  for (const auto& m : marks) {
-    if (m.intensity > 0) {
-      x_min = std::min(x_min, m.intensity);
-      x_max = std::max(x_max, m.intensity);
+  // Widens the axes to a point (an intensity of 0 is unknown and leaves x alone).
+  auto include = [&](double intensity, double achieved) {
+    if (intensity > 0) {
+      x_min = std::min(x_min, intensity);
+      x_max = std::max(x_max, intensity);
     }
-    y_min = std::min(y_min, m.achieved);
-    y_max = std::max(y_max, m.achieved);
-  }
-  for (const auto& p : options.measured) {
-    if (!p.present || p.achieved_flops <= 0) continue;
-    if (p.intensity > 0) {
-      x_min = std::min(x_min, p.intensity);
-      x_max = std::max(x_max, p.intensity);
-    }
-    y_min = std::min(y_min, p.achieved_flops);
-    y_max = std::max(y_max, p.achieved_flops);
-  }
+    y_min = std::min(y_min, achieved);
+    y_max = std::max(y_max, achieved);
+  };
+  for (const auto& m : marks) include(m.intensity, m.achieved);
+  for (const auto& p : options.measured)
+    if (p.present && p.achieved_flops > 0) include(p.intensity, p.achieved_flops);
   for (const auto& roof : report.roofs) {
     x_max = std::max(x_max, roof.ridge_intensity);
     x_min = std::min(x_min, roof.ridge_intensity);

@@ -11,7 +11,9 @@ namespace {
 
 // Checks the [N, C, spatial...] input against the [M, C/group, kernel...] weight of Conv and
 // DeformConv, and returns the window read from the attributes.
-Window check_conv_operands(const OpContext& c, const char* bias_name, size_t bias_input) {
+// The checks Conv, DeformConv and ConvTranspose share: X of rank >= 3, W of X's rank, a positive
+// group, which it returns.
+int64_t check_conv_ranks_and_group(const OpContext& c) {
   require_rank_at_least(c, 0, 3, "input X (N, C, spatial...)");
   const Shape& x = c.in_shape(0);
   const Shape& w = c.in_shape(1);
@@ -19,6 +21,13 @@ Window check_conv_operands(const OpContext& c, const char* bias_name, size_t bia
     c.fail("weight W " + shape_to_string(w) + " must have the rank of X " + shape_to_string(x));
   const int64_t group = c.attr_int("group", 1);
   if (group <= 0) c.fail("group must be positive, got " + std::to_string(group));
+  return group;
+}
+
+Window check_conv_operands(const OpContext& c, const char* bias_name, size_t bias_input) {
+  const int64_t group = check_conv_ranks_and_group(c);
+  const Shape& x = c.in_shape(0);
+  const Shape& w = c.in_shape(1);
   if (x[1] != w[1] * group)
     c.fail("X has " + std::to_string(x[1]) + " channels but W " + shape_to_string(w) + " with group " +
            std::to_string(group) + " expects " + std::to_string(w[1] * group));
@@ -53,13 +62,9 @@ OpCost cost_conv(const OpContext& c) {
 
 // ConvTranspose: X [N, C, in...], W [C, M/group, kernel...], output [N, M, out...].
 void infer_conv_transpose(OpContext& c) {
-  require_rank_at_least(c, 0, 3, "input X (N, C, spatial...)");
+  const int64_t group = check_conv_ranks_and_group(c);
   const Shape& x = c.in_shape(0);
   const Shape& w = c.in_shape(1);
-  if (w.size() != x.size())
-    c.fail("weight W " + shape_to_string(w) + " must have the rank of X " + shape_to_string(x));
-  const int64_t group = c.attr_int("group", 1);
-  if (group <= 0) c.fail("group must be positive, got " + std::to_string(group));
   if (w[0] != x[1])
     c.fail("X has " + std::to_string(x[1]) + " channels but W " + shape_to_string(w) + " expects " + std::to_string(w[0]));
   if (x[1] % group != 0)
