@@ -141,7 +141,7 @@ class CudnnConvRunner : public OperatorRunner {
     for (cudnnTensorFormat_t format : formats) {
       configure(format);
       if (b_ptr_ && c_.groups == 1 && try_fused_bias(ctx)) consider(true);
-      configure(format);
+      fused_ = false;  // the same descriptors, now for conv + bias add
       if (choose_algorithm(ctx, true, /*throw_if_none=*/false)) consider(false);
     }
     if (!std::isfinite(best_us)) throw Error(kExitRuntime, "cuDNN offers no convolution algorithm for this shape");

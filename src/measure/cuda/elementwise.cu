@@ -81,6 +81,25 @@ __global__ void unary_scalar_kernel(UnaryOp op, const T* x, T* y, int64_t begin,
     y[i] = from_float<T>(unary(op, to_float(x[i]), alpha, beta));
 }
 
+// The 16-byte vector of an operand at p: loaded whole where its innermost dim is contiguous,
+// else its one broadcast element repeated.
+template <typename T>
+__device__ __forceinline__ Vec<T> load_vector(const T* p, bool contiguous) {
+  if (contiguous) return *reinterpret_cast<const Vec<T>*>(p);
+  Vec<T> v;
+#pragma unroll
+  for (int k = 0; k < Vec<T>::kSize; ++k) v.v[k] = *p;
+  return v;
+}
+
+template <typename T>
+__device__ __forceinline__ Vec<T> binary_vector(BinaryOp op, const Vec<T>& a, const Vec<T>& b) {
+  Vec<T> out;
+#pragma unroll
+  for (int k = 0; k < Vec<T>::kSize; ++k) out.v[k] = from_float<T>(binary(op, to_float(a.v[k]), to_float(b.v[k])));
+  return out;
+}
+
 // Offsets of a and b for the element at flat index i of the output (row-major over dims).
 __device__ __forceinline__ void offsets(const Indexing& ix, int64_t i, int64_t* oa, int64_t* ob) {
   int64_t a = 0, b = 0;
@@ -109,21 +128,11 @@ template <typename T>
 __global__ void binary_vector_kernel(BinaryOp op, const T* a, const T* b, T* y, Indexing ix, int64_t vectors) {
   constexpr int W = Vec<T>::kSize;
   const int last = ix.rank - 1;
+  const bool a_vector = ix.a[last] == 1, b_vector = ix.b[last] == 1;
   for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < vectors; v += int64_t(gridDim.x) * blockDim.x) {
     int64_t oa, ob;
     offsets(ix, v * W, &oa, &ob);
-    Vec<T> va, vb, out;
-    if (ix.a[last] == 1) va = *reinterpret_cast<const Vec<T>*>(a + oa);
-    else
-#pragma unroll
-      for (int k = 0; k < W; ++k) va.v[k] = a[oa];
-    if (ix.b[last] == 1) vb = *reinterpret_cast<const Vec<T>*>(b + ob);
-    else
-#pragma unroll
-      for (int k = 0; k < W; ++k) vb.v[k] = b[ob];
-#pragma unroll
-    for (int k = 0; k < W; ++k) out.v[k] = from_float<T>(binary(op, to_float(va.v[k]), to_float(vb.v[k])));
-    reinterpret_cast<Vec<T>*>(y)[v] = out;
+    reinterpret_cast<Vec<T>*>(y)[v] = binary_vector(op, load_vector(a + oa, a_vector), load_vector(b + ob, b_vector));
   }
 }
 
@@ -169,18 +178,7 @@ __global__ void binary_vector_kernel32(BinaryOp op, const T* __restrict__ a, con
   for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < vectors; v += gridDim.x * blockDim.x) {
     uint32_t oa, ob, oc;
     offsets32(ix, v * W, &oa, &ob, &oc);
-    Vec<T> va, vb, out;
-    if (a_vector) va = *reinterpret_cast<const Vec<T>*>(a + oa);
-    else
-#pragma unroll
-      for (int k = 0; k < W; ++k) va.v[k] = a[oa];
-    if (b_vector) vb = *reinterpret_cast<const Vec<T>*>(b + ob);
-    else
-#pragma unroll
-      for (int k = 0; k < W; ++k) vb.v[k] = b[ob];
-#pragma unroll
-    for (int k = 0; k < W; ++k) out.v[k] = from_float<T>(binary(op, to_float(va.v[k]), to_float(vb.v[k])));
-    reinterpret_cast<Vec<T>*>(y)[v] = out;
+    reinterpret_cast<Vec<T>*>(y)[v] = binary_vector(op, load_vector(a + oa, a_vector), load_vector(b + ob, b_vector));
   }
 }
 

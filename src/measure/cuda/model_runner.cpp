@@ -3,13 +3,12 @@
 // order is captured into a CUDA graph and its replays are timed with CUDA events, the way a
 // deployment replays a captured graph.
 #include "measure/cuda/cuda_backend.h"
-#include <algorithm>
-
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/cupti_timer.h"
 #include "measure/cuda/sampler.h"
 #include "measure/cuda/tensor_transfer.h"
 #include "measure/sampling.h"
+#include "measure/statistics.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -50,14 +49,10 @@ void add_kernel_breakdown(ModelMeasurement& result, cudaGraphExec_t exec, cudaSt
     span.push_back((it->second.last_end - it->second.first_start) / 1e3);
     count.push_back(static_cast<double>(it->second.names.size()));
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   result.has_kernel_breakdown = true;
-  result.kernel_busy_us = median(busy);
-  result.kernel_span_us = median(span);
-  result.kernels_per_run = static_cast<int>(median(count));
+  result.kernel_busy_us = summarize(busy).median;
+  result.kernel_span_us = summarize(span).median;
+  result.kernels_per_run = static_cast<int>(summarize(count).median);
 }
 
 }  // namespace

@@ -34,17 +34,13 @@ class PatchConvRunner : public OperatorRunner {
 
     // Patch rows in the weights' order: NCHW input and [OC, C, K1..Kn] weights give dims
     // [N, O1..On, C, K1..Kn]; channels-last input and [OC, K1..Kn, C] weights [N, O1..On, K1..Kn, C].
-    std::vector<int64_t> spatial_stride(n, 1);  // element strides of the spatial dims
-    const int64_t channel_stride = channels_last_ ? 1 : [&] {
-      int64_t plane = 1;
-      for (int64_t s : c_.in_size) plane *= s;
-      return plane;
-    }();
-    for (size_t i = n; i-- > 0;)
-      spatial_stride[i] = i + 1 < n ? spatial_stride[i + 1] * c_.in_size[i + 1] : (channels_last_ ? c_.in_channels : 1);
-    const int64_t image_stride = spatial_stride[0] * c_.in_size[0] * (channels_last_ ? 1 : c_.in_channels);
+    int64_t plane = 1;  // elements of one channel's image
+    for (int64_t size : c_.in_size) plane *= size;
+    const int64_t channel_stride = channels_last_ ? 1 : plane;
+    std::vector<int64_t> spatial_stride(n, channels_last_ ? c_.in_channels : 1);  // element strides of the spatial dims
+    for (size_t i = n - 1; i-- > 0;) spatial_stride[i] = spatial_stride[i + 1] * c_.in_size[i + 1];
     gather_.dims = {c_.batch};
-    gather_.src_strides = {image_stride};
+    gather_.src_strides = {c_.in_channels * plane};
     auto add = [&](int64_t dim, int64_t stride) {
       gather_.dims.push_back(dim);
       gather_.src_strides.push_back(stride);
