@@ -41,10 +41,16 @@ struct Graph {
   std::vector<int> outputs;
   // For a subgraph: local tensor id -> tensor id in the enclosing graph, for outer-scope names.
   std::vector<std::pair<int, int>> outer_refs;
+  // Tensor id -> index in `nodes` of the node that outputs it, -1 for inputs and initializers.
+  std::vector<int> producers;
 
   int find(const std::string& tensor_name) const {
     auto it = tensor_ids.find(tensor_name);
     return it == tensor_ids.end() ? -1 : it->second;
+  }
+  const Node* producer(int tensor_id) const {
+    if (tensor_id < 0 || static_cast<size_t>(tensor_id) >= producers.size() || producers[tensor_id] < 0) return nullptr;
+    return &nodes[producers[tensor_id]];
   }
   const Graph* find_subgraph(const Node& node, const std::string& attribute) const;
 };

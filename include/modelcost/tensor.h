@@ -3,6 +3,7 @@
 // resolve to concrete numbers.
 #pragma once
 #include <cstdint>
+#include <climits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,7 +23,15 @@ struct TensorValue {
 
   size_t size() const { return is_float ? floats.size() : ints.size(); }
   double as_double(size_t i) const { return is_float ? floats[i] : static_cast<double>(ints[i]); }
-  int64_t as_int(size_t i) const { return is_float ? static_cast<int64_t>(floats[i]) : ints[i]; }
+  // Floats truncate toward zero, saturating at the int64 range (NaN reads 0); rules that need
+  // an exact integer use value_as_ints or require_ints, which refuse such values.
+  int64_t as_int(size_t i) const { return is_float ? saturating_int(floats[i]) : ints[i]; }
+  static int64_t saturating_int(double x) {
+    if (!(x == x)) return 0;
+    if (x >= 9223372036854775808.0) return INT64_MAX;
+    if (x < -9223372036854775808.0) return INT64_MIN;
+    return static_cast<int64_t>(x);
+  }
 };
 
 struct TensorInfo {
@@ -40,6 +49,15 @@ struct TensorInfo {
 
 // Tensors up to this many elements have their contents tracked through folding.
 constexpr size_t kMaxFoldedElements = 1 << 16;
+
+// Largest dim a tensor may have: 2^50 (about 10^15) is far above any real dim and keeps sums
+// and products of two dims inside int64. Larger shapes are reported as errors, not analysed.
+constexpr int64_t kMaxTensorDim = int64_t{1} << 50;
+// Largest element count (2^62): products of a tensor's dims stay inside int64.
+constexpr double kMaxTensorElements = 4611686018427387904.0;
+// Empty when the rank is at most 64, every dim in [0, kMaxTensorDim] and the element count at
+// most kMaxTensorElements; else what is wrong, e.g. "dim -3 in [2,-3] is negative".
+std::string shape_limit_violation(const Shape& shape);
 
 // Number of elements as a double: products of large dims never wrap.
 double element_count(const Shape& shape);

@@ -14,8 +14,8 @@ namespace {
 
 class Builder {
  public:
-  Builder(const std::unordered_map<std::string, int>& opsets, bool is_subgraph)
-      : opsets_(opsets), is_subgraph_(is_subgraph) {}
+  Builder(const std::unordered_map<std::string, int>& opsets, int depth)
+      : opsets_(opsets), is_subgraph_(depth > 0), depth_(depth) {}
 
   std::unique_ptr<Graph> build(const onnx::GraphProto& proto);
   // Names this (sub)graph reads but does not define: they come from the enclosing scope.
@@ -26,10 +26,12 @@ class Builder {
   int define(const std::string& name, const char* what, const Node* node = nullptr);
   int resolve(const std::string& name, const Node* reader, const char* role = "input");
   void add_initializer(const onnx::TensorProto& t);
+  void add_sparse_initializer(const onnx::SparseTensorProto& t);
   void sort_nodes(std::vector<Node>& nodes);
 
   const std::unordered_map<std::string, int>& opsets_;
   bool is_subgraph_;
+  int depth_;  // 0 for the main graph, 1 for a body of one of its nodes, ...
   std::unique_ptr<Graph> g_ = std::make_unique<Graph>();
   std::vector<std::string> free_names_;
 };
@@ -66,20 +68,35 @@ void Builder::add_initializer(const onnx::TensorProto& t) {
   info.initializer = &t;
   info.dtype = t.data_type();
   info.shape = tensor_proto_shape(t);
-  for (int64_t d : info.shape)
-    if (d < 0) fail("initializer '" + t.name() + "' has a negative dim " + shape_to_string(info.shape));
+  if (const std::string bad = shape_limit_violation(info.shape); !bad.empty())
+    fail("initializer '" + t.name() + "': " + bad);
   info.has_shape = true;
   // Integer tensors are usually shape constants: keep their contents for folding.
   const bool is_int = !dtype_is_float(info.dtype);
   info.value = read_tensor_value(t, is_int ? kMaxFoldedElements : 1024);
 }
 
+// A sparse weight: its dense shape is what the graph sees; its values are never folded.
+void Builder::add_sparse_initializer(const onnx::SparseTensorProto& t) {
+  const int id = define(t.values().name(), "sparse initializer");
+  TensorInfo& info = g_->tensors[id];
+  info.is_initializer = true;
+  info.dtype = t.values().data_type();
+  info.shape.assign(t.dims().begin(), t.dims().end());
+  if (const std::string bad = shape_limit_violation(info.shape); !bad.empty())
+    fail("sparse initializer '" + info.name + "': " + bad);
+  info.has_shape = true;
+}
+
 std::unique_ptr<Graph> Builder::build(const onnx::GraphProto& proto) {
+  if (depth_ > kMaxSubgraphDepth)
+    fail("If/Loop/Scan bodies nest more than " + std::to_string(kMaxSubgraphDepth) + " levels deep");
   g_->name = proto.name();
   const size_t expected = proto.initializer_size() + proto.input_size() + 2 * proto.node_size();
   g_->tensors.reserve(expected);
   g_->tensor_ids.reserve(expected);
   for (const auto& t : proto.initializer()) add_initializer(t);
+  for (const auto& t : proto.sparse_initializer()) add_sparse_initializer(t);
   for (const auto& vi : proto.input()) {
     int id = g_->find(vi.name());
     if (id < 0) {
@@ -113,7 +130,7 @@ std::unique_ptr<Graph> Builder::build(const onnx::GraphProto& proto) {
       if (a.type() == onnx::AttributeProto::GRAPH || a.has_g()) bodies.push_back(&a.g());
       for (const auto& gp : a.graphs()) bodies.push_back(&gp);
       for (const auto* body : bodies) {
-        Builder child(opsets_, true);
+        Builder child(opsets_, depth_ + 1);
         Subgraph sub{a.name(), child.build(*body)};
         for (const auto& name : child.free_names()) {
           const int outer = resolve(name, &n, "outer-scope name");
@@ -174,12 +191,16 @@ void Builder::sort_nodes(std::vector<Node>& nodes) {
   }
   g_->nodes.reserve(nodes.size());
   for (int i : order) g_->nodes.push_back(std::move(nodes[i]));
+  g_->producers.assign(g_->tensors.size(), -1);
+  for (size_t i = 0; i < g_->nodes.size(); ++i)
+    for (int t : g_->nodes[i].outputs)
+      if (t >= 0) g_->producers[t] = static_cast<int>(i);
 }
 
 }  // namespace
 
 Graph build_graph(const onnx::GraphProto& proto, const std::unordered_map<std::string, int>& opsets) {
-  Builder builder(opsets, false);
+  Builder builder(opsets, 0);
   return std::move(*builder.build(proto));
 }
 

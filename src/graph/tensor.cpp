@@ -10,6 +10,20 @@ double element_count(const Shape& shape) {
   return n;
 }
 
+// Rank a tensor may have (numpy's limit): a file cannot make every tensor a 65,536-dim shape.
+constexpr size_t kMaxTensorRank = 64;
+
+std::string shape_limit_violation(const Shape& shape) {
+  if (shape.size() > kMaxTensorRank)
+    return "a shape of rank " + std::to_string(shape.size()) + " (over " + std::to_string(kMaxTensorRank) + ")";
+  for (int64_t d : shape) {
+    if (d < 0) return "dim " + std::to_string(d) + " in " + shape_to_string(shape) + " is negative";
+    if (d > kMaxTensorDim) return "dim " + std::to_string(d) + " in " + shape_to_string(shape) + " is over 2^50";
+  }
+  if (element_count(shape) > kMaxTensorElements) return shape_to_string(shape) + " holds over 2^62 elements";
+  return {};
+}
+
 namespace {
 struct DtypeInfo {
   const char* name;

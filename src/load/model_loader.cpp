@@ -52,15 +52,25 @@ Model load_model_from_bytes(const std::string& bytes, const std::string& label) 
   google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
   google::protobuf::io::CodedInputStream coded(&raw);
   coded.SetTotalBytesLimit(INT_MAX);
+  coded.SetRecursionLimit(kMaxProtobufNesting);
   if (!model.proto->ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
-    throw Error(kExitInvalidModel, label + ": not an ONNX model (the protobuf does not parse; truncated or another format?)");
+    throw Error(kExitInvalidModel, label + ": not an ONNX model (the protobuf does not parse; truncated, another format, or "
+                                           "messages nested over " + std::to_string(kMaxProtobufNesting) +
+                                           " deep, about " + std::to_string(kMaxProtobufNesting / 3) + " levels of If/Loop/Scan)");
   const auto& proto = *model.proto;
   if (!proto.has_graph() || proto.ir_version() <= 0)
     throw Error(kExitInvalidModel, label + ": not an ONNX model (no graph or no IR version)");
   model.ir_version = static_cast<int>(proto.ir_version());
   model.producer = proto.producer_name();
-  for (const auto& op : proto.opset_import())
-    model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
+  for (const auto& op : proto.opset_import()) {
+    const std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
+    // Checked before narrowing: 2^32 + 13 must not read as 13.
+    if (op.version() > INT_MAX || op.version() < 0)
+      throw Error(domain.empty() && op.version() > 0 ? kExitUnsupported : kExitInvalidModel,
+                  label + ": opset " + std::to_string(op.version()) + " of the " +
+                      (domain.empty() ? std::string("ai.onnx") : domain) + " domain is out of range");
+    model.opsets[domain] = static_cast<int>(op.version());
+  }
   // IR version 3 and earlier had no opset_import for the default domain: treat as opset 1.
   if (!model.opsets.count("")) model.opsets[""] = 1;
   check_opsets(model, label);

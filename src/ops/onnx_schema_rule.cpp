@@ -10,9 +10,6 @@
 namespace modelcost {
 namespace {
 
-// ONNX 1.12 knows schemas up to opset 17; newer nodes use the latest schema it has.
-constexpr int kOnnxLibraryMaxOpset = 17;
-
 onnx::TypeProto tensor_type(const TensorInfo& t) {
   onnx::TypeProto type;
   auto* tt = type.mutable_tensor_type();
@@ -48,12 +45,19 @@ class NodeInferenceContext final : public onnx::InferenceContext {
   }
   const onnx::AttributeProto* getAttribute(const std::string& name) const override { return c_.attr(name.c_str()); }
   size_t getNumInputs() const override { return input_types_.size(); }
+  // ONNX's inference functions ask for inputs and outputs by the schema's positions, which a
+  // malformed node may not have: every index is checked.
   const onnx::TypeProto* getInputType(size_t i) const override {
     return c_.has_input(i) ? &input_types_[i] : nullptr;
   }
-  const onnx::TensorProto* getInputData(size_t i) const override { return input_data_[i].get(); }
+  const onnx::TensorProto* getInputData(size_t i) const override {
+    return i < input_data_.size() ? input_data_[i].get() : nullptr;
+  }
   size_t getNumOutputs() const override { return output_types_.size(); }
-  onnx::TypeProto* getOutputType(size_t i) override { return &output_types_[i]; }
+  onnx::TypeProto* getOutputType(size_t i) override {
+    if (i >= output_types_.size()) throw std::out_of_range("output " + std::to_string(i) + " is missing");
+    return &output_types_[i];
+  }
   onnx::GraphInferencer* getGraphAttributeInferencer(const std::string&) override { return nullptr; }
   const onnx::SparseTensorProto* getInputSparseData(size_t) const override { return nullptr; }
   const onnx::TensorShapeProto* getSymbolicInput(size_t) const override { return nullptr; }

@@ -2,6 +2,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "ops/rule_helpers.h"
+#include "shapes/shape_engine.h"
+
 namespace modelcost {
 
 const TensorInfo& OpContext::in(size_t i) const {
@@ -17,9 +20,7 @@ const TensorValue* OpContext::value(size_t i) const {
 std::vector<int64_t> OpContext::require_ints(size_t i, const char* what) const {
   const TensorValue* v = value(i);
   if (!v) throw NotInferable(std::string(what) + " (input " + std::to_string(i) + ") is not known at analysis time");
-  std::vector<int64_t> out(v->size());
-  for (size_t k = 0; k < v->size(); ++k) out[k] = v->as_int(k);
-  return out;
+  return value_as_ints(*v);
 }
 
 const TensorInfo& OpContext::out(size_t i) const {
@@ -34,8 +35,8 @@ TensorInfo& OpContext::out(size_t i) {
 
 void OpContext::set_output(size_t i, int32_t dtype, Shape shape, bool estimate) {
   if (!has_output(i)) return;
-  for (int64_t d : shape)
-    if (d < 0) fail("output " + std::to_string(i) + " would have a negative dim " + shape_to_string(shape));
+  if (const std::string bad = shape_limit_violation(shape); !bad.empty())
+    fail("output " + std::to_string(i) + " would be " + bad);
   TensorInfo& t = graph_.tensors[node_.outputs[i]];
   t.dtype = dtype;
   t.shape = std::move(shape);
@@ -44,8 +45,21 @@ void OpContext::set_output(size_t i, int32_t dtype, Shape shape, bool estimate) 
 }
 
 void OpContext::set_value(size_t i, TensorValue value) {
-  if (!has_output(i)) return;
+  if (!has_output(i) || !may_fold(static_cast<double>(value.size()))) return;
+  if (engine_) engine_->charge_fold(static_cast<double>(value.size()));
   graph_.tensors[node_.outputs[i]].value = std::make_shared<const TensorValue>(std::move(value));
+}
+
+void OpContext::set_value(size_t i, std::shared_ptr<const TensorValue> value) {
+  if (has_output(i)) graph_.tensors[node_.outputs[i]].value = std::move(value);
+}
+
+std::shared_ptr<const TensorValue> OpContext::shared_value(size_t i) const {
+  return has_input(i) ? graph_.tensors[node_.inputs[i]].value : nullptr;
+}
+
+bool OpContext::may_fold(double elements) const {
+  return elements <= static_cast<double>(kMaxFoldedElements) && (!engine_ || engine_->may_fold(elements));
 }
 
 bool OpContext::any_input_estimate() const {

@@ -51,7 +51,14 @@ class OpContext {
   TensorInfo& out(size_t i);
   // Sets output i's dtype and shape (ignored for an omitted optional output). Checks dims >= 0.
   void set_output(size_t i, int32_t dtype, Shape shape, bool estimate = false);
+  // Sets output i's contents; dropped (left unknown) once the run's folding budget is spent.
   void set_value(size_t i, TensorValue value);
+  // Output i shares contents already held (pass-through ops): no copy, no budget.
+  void set_value(size_t i, std::shared_ptr<const TensorValue> value);
+  std::shared_ptr<const TensorValue> shared_value(size_t i) const;
+  // Whether a folded value of `elements` elements may be computed: at most kMaxFoldedElements,
+  // and within what is left of the run's budget.
+  bool may_fold(double elements) const;
   // True when every present input is an estimate-free... used to propagate upper bounds.
   bool any_input_estimate() const;
 

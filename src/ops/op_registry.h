@@ -38,6 +38,10 @@ struct OpRule {
   std::string_view op_type;
   ShapeRule infer = nullptr;  // sets every output's dtype and shape
   CostRule cost = nullptr;
+  // Arity of ops ONNX has no schema for (contrib domains); standard ops take theirs from the
+  // schema. -1: no upper bound.
+  int min_inputs = 0;
+  int max_inputs = -1;
 };
 
 class OpRegistry {

@@ -1,6 +1,7 @@
 #include "ops/rule_helpers.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace modelcost {
 
@@ -40,7 +41,7 @@ void infer_broadcast_bool(OpContext& c) {
 
 void infer_passthrough(OpContext& c) {
   for (size_t i = 0; i < c.num_outputs(); ++i) c.set_output(i, c.in_dtype(0), c.in_shape(0));
-  if (c.value(0)) c.set_value(0, *c.value(0));
+  c.set_value(0, c.shared_value(0));
 }
 
 bool computes_in_float(const OpContext& c) {
@@ -67,15 +68,57 @@ OpCost cost_reinterpret(const OpContext&) {
 }
 
 std::vector<int64_t> strides_of(const Shape& shape) {
+  // Unsigned: an empty tensor may have dims whose product wraps; its strides are never used.
   std::vector<int64_t> s(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  for (size_t i = shape.size(); i-- > 1;)
+    s[i - 1] = static_cast<int64_t>(static_cast<uint64_t>(s[i]) * static_cast<uint64_t>(shape[i]));
   return s;
 }
 
 std::vector<int64_t> value_as_ints(const TensorValue& v) {
   std::vector<int64_t> out(v.size());
-  for (size_t i = 0; i < v.size(); ++i) out[i] = v.as_int(i);
+  try {
+    for (size_t i = 0; i < v.size(); ++i) out[i] = v.is_float ? checked_int(v.floats[i]) : v.ints[i];
+  } catch (const Unfoldable&) {
+    throw NotInferable("a value that should be an integer is NaN or outside int64");
+  }
   return out;
+}
+
+int64_t checked_dim(const OpContext& c, double value, const char* what) {
+  if (!(value >= 0) || value > static_cast<double>(kMaxTensorDim))
+    c.fail(std::string(what) + " would be " + (value != value ? std::string("NaN") : std::to_string(value)) +
+           ", outside [0, 2^50]");
+  return static_cast<int64_t>(value);
+}
+
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) throw Unfoldable{};
+  return r;
+}
+int64_t checked_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) throw Unfoldable{};
+  return r;
+}
+int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw Unfoldable{};
+  return r;
+}
+int64_t checked_div(int64_t a, int64_t b) {
+  if (b == 0 || (a == INT64_MIN && b == -1)) throw Unfoldable{};
+  return a / b;
+}
+int64_t checked_neg(int64_t a) {
+  if (a == INT64_MIN) throw Unfoldable{};
+  return -a;
+}
+int64_t checked_int(double x) {
+  // [-2^63, 2^63): both bounds are exact doubles.
+  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) throw Unfoldable{};
+  return static_cast<int64_t>(x);
 }
 
 TensorValue make_int_value(std::vector<int64_t> ints) {
@@ -116,8 +159,11 @@ void fold_broadcast(OpContext& c, size_t n_inputs, Fn&& fn) {
     if (!c.value(i)) return;
   const Shape& out = c.out(0).shape;
   const double n = element_count(out);
-  if (n > static_cast<double>(kMaxFoldedElements)) return;
-  fn(out, static_cast<size_t>(n));
+  if (!c.may_fold(n)) return;
+  try {
+    fn(out, static_cast<size_t>(n));
+  } catch (const Unfoldable&) {
+  }
 }
 }  // namespace
 
@@ -132,7 +178,7 @@ void fold_unary(OpContext& c, const std::function<double(double)>& f_float,
     v.is_float = as_float;
     for (size_t k = 0; k < n; ++k) {
       if (as_float) v.floats.push_back(f_float(a.as_double(k)));
-      else v.ints.push_back(f_int ? f_int(a.as_int(k)) : static_cast<int64_t>(f_float(a.as_double(k))));
+      else v.ints.push_back(f_int ? f_int(a.as_int(k)) : checked_int(f_float(a.as_double(k))));
     }
     c.set_value(0, std::move(v));
   });

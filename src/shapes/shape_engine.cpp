@@ -5,6 +5,7 @@
 #include <set>
 
 #include "modelcost/errors.h"
+#include "ops/input_validation.h"
 #include "ops/op_registry.h"
 #include "ops/rule_helpers.h"
 
@@ -54,6 +55,9 @@ void ShapeEngine::run(Model& model, const ShapeOptions& options) {
         }
       }
     }
+    if (const std::string bad = shape_limit_violation(t.shape); !bad.empty())
+      throw Error(given != options.inputs.end() ? kExitUsage : kExitInvalidModel,
+                  model.path + ": input '" + t.name + "': " + bad);
     t.has_shape = true;
   }
   if (!defaulted.empty()) {
@@ -71,6 +75,10 @@ void ShapeEngine::infer_graph(Graph& graph) {
 }
 
 void ShapeEngine::infer_node(Graph& graph, Node& node) {
+  if (++inferences_ > kMaxNodeInferences)
+    throw NodeError(node.name, node.op_type,
+                    "shape inference stopped after " + std::to_string(kMaxNodeInferences) +
+                        " node inferences (If/Loop/Scan bodies nested too deep or re-inferred too often)");
   const OpRule* rule = registry_.find(node.domain, node.op_type);
   OpContext c(graph, node, diagnostics_, this);
   if (!rule) {
@@ -82,6 +90,7 @@ void ShapeEngine::infer_node(Graph& graph, Node& node) {
     for (size_t i = 0; i < c.num_inputs(); ++i)
       if (c.has_input(i) && !c.in(i).has_shape) inputs_shaped = false;
     if (inputs_shaped) {
+      validate_node(c, *rule);
       try {
         rule->infer(c);
       } catch (const NotInferable& e) {
@@ -102,10 +111,11 @@ bool ShapeEngine::resolve_declared(const TensorInfo& tensor, int32_t* dtype, Sha
   if (!tt.has_shape()) return false;
   shape->clear();
   for (const auto& d : tt.shape().dim()) {
-    if (d.has_dim_value() && d.dim_value() >= 0) shape->push_back(d.dim_value());
+    if (d.has_dim_value() && d.dim_value() >= 0 && d.dim_value() <= kMaxTensorDim) shape->push_back(d.dim_value());
     else if (d.has_dim_param() && options_.dims.count(d.dim_param())) shape->push_back(options_.dims.at(d.dim_param()));
     else return false;
   }
+  if (element_count(*shape) > kMaxTensorElements) return false;
   *dtype = tt.elem_type();
   return true;
 }

@@ -27,6 +27,17 @@ class ShapeEngine {
 
   const ShapeOptions& options() const { return options_; }
 
+  // ---- budgets: a hostile file gets an error or an estimate, never hours or gigabytes ----
+  // Elements of folded values created in one run (each tensor holds at most kMaxFoldedElements).
+  static constexpr double kMaxFoldedTotal = 1 << 24;
+  // Node inferences in one run, subgraph passes included (nested Loops re-infer their bodies).
+  static constexpr size_t kMaxNodeInferences = 1000000;
+  // Whether a new folded value of `elements` elements still fits; charge_fold books it.
+  bool may_fold(double elements) const { return folded_ + elements <= kMaxFoldedTotal; }
+  void charge_fold(double elements) { folded_ += elements; }
+  // True once half the inference budget is spent: loops stop re-inferring bodies (estimates).
+  bool work_strained() const { return inferences_ > kMaxNodeInferences / 2; }
+
  private:
   void infer_node(Graph& graph, Node& node);
   void apply_declared_shapes(Graph& graph, const Node& node);
@@ -35,6 +46,8 @@ class ShapeEngine {
   const OpRegistry& registry_;
   Diagnostics& diagnostics_;
   ShapeOptions options_;
+  double folded_ = 0;
+  size_t inferences_ = 0;
 };
 
 }  // namespace modelcost

@@ -81,15 +81,15 @@ TEST(MeasureCpuReference, SoftmaxAndLayerNorm) {
   ModelBuilder b(17);
   b.input("x", kFloat, Shape{1, 2});
   b.node("Softmax", {"x"}, {"s"});
-  b.input("z", kFloat, Shape{1, 4});
-  b.node("LayerNormalization", {"z"}, {"n"});
+  b.input("z", kFloat, Shape{1, 4}).input("scale", kFloat, Shape{4});
+  b.node("LayerNormalization", {"z", "scale"}, {"n"});
   b.output("s").output("n");
   auto run = analyse(b);
   auto s = run_reference(*run, "s", {{0, std::log(3.0f)}});
   EXPECT_NEAR(s[0], 0.25, 1e-6);
   EXPECT_NEAR(s[1], 0.75, 1e-6);
   // z = 1,2,3,4: mean 2.5, variance 1.25.
-  auto n = run_reference(*run, "n", {{1, 2, 3, 4}});
+  auto n = run_reference(*run, "n", {{1, 2, 3, 4}, {1, 1, 1, 1}});
   EXPECT_NEAR(n[0], -1.5 / std::sqrt(1.25 + 1e-5), 1e-5);
   EXPECT_NEAR(n[3], 1.5 / std::sqrt(1.25 + 1e-5), 1e-5);
 }

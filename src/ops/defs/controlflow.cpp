@@ -114,7 +114,7 @@ void infer_if(OpContext& c) {
       const TensorInfo& out = body_output(taken, i);
       if (!out.has_shape) continue;
       c.set_output(i, out.dtype, out.shape, out.estimate || cond_estimate);
-      if (out.value) c.set_value(i, *out.value);
+      c.set_value(i, out.value);
     }
     return;
   }
@@ -262,7 +262,9 @@ void infer_loop(OpContext& c) {
       if (!out.has_shape) continue;
       if (out.shape != shapes[i] || out.dtype != dtypes[i]) stable = false;
     }
-    if (stable || passes >= std::min<double>(trip.count, kMaxShapePasses)) break;
+    // Past half the run's inference budget, nested loops stop re-inferring (the growth is then
+    // extrapolated: an estimate) so that deep nesting cannot multiply passes without bound.
+    if (stable || passes >= std::min<double>(trip.count, kMaxShapePasses) || c.engine()->work_strained()) break;
     for (size_t i = 0; i < carried; ++i) {
       const TensorInfo& out = body_output(body, 1 + i);
       if (!out.has_shape) continue;
@@ -289,7 +291,9 @@ void infer_loop(OpContext& c) {
       // More iterations than passes followed: extend the last pass's growth linearly.
       const double remaining = trip.count - passes;
       for (size_t d = 0; d < shape.size(); ++d)
-        shape[d] += static_cast<int64_t>(remaining * static_cast<double>(std::max<int64_t>(0, shape[d] - shapes[i][d])));
+        shape[d] = checked_dim(c, static_cast<double>(shape[d]) +
+                                      remaining * static_cast<double>(std::max<int64_t>(0, shape[d] - shapes[i][d])),
+                               "a loop-carried dim");
     }
     c.set_output(i, out.dtype, shape, out.estimate || !carried_exact);
   }

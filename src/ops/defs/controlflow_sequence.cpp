@@ -22,7 +22,9 @@ struct Element {
 };
 using Elements = std::vector<Element>;
 
-constexpr int kMaxTraceDepth = 512;
+// Ops followed back from one sequence: bounds the work per node, so tracing stays linear in the
+// graph (a longer chain of inserts gives a sequence of unknown length, an estimate).
+constexpr int kMaxTraceDepth = 64;
 const Shape kEmpty{0};
 
 Element element_of(const TensorInfo& t) { return {t.dtype, t.shape, t.estimate}; }
@@ -47,12 +49,8 @@ Element merge_all(const Elements& elements, int32_t empty_dtype) {
   return out;
 }
 
-const Node* producer(const Graph& g, int id) {
-  for (const Node& n : g.nodes)
-    for (int o : n.outputs)
-      if (o == id) return &n;
-  return nullptr;
-}
+// Tensor id of input i, -1 when the node has no such input.
+int input_id(const OpContext& c, size_t i) { return c.has_input(i) ? c.node().inputs[i] : -1; }
 
 // SplitToSequence's elements; std::nullopt when their number or sizes are not known. *bound
 // receives an element that bounds them all.
@@ -103,7 +101,7 @@ std::optional<Elements> split_elements(const OpContext& c, Element* bound) {
 // The elements of the sequence tensor `id` of graph g, traced through the ops that built it.
 std::optional<Elements> trace(const OpContext& c, const Graph& g, int id, int depth = 0) {
   if (id < 0 || depth > kMaxTraceDepth) return std::nullopt;
-  const Node* n = producer(g, id);
+  const Node* n = g.producer(id);
   if (!n || !is_standard_domain(n->domain)) return std::nullopt;
   OpContext p(const_cast<Graph&>(g), *n, c.diagnostics());
   for (size_t i = 0; i < p.num_inputs(); ++i)
@@ -125,7 +123,7 @@ std::optional<Elements> trace(const OpContext& c, const Graph& g, int id, int de
     return out;
   }
   if (op == "SequenceInsert") {
-    auto base = trace(c, g, n->inputs[0], depth + 1);
+    auto base = trace(c, g, input_id(p, 0), depth + 1);
     if (!base) return std::nullopt;
     const auto size = static_cast<int64_t>(base->size());
     int64_t pos;
@@ -134,7 +132,7 @@ std::optional<Elements> trace(const OpContext& c, const Graph& g, int id, int de
     return base;
   }
   if (op == "SequenceErase") {
-    auto base = trace(c, g, n->inputs[0], depth + 1);
+    auto base = trace(c, g, input_id(p, 0), depth + 1);
     if (!base) return std::nullopt;
     const auto size = static_cast<int64_t>(base->size());
     int64_t pos;
@@ -147,7 +145,7 @@ std::optional<Elements> trace(const OpContext& c, const Graph& g, int id, int de
     return split_elements(p, &bound);
   }
   if ((op == "Identity" || op == "Optional" || op == "OptionalGetElement") && p.has_input(0))
-    return trace(c, g, n->inputs[0], depth + 1);
+    return trace(c, g, input_id(p, 0), depth + 1);
   return std::nullopt;
 }
 
@@ -160,7 +158,7 @@ void set_traced(OpContext& c, size_t i, const Element& e) {
 
 // Sets output 0, a sequence, from its traced elements, or from `fallback` when they are unknown.
 void set_sequence(OpContext& c, const Element& fallback) {
-  auto elements = trace(c, c.graph(), c.node().outputs[0]);
+  auto elements = trace(c, c.graph(), c.has_output(0) ? c.node().outputs[0] : -1);
   if (elements) set_traced(c, 0, merge_all(*elements, fallback.dtype));
   else c.set_output(0, fallback.dtype, fallback.shape, fallback.estimate);
 }
@@ -195,7 +193,7 @@ void infer_split_to_sequence(OpContext& c) {
 }
 
 void infer_sequence_at(OpContext& c) {
-  auto elements = trace(c, c.graph(), c.node().inputs[0]);
+  auto elements = trace(c, c.graph(), input_id(c, 0));
   const TensorValue* v = c.value(1);
   if (elements && v && v->size() > 0) {
     const auto size = static_cast<int64_t>(elements->size());
@@ -211,14 +209,14 @@ void infer_sequence_at(OpContext& c) {
 
 void infer_sequence_length(OpContext& c) {
   c.set_output(0, onnx::TensorProto::INT64, {});
-  if (auto elements = trace(c, c.graph(), c.node().inputs[0]))
+  if (auto elements = trace(c, c.graph(), input_id(c, 0)))
     c.set_value(0, make_int_value({static_cast<int64_t>(elements->size())}));
 }
 
 void infer_concat_from_sequence(OpContext& c) {
   if (!c.has_attr("axis")) c.fail("attribute axis is required");
   const bool new_axis = c.attr_int("new_axis", 0) != 0;
-  auto elements = trace(c, c.graph(), c.node().inputs[0]);
+  auto elements = trace(c, c.graph(), input_id(c, 0));
   if (!elements) {
     warn_unknown_length(c);
     Shape shape = c.in_shape(0);
@@ -244,7 +242,7 @@ void infer_concat_from_sequence(OpContext& c) {
       for (size_t d = 0; d < first.size(); ++d)
         if (static_cast<int64_t>(d) != axis && e.shape[d] != first[d])
           c.fail("elements " + shape_to_string(first) + " and " + shape_to_string(e.shape) + " differ off the axis");
-      out[axis] += e.shape[axis];
+      out[axis] = checked_dim(c, static_cast<double>(out[axis]) + static_cast<double>(e.shape[axis]), "the concatenated axis");
     }
   }
   set_traced(c, 0, {elements->front().dtype, out, estimate});
@@ -256,7 +254,7 @@ void infer_concat_from_sequence(OpContext& c) {
 double sequence_map_length(const OpContext& c, bool* known) {
   for (size_t i = 0; i < c.num_inputs(); ++i) {
     if (!c.has_input(i)) continue;
-    if (auto elements = trace(c, c.graph(), c.node().inputs[i])) {
+    if (auto elements = trace(c, c.graph(), input_id(c, i))) {
       *known = true;
       return static_cast<double>(elements->size());
     }
@@ -312,7 +310,7 @@ void infer_optional_has_element(OpContext& c) {
     c.set_value(0, make_int_value({0}));
     return;
   }
-  const Node* p = producer(c.graph(), c.node().inputs[0]);
+  const Node* p = c.graph().producer(input_id(c, 0));
   if (p && p->op_type == "Optional" && is_standard_domain(p->domain)) {
     const bool has = !p->inputs.empty() && p->inputs[0] >= 0;
     c.set_value(0, make_int_value({has ? 1 : 0}));

@@ -53,9 +53,9 @@ void infer_constant_of_shape(OpContext& c) {
   }
   c.set_output(0, dtype, shape);
   const double n = element_count(shape);
-  if (n <= static_cast<double>(kMaxFoldedElements)) {
+  if (c.may_fold(n)) {
     if (dtype_is_float(dtype)) c.set_value(0, make_float_value(std::vector<double>(static_cast<size_t>(n), fill)));
-    else c.set_value(0, make_int_value(std::vector<int64_t>(static_cast<size_t>(n), static_cast<int64_t>(fill))));
+    else c.set_value(0, make_int_value(std::vector<int64_t>(static_cast<size_t>(n), TensorValue::saturating_int(fill))));
   }
 }
 
@@ -71,14 +71,19 @@ void infer_range(OpContext& c) {
   if (!(count < 9.2e18)) c.fail("Range of " + std::to_string(s) + " to " + std::to_string(l) + " step " + std::to_string(d) + " has no finite length");
   const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
   c.set_output(0, c.in_dtype(0), {n});
-  if (n <= static_cast<int64_t>(kMaxFoldedElements)) {
+  if (start->is_float != limit->is_float || start->is_float != delta->is_float) return;
+  if (c.may_fold(static_cast<double>(n))) {
     if (start->is_float) {
       std::vector<double> v(n);
       for (int64_t i = 0; i < n; ++i) v[i] = s + d * i;
       c.set_value(0, make_float_value(std::move(v)));
     } else {
       std::vector<int64_t> v(n);
-      for (int64_t i = 0; i < n; ++i) v[i] = start->ints[0] + delta->ints[0] * i;
+      try {
+        for (int64_t i = 0; i < n; ++i) v[i] = checked_add(start->ints[0], checked_mul(delta->ints[0], i));
+      } catch (const Unfoldable&) {
+        return;
+      }
       c.set_value(0, make_int_value(std::move(v)));
     }
   }

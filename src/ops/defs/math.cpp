@@ -12,15 +12,15 @@ namespace {
 // ---- arithmetic with folding of small known tensors (shape computations) ----
 void infer_add(OpContext& c) {
   infer_broadcast(c);
-  fold_binary(c, [](double a, double b) { return a + b; }, [](int64_t a, int64_t b) { return a + b; });
+  fold_binary(c, [](double a, double b) { return a + b; }, checked_add);
 }
 void infer_sub(OpContext& c) {
   infer_broadcast(c);
-  fold_binary(c, [](double a, double b) { return a - b; }, [](int64_t a, int64_t b) { return a - b; });
+  fold_binary(c, [](double a, double b) { return a - b; }, checked_sub);
 }
 void infer_mul(OpContext& c) {
   infer_broadcast(c);
-  fold_binary(c, [](double a, double b) { return a * b; }, [](int64_t a, int64_t b) { return a * b; });
+  fold_binary(c, [](double a, double b) { return a * b; }, checked_mul);
 }
 void infer_div(OpContext& c) {
   infer_broadcast(c);
@@ -28,7 +28,7 @@ void infer_div(OpContext& c) {
   const TensorValue* b = c.value(1);
   if (b && !b->is_float)
     for (int64_t x : b->ints) if (x == 0) return;
-  fold_binary(c, [](double a, double b) { return a / b; }, [](int64_t a, int64_t b) { return a / b; });
+  fold_binary(c, [](double a, double b) { return a / b; }, checked_div);
 }
 void infer_mod(OpContext& c) {
   infer_broadcast(c);
@@ -38,6 +38,7 @@ void infer_mod(OpContext& c) {
   const bool fmod = c.attr_int("fmod", 0) != 0;
   fold_binary(c, [](double a, double b) { return std::fmod(a, b); },
               [fmod](int64_t a, int64_t b) {
+                if (b == 0 || (a == INT64_MIN && b == -1)) throw Unfoldable{};
                 int64_t r = a % b;
                 if (!fmod && r != 0 && ((r < 0) != (b < 0))) r += b;  // Python-style sign of the divisor
                 return r;
@@ -48,7 +49,7 @@ void infer_pow(OpContext& c) {
   // Pow(int, float) keeps the int dtype; the integer path would truncate the exponent first.
   if (c.value(0) && c.value(1) && !c.value(0)->is_float && c.value(1)->is_float) return;
   fold_binary(c, [](double a, double b) { return std::pow(a, b); },
-              [](int64_t a, int64_t b) { return static_cast<int64_t>(std::pow(a, b)); });
+              [](int64_t a, int64_t b) { return checked_int(std::pow(a, b)); });
 }
 template <double (*F)(double)>
 void infer_unary_folded(OpContext& c) {
@@ -68,11 +69,11 @@ double f_sign(double x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
 double f_relu(double x) { return x > 0 ? x : 0; }
 void infer_neg(OpContext& c) {
   infer_unary(c);
-  fold_unary(c, f_neg, [](int64_t x) { return -x; });
+  fold_unary(c, f_neg, checked_neg);
 }
 void infer_abs(OpContext& c) {
   infer_unary(c);
-  fold_unary(c, f_abs, [](int64_t x) { return x < 0 ? -x : x; });
+  fold_unary(c, f_abs, [](int64_t x) { return x < 0 ? checked_neg(x) : x; });
 }
 
 // Variadic Max/Min/Sum/Mean broadcast all inputs; Max/Min fold (used on shapes).
@@ -81,14 +82,14 @@ void infer_max(OpContext& c) {
   if (c.num_inputs() == 2)
     fold_binary(c, [](double a, double b) { return std::max(a, b); }, [](int64_t a, int64_t b) { return std::max(a, b); });
   else if (c.num_inputs() == 1 && c.value(0))
-    c.set_value(0, *c.value(0));
+    c.set_value(0, c.shared_value(0));
 }
 void infer_min(OpContext& c) {
   infer_broadcast(c);
   if (c.num_inputs() == 2)
     fold_binary(c, [](double a, double b) { return std::min(a, b); }, [](int64_t a, int64_t b) { return std::min(a, b); });
   else if (c.num_inputs() == 1 && c.value(0))
-    c.set_value(0, *c.value(0));
+    c.set_value(0, c.shared_value(0));
 }
 void infer_clip(OpContext& c) {
   infer_unary(c);
@@ -103,7 +104,7 @@ void infer_clip(OpContext& c) {
     if (c.has_input(2)) { if (!c.value(2) || !c.value(2)->size()) return; hi = c.value(2)->as_double(0); }
   }
   fold_unary(c, [lo, hi](double x) { return std::min(std::max(x, lo), hi); },
-             [lo, hi](int64_t x) { return static_cast<int64_t>(std::min(std::max(double(x), lo), hi)); });
+             [lo, hi](int64_t x) { return checked_int(std::min(std::max(double(x), lo), hi)); });
 }
 
 // Variadic ops: one flop per input beyond the first, per output element; Mean adds the divide.
@@ -196,14 +197,22 @@ OpCost cost_gemm(const OpContext& c) {
 
 // ---- Einsum ----
 struct EinsumPlan {
-  std::vector<std::string> operands;  // index letters per operand, "..." expanded to digits
+  std::vector<std::string> operands;  // index letters per operand, "..." expanded to ellipsis_char()s
   std::string output;
   std::map<char, int64_t> sizes;
 };
 
+// Ellipsis dims are named by control characters 1, 2, ..., which no equation letter can be.
+constexpr size_t kMaxEllipsisRank = 31;
+char ellipsis_char(size_t d) { return static_cast<char>(1 + d); }
+bool is_ellipsis_char(char ch) { return ch >= 1 && ch <= static_cast<char>(kMaxEllipsisRank); }
+
 EinsumPlan plan_einsum(const OpContext& c) {
   std::string eq;
-  for (char ch : c.attr_string("equation", "")) if (ch != ' ') eq += ch;
+  for (char ch : c.attr_string("equation", "")) {
+    if (is_ellipsis_char(ch)) c.fail("the equation holds a control character");
+    if (ch != ' ') eq += ch;
+  }
   if (eq.empty()) c.fail("Einsum needs an equation");
   EinsumPlan p;
   const auto arrow = eq.find("->");
@@ -217,8 +226,8 @@ EinsumPlan plan_einsum(const OpContext& c) {
   }
   if (p.operands.size() != c.num_inputs())
     c.fail("equation '" + eq + "' names " + std::to_string(p.operands.size()) + " operands, node has " + std::to_string(c.num_inputs()));
-  // Ellipsis dims are named by the characters '0'.. so they join the letter bookkeeping. They
-  // align from the right (numpy broadcasting), so the widest ellipsis must be known first.
+  // Ellipsis dims get their own characters so they join the letter bookkeeping. They align
+  // from the right (numpy broadcasting), so the widest ellipsis must be known first.
   size_t ellipsis_rank = 0;
   for (size_t i = 0; i < p.operands.size(); ++i) {
     const std::string& op = p.operands[i];
@@ -227,6 +236,7 @@ EinsumPlan plan_einsum(const OpContext& c) {
     if (rank < named) c.fail("operand " + std::to_string(i) + " has rank " + std::to_string(rank) + " < " + std::to_string(named));
     ellipsis_rank = std::max(ellipsis_rank, rank - named);
   }
+  if (ellipsis_rank > kMaxEllipsisRank) c.fail("an ellipsis covering " + std::to_string(ellipsis_rank) + " dims (at most 31)");
   for (size_t i = 0; i < p.operands.size(); ++i) {
     std::string& op = p.operands[i];
     const size_t rank = c.in_rank(i);
@@ -234,7 +244,7 @@ EinsumPlan plan_einsum(const OpContext& c) {
     if (dots != std::string::npos) {
       const size_t er = rank - (op.size() - 3);
       std::string digits;
-      for (size_t d = 0; d < er; ++d) digits += static_cast<char>('0' + (ellipsis_rank - er + d));
+      for (size_t d = 0; d < er; ++d) digits += ellipsis_char(ellipsis_rank - er + d);
       op = op.substr(0, dots) + digits + op.substr(dots + 3);
     }
     if (op.size() != rank) c.fail("operand " + std::to_string(i) + " '" + op + "' does not match rank " + std::to_string(rank));
@@ -248,7 +258,7 @@ EinsumPlan plan_einsum(const OpContext& c) {
     }
   }
   std::string ellipsis;
-  for (size_t d = 0; d < ellipsis_rank; ++d) ellipsis += static_cast<char>('0' + d);
+  for (size_t d = 0; d < ellipsis_rank; ++d) ellipsis += ellipsis_char(d);
   if (arrow != std::string::npos) {
     p.output = eq.substr(arrow + 2);
     const auto dots = p.output.find("...");
@@ -257,7 +267,7 @@ EinsumPlan plan_einsum(const OpContext& c) {
     std::map<char, int> counts;
     for (const auto& op : p.operands) for (char ch : op) ++counts[ch];
     p.output = ellipsis;
-    for (const auto& [ch, n] : counts) if (n == 1 && !(ch >= '0' && ch <= '9')) p.output += ch;
+    for (const auto& [ch, n] : counts) if (n == 1 && !is_ellipsis_char(ch)) p.output += ch;
   }
   for (char ch : p.output)
     if (!p.sizes.count(ch)) c.fail(std::string("output index '") + ch + "' appears in no operand");

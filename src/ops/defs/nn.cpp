@@ -165,7 +165,7 @@ void infer_col2im(OpContext& c) {
            " must have the same, non-zero length");
   const size_t n = image.size();
   for (int64_t d : image)
-    if (d <= 0) c.fail("image_shape " + shape_to_string(image) + " must be positive");
+    if (d <= 0 || d > kMaxTensorDim) c.fail("image_shape " + shape_to_string(image) + " must be in [1, 2^50]");
   Window w = read_window(c, n, block);
   if (w.auto_pad != "NOTSET") c.fail("Col2Im has no auto_pad attribute");
   const Shape blocks = window_output(c, w, image);
@@ -174,8 +174,7 @@ void infer_col2im(OpContext& c) {
   if (std::fmod(static_cast<double>(x[1]), block_size) != 0)
     c.fail("input dim 1 (" + std::to_string(x[1]) + ") is not divisible by the block size " + shape_to_string(block));
   if (static_cast<double>(x[2]) != product(blocks))
-    c.fail("input dim 2 (" + std::to_string(x[2]) + ") must equal the number of blocks " +
-           std::to_string(static_cast<int64_t>(product(blocks))));
+    c.fail("input dim 2 (" + std::to_string(x[2]) + ") must equal the number of blocks " + shape_to_string(blocks));
   Shape out = {x[0], static_cast<int64_t>(static_cast<double>(x[1]) / block_size)};
   out.insert(out.end(), image.begin(), image.end());
   c.set_output(0, c.in_dtype(0), out);

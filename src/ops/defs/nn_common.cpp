@@ -36,7 +36,12 @@ std::vector<int64_t> ints_or(const OpContext& c, const char* name, size_t n, int
 
 void require_positive(const OpContext& c, const char* name, const std::vector<int64_t>& v) {
   for (int64_t x : v)
-    if (x <= 0) c.fail(std::string(name) + " must be positive, got " + shape_to_string(v));
+    if (x <= 0 || x > kMaxTensorDim) c.fail(std::string(name) + " must be positive (and at most 2^50), got " + shape_to_string(v));
+}
+
+void require_in_range(const OpContext& c, const char* name, const std::vector<int64_t>& v) {
+  for (int64_t x : v)
+    if (x < -kMaxTensorDim || x > kMaxTensorDim) c.fail(std::string(name) + " must be in [-2^50, 2^50], got " + shape_to_string(v));
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }  // a >= 0, b > 0
@@ -60,6 +65,9 @@ Window read_window(const OpContext& c, size_t spatial_rank, const std::vector<in
   w.dilations = ints_or(c, "dilations", spatial_rank, 1);
   require_positive(c, "dilations", w.dilations);
   w.pads = ints_or(c, "pads", 2 * spatial_rank, 0);
+  require_in_range(c, "pads", w.pads);
+  for (size_t i = 0; i < spatial_rank; ++i)  // so that extent() and the window arithmetic stay in int64
+    checked_dim(c, static_cast<double>(w.kernel[i] - 1) * static_cast<double>(w.dilations[i]) + 1, "the dilated kernel");
   w.auto_pad = c.attr_string("auto_pad", "NOTSET");
   if (w.auto_pad.empty()) w.auto_pad = "NOTSET";
   if (w.auto_pad != "NOTSET" && w.auto_pad != "SAME_UPPER" && w.auto_pad != "SAME_LOWER" && w.auto_pad != "VALID")

@@ -34,7 +34,7 @@ void infer_nms(OpContext& c) {
   const int64_t center = c.attr_int("center_point_box", 0);
   if (center != 0 && center != 1) c.fail("center_point_box must be 0 or 1, got " + std::to_string(center));
   const double kept = nms_kept_per_class(c, boxes[1]);
-  const auto selected = static_cast<int64_t>(static_cast<double>(scores[0] * scores[1]) * kept);
+  const int64_t selected = checked_dim(c, static_cast<double>(scores[0]) * static_cast<double>(scores[1]) * kept, "the selected boxes");
   // Without the limit input nothing is selected: an exact size, not an estimate.
   c.set_output(0, kInt64Type, {selected, 3}, c.has_input(2));
 }
@@ -156,8 +156,9 @@ void infer_affine_grid(OpContext& c) {
 // Each of the r output coordinates of a grid point: r multiplies and r adds (translation included).
 OpCost cost_affine_grid(const OpContext& c) {
   const Shape& grid = c.out(0).shape;
-  const double r = static_cast<double>(grid.back());
   OpCost cost;
+  if (grid.empty()) return cost;  // a scalar the file declares: no grid points
+  const double r = static_cast<double>(grid.back());
   cost.flops = element_count(grid) * 2 * r;
   return cost;
 }

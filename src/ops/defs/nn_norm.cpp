@@ -197,7 +197,7 @@ void infer_dropout(OpContext& c) {
   if (ratio < 0 || ratio >= 1) c.fail("ratio must be in [0, 1), got " + std::to_string(ratio));
   c.set_output(0, c.in_dtype(0), c.in_shape(0));
   c.set_output(1, c.opset() >= 10 ? kBoolType : c.in_dtype(0), c.in_shape(0));  // mask
-  if (c.value(0)) c.set_value(0, *c.value(0));
+  c.set_value(0, c.shared_value(0));
 }
 
 // Inference: an identity (no data moves unless the mask is asked for). Training: a random

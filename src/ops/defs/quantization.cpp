@@ -166,7 +166,7 @@ void infer_qlinear_concat(OpContext& c) {
     for (size_t d = 0; d < s.size(); ++d)
       if (static_cast<int64_t>(d) != axis && s[d] != out[d])
         c.fail("inputs " + shape_to_string(out) + " and " + shape_to_string(s) + " differ off the axis");
-    out[axis] += s[axis];
+    out[axis] = checked_dim(c, static_cast<double>(out[axis]) + static_cast<double>(s[axis]), "the concatenated axis");
   }
   c.set_output(0, c.in_dtype(1), out);
 }

@@ -73,7 +73,7 @@ void fold_reduction(OpContext& c, const Reduction& r, Fold fold) {
   const TensorValue* in = c.value(0);
   const Shape& shape = c.in_shape(0);
   const double n = element_count(shape);
-  if (fold == Fold::kNone || !in || in->size() != n || n > static_cast<double>(kMaxFoldedElements)) return;
+  if (fold == Fold::kNone || !in || in->size() != n || !c.may_fold(n)) return;
   // Output index of an input element: its coordinates along the kept dims, row-major.
   std::vector<int64_t> out_strides(shape.size(), 0);
   int64_t stride = 1;
@@ -105,7 +105,12 @@ void fold_reduction(OpContext& c, const Reduction& r, Fold fold) {
     } else {
       const int64_t x = in->as_int(k);
       int64_t& a = acc_i[o];
-      a = fold == Fold::kProd ? a * x : fold == Fold::kMax ? std::max(a, x) : fold == Fold::kMin ? std::min(a, x) : a + x;
+      try {
+        a = fold == Fold::kProd ? checked_mul(a, x) : fold == Fold::kMax ? std::max(a, x)
+          : fold == Fold::kMin ? std::min(a, x) : checked_add(a, x);
+      } catch (const Unfoldable&) {
+        return;  // int64 overflow: the value stays unknown
+      }
     }
   }
   const double count = out_size ? n / static_cast<double>(out_size) : 0;

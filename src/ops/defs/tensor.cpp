@@ -19,7 +19,7 @@ void register_tensor_indexing_ops(OpRegistry& r);
 namespace {
 
 void pass_value(OpContext& c) {
-  if (c.value(0)) c.set_value(0, *c.value(0));
+  c.set_value(0, c.shared_value(0));
 }
 
 void infer_identity(OpContext& c) { infer_passthrough(c); }
@@ -51,8 +51,12 @@ void cast_value(OpContext& c, int32_t to) {
     c.set_value(0, make_float_value(std::move(f)));
   } else {
     std::vector<int64_t> i(v->size());
-    for (size_t k = 0; k < v->size(); ++k)
-      i[k] = to == onnx::TensorProto::BOOL ? (v->as_double(k) != 0) : v->as_int(k);
+    try {
+      for (size_t k = 0; k < v->size(); ++k)
+        i[k] = to == onnx::TensorProto::BOOL ? (v->as_double(k) != 0) : v->is_float ? checked_int(v->floats[k]) : v->ints[k];
+    } catch (const Unfoldable&) {
+      return;  // NaN or out of int64: the result is unspecified, so unknown
+    }
     c.set_value(0, make_int_value(std::move(i)));
   }
 }
@@ -109,7 +113,7 @@ void infer_flatten(OpContext& c) {
   if (axis < 0) axis += rank;
   const double outer = element_count(Shape(in.begin(), in.begin() + axis));
   const double inner = element_count(Shape(in.begin() + axis, in.end()));
-  c.set_output(0, c.in_dtype(0), {static_cast<int64_t>(outer), static_cast<int64_t>(inner)});
+  c.set_output(0, c.in_dtype(0), {checked_dim(c, outer, "the outer dim"), checked_dim(c, inner, "the inner dim")});
   pass_value(c);
 }
 
@@ -168,7 +172,7 @@ void infer_concat(OpContext& c) {
     for (size_t d = 0; d < s.size(); ++d)
       if (static_cast<int64_t>(d) != axis && s[d] != first[d])
         c.fail("input shapes " + shape_to_string(first) + " and " + shape_to_string(s) + " differ off the axis");
-    out[axis] += s[axis];
+    out[axis] = checked_dim(c, static_cast<double>(out[axis]) + static_cast<double>(s[axis]), "the concatenated axis");
   }
   c.set_output(0, c.in_dtype(0), out);
   fold_concat(c, axis);
@@ -184,13 +188,16 @@ void infer_split(OpContext& c) {
   if (sizes.empty()) {
     // Equal parts; opset 18's num_outputs lets the last part be smaller.
     const int64_t parts = c.opset() >= 18 && c.has_attr("num_outputs") ? c.attr_int("num_outputs", 1) : static_cast<int64_t>(n);
-    if (parts <= 0) c.fail("num_outputs must be positive");
+    if (parts <= 0 || static_cast<size_t>(parts) != n)
+      c.fail("num_outputs = " + std::to_string(parts) + " for a node with " + std::to_string(n) + " outputs");
     const int64_t each = (in[axis] + parts - 1) / parts;
     if (c.opset() < 18 && in[axis] % parts != 0)
       c.fail("axis of size " + std::to_string(in[axis]) + " does not split into " + std::to_string(parts) + " equal parts");
     for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, in[axis] - i * each));
   }
   if (sizes.size() != n) c.fail(std::to_string(sizes.size()) + " split sizes for " + std::to_string(n) + " outputs");
+  for (int64_t s : sizes)
+    if (s < 0 || s > in[axis]) c.fail("split size " + std::to_string(s) + " is outside the axis of " + std::to_string(in[axis]));
   if (std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != in[axis]) c.fail("split sizes do not add up to the axis");
   int64_t offset = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -237,7 +244,9 @@ void infer_slice(OpContext& c) {
     // INT64_MAX/MIN sentinels survive the clamp without overflow.
     s = s <= INT64_MIN / 2 ? (step > 0 ? 0 : -1) : s >= INT64_MAX / 2 ? (step > 0 ? dim : dim - 1) : clamp_index(s, false);
     e = e <= INT64_MIN / 2 ? (step > 0 ? 0 : -1) : e >= INT64_MAX / 2 ? (step > 0 ? dim : dim - 1) : clamp_index(e, true);
-    const int64_t len = step > 0 ? (e > s ? (e - s + step - 1) / step : 0) : (s > e ? (s - e - step - 1) / (-step) : 0);
+    // A step longer than the axis takes one element: capping it keeps the arithmetic in int64.
+    const int64_t stride = std::min<int64_t>(step > 0 ? step : step == INT64_MIN ? INT64_MAX : -step, dim + 1);
+    const int64_t len = step > 0 ? (e > s ? (e - s + stride - 1) / stride : 0) : (s > e ? (s - e + stride - 1) / stride : 0);
     spec.start[ax] = s;
     spec.step[ax] = step;
     spec.out[ax] = len;
@@ -304,14 +313,16 @@ void infer_depth_to_space(OpContext& c) {
   const int64_t b = c.attr_int("blocksize", 0);
   // in[1] / b >= b keeps b * b from overflowing (a wrapped 0 would divide by zero).
   if (in.size() != 4 || b <= 0 || in[1] / b < b || in[1] % (b * b) != 0) c.fail("needs NCHW input with C divisible by blocksize^2");
-  c.set_output(0, c.in_dtype(0), {in[0], in[1] / (b * b), in[2] * b, in[3] * b});
+  const auto scaled = [&](int64_t d) { return checked_dim(c, static_cast<double>(d) * static_cast<double>(b), "a spatial dim"); };
+  c.set_output(0, c.in_dtype(0), {in[0], in[1] / (b * b), scaled(in[2]), scaled(in[3])});
 }
 
 void infer_space_to_depth(OpContext& c) {
   const Shape& in = c.in_shape(0);
   const int64_t b = c.attr_int("blocksize", 0);
   if (in.size() != 4 || b <= 0 || in[2] % b != 0 || in[3] % b != 0) c.fail("needs NCHW input with H, W divisible by blocksize");
-  c.set_output(0, c.in_dtype(0), {in[0], in[1] * b * b, in[2] / b, in[3] / b});
+  const double depth = static_cast<double>(in[1]) * static_cast<double>(b) * static_cast<double>(b);
+  c.set_output(0, c.in_dtype(0), {in[0], checked_dim(c, depth, "the channel dim"), in[2] / b, in[3] / b});
 }
 
 void infer_trilu(OpContext& c) {

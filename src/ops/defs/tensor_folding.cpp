@@ -21,7 +21,7 @@ void for_each_coord(const Shape& shape, Fn&& fn) {
 
 bool small_output(const OpContext& c, size_t output) {
   return c.has_output(output) && c.out(output).has_shape &&
-         element_count(c.out(output).shape) <= static_cast<double>(kMaxFoldedElements);
+         c.may_fold(element_count(c.out(output).shape));
 }
 
 bool complete(const TensorValue* v, const Shape& shape) {
