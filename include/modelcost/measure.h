@@ -85,6 +85,9 @@ struct CalibrationResult {
   double fp32_vector_tflops = 0;      // FMA kernel, 2 flops per FMA
   double fp16_vector_tflops = 0;      // half2 FMA kernel
   std::map<std::string, double> tensor_tflops;  // "fp32", "tf32", "fp16", "bf16", "fp8": large GEMMs
+  int allreduce_ranks = 0;            // GPUs of the NCCL all-reduce measured (0: one GPU or no NCCL)
+  double allreduce_bus_gbps = 0;      // its bus bandwidth and per-step latency (docs/llm.md)
+  double allreduce_latency_us = 0;
   std::vector<std::string> notes;     // how each figure was obtained (sizes, kernels)
 };
 
@@ -102,10 +105,10 @@ class Backend {
   virtual CalibrationResult calibrate(const MeasureOptions& options) = 0;
 };
 
-// True when this build has the CUDA backend compiled in.
+// True when the CUDA module (the GPU backend, loaded at run time) is found; it is not loaded.
 bool cuda_support_compiled();
-// The GPU backend, or the CPU reference backend when cpu is true. Throws
-// Error(kExitRuntime, "no NVIDIA GPU found ...") when cpu is false and no GPU (or no CUDA build).
+// The GPU backend, or the CPU reference backend when cpu is true. Throws Error(kExitRuntime,
+// "no NVIDIA GPU ...") when cpu is false and there is no GPU, no driver, or no loadable CUDA module.
 std::unique_ptr<Backend> make_backend(bool cpu, int device = 0);
 
 // Measures every node of the analysis in order, one result per analysis.nodes entry.

@@ -8,23 +8,11 @@
 
 namespace modelcost {
 
-bool cuda_support_compiled() {
-#ifdef MODELCOST_HAVE_CUDA
-  return true;
-#else
-  return false;
-#endif
-}
+bool cuda_support_compiled() { return !find_cuda_module().empty(); }
 
 std::unique_ptr<Backend> make_backend(bool cpu, int device) {
   if (cpu) return make_cpu_backend();
-#ifdef MODELCOST_HAVE_CUDA
-  return make_cuda_backend(device);
-#else
-  throw Error(kExitRuntime,
-              "no NVIDIA GPU found: this build has no CUDA support (toolkit not found at build time); "
-              "use --cpu to measure on the CPU");
-#endif
+  return cuda_module().make_backend(device);
 }
 
 std::vector<NodeMeasurement> measure_nodes(const Analysis& analysis, Backend& backend, const MeasureOptions& options) {
@@ -80,6 +68,12 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
     out += fmt::format("{} = {:.1f}\n", dtype, tflops);
     figures.push_back("peak.tensor." + dtype);
   }
+  if (r.allreduce_ranks > 1) {
+    out += fmt::format("\n[interconnect]  # NCCL all-reduce over {} GPUs\n", r.allreduce_ranks);
+    out += fmt::format("allreduce_bus_gbps = {:.1f}\nallreduce_latency_us = {:.2f}\n", r.allreduce_bus_gbps, r.allreduce_latency_us);
+    figures.push_back("interconnect.allreduce_bus_gbps");
+    figures.push_back("interconnect.allreduce_latency_us");
+  }
   out += "\n[documents]\n";
   std::string how = fmt::format("{}", fmt::join(r.notes, "; "));
   for (char& ch : how)
@@ -107,6 +101,8 @@ std::string format_calibration(const CalibrationResult& r, const std::map<std::s
   row("vector fp32", "fp32_vector", r.fp32_vector_tflops, "TF");
   row("vector fp16", "fp16_vector", r.fp16_vector_tflops, "TF");
   for (const auto& [dtype, tflops] : r.tensor_tflops) row("tensor " + dtype + " (GEMM)", dtype, tflops, "TF");
+  row("all-reduce bus bandwidth", "allreduce_bus_gbps", r.allreduce_bus_gbps, "GB/s");
+  row("all-reduce step latency", "allreduce_latency_us", r.allreduce_latency_us, "us");
   for (const auto& note : r.notes) out += "  " + note + "\n";
   return out;
 }

@@ -3,7 +3,6 @@
 #include <onnx/onnx_pb.h>
 
 #include "ops/rule_helpers.h"
-#include "shapes/shape_engine.h"
 
 namespace modelcost {
 

@@ -6,6 +6,7 @@
 
 #include "modelcost/diagnostics.h"
 #include "modelcost/graph.h"
+#include "ops/op_context.h"
 
 namespace modelcost {
 
@@ -16,14 +17,14 @@ struct ShapeOptions {
   std::map<std::string, Shape> inputs;    // --input NAME=1x3x224x224: whole input shapes
 };
 
-class ShapeEngine {
+class ShapeEngine : public BodyInference {
  public:
   ShapeEngine(const OpRegistry& registry, Diagnostics& diagnostics);
 
   // Sets the graph inputs from the options and the declared shapes, then infers every node.
   void run(Model& model, const ShapeOptions& options);
   // Infers a subgraph whose inputs and outer-scope tensors are already set (If/Loop/Scan).
-  void infer_graph(Graph& graph);
+  void infer_graph(Graph& graph) override;
 
   const ShapeOptions& options() const { return options_; }
 
@@ -32,11 +33,9 @@ class ShapeEngine {
   static constexpr double kMaxFoldedTotal = 1 << 24;
   // Node inferences in one run, subgraph passes included (nested Loops re-infer their bodies).
   static constexpr size_t kMaxNodeInferences = 1000000;
-  // Whether a new folded value of `elements` elements still fits; charge_fold books it.
-  bool may_fold(double elements) const { return folded_ + elements <= kMaxFoldedTotal; }
-  void charge_fold(double elements) { folded_ += elements; }
-  // True once half the inference budget is spent: loops stop re-inferring bodies (estimates).
-  bool work_strained() const { return inferences_ > kMaxNodeInferences / 2; }
+  bool may_fold(double elements) const override { return folded_ + elements <= kMaxFoldedTotal; }
+  void charge_fold(double elements) override { folded_ += elements; }
+  bool work_strained() const override { return inferences_ > kMaxNodeInferences / 2; }
 
  private:
   void infer_node(Graph& graph, Node& node);
