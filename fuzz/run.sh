@@ -10,20 +10,21 @@ seconds=${1:-600}
 shift || true
 
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" \
-  -DMODELCOST_FUZZ=ON -DMODELCOST_BUILD_TESTS=OFF >/dev/null
+  -DMODELCOST_FUZZ=ON >/dev/null
 cmake --build build-fuzz --target modelcost_fuzz
 
 mkdir -p fuzz/corpus fuzz/findings
 if [ -z "$(ls -A fuzz/corpus)" ]; then
   find tests/models/unseen -name '*.onnx' -size -100k -exec cp {} fuzz/corpus/ \;
   cp fuzz/regressions/*.onnx fuzz/corpus/ 2>/dev/null || true
-  if [ -x build/tests/modelcost_tests ]; then
-    MODELCOST_HOSTILE_OUT=$PWD/fuzz/corpus build/tests/modelcost_tests --gtest_filter='Generated/HostileModels.*' >/dev/null || true
+  if [ -x build/tests/cli/cli_tests ]; then
+    MODELCOST_HOSTILE_OUT=$PWD/fuzz/corpus build/tests/cli/cli_tests --gtest_filter='Generated/HostileModels.*' >/dev/null || true
   fi
 fi
 
 export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export TMPDIR=${TMPDIR:-/dev/shm}  # the target writes each input and its reports there
 exec build-fuzz/fuzz/modelcost_fuzz fuzz/corpus -dict=fuzz/model.dict -artifact_prefix=fuzz/findings/ \
   -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=200000 \
   -print_final_stats=1 "$@"
