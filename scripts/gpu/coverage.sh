@@ -10,11 +10,14 @@ mkdir -p /work; [ -e /work/main ] || ln -s "$PWD" /work/main   # the binaries' c
 CUDNN=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
 LT=$(dirname "$(find / -name 'libcublasLt.so.13' -not -path '/proc/*' 2>/dev/null | head -1)")
 export LD_LIBRARY_PATH=$PWD/$C/lib:$CUDNN:$LT:/usr/local/cuda/lib64:$LD_LIBRARY_PATH
+export MODELCOST_CUDA_MODULE=$PWD/$C/bin/libmodelcost_cuda.so
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 R=$OUT/r; mkdir -p $R /tmp/exports
 echo "== tests"
-$C/bin/modelcost_tests --gtest_filter='Measure*' --gtest_brief=1 > $R/tests.log 2>&1; echo "tests rc=$?"
-grep -E "PASSED|FAILED|SKIPPED \]" $R/tests.log | head -20
+for t in measure_tests measure_cuda_tests; do
+  $C/bin/$t --gtest_brief=1 > $R/$t.log 2>&1; echo "$t rc=$?"
+  grep -E "PASSED|FAILED|SKIPPED \]|Failure" -A3 $R/$t.log | head -30
+done
 echo "== exports"
 PYTHONUNBUFFERED=1 timeout 120 python3 scripts/gpu/export_torchvision.py /tmp/exports convnext_tiny densenet121 swin_t 2>&1 | grep -E "EXPORT|Error" | tee $R/exports.log
 summary() {  # json, wall, name

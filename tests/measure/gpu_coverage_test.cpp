@@ -64,6 +64,26 @@ TEST(MeasureGpuCoverage, GathersAndScattersByIndex) {
   for (const char* n : {"ge", "gnd", "snd", "se"}) check_both(b, n, 1e-7, 1e-7);
 }
 
+// ConvNeXt's 7x7 depthwise conv with bias: the runner times the own kernel against cuDNN and
+// keeps the faster; the result must match either way, in both layouts.
+TEST(MeasureGpuCoverage, DepthwiseSevenBySeven) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 16, 14, 14}).weight("w", kFloat, Shape{16, 1, 7, 7}).weight("bias", kFloat, Shape{16});
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"dw"});
+  set_attr(conv, "group", int64_t{16});
+  set_attr(conv, "pads", std::vector<int64_t>{3, 3, 3, 3});
+  b.input("odd", kFloat, Shape{1, 6, 9, 9}).weight("w6", kFloat, Shape{6, 1, 3, 3});
+  auto& strided = b.node("Conv", {"odd", "w6"}, {"dw_odd"});
+  set_attr(strided, "group", int64_t{6});
+  set_attr(strided, "strides", std::vector<int64_t>{2, 2});
+  b.output("dw").output("dw_odd");
+  check_both(b, "dw", 5e-3, 3e-3);
+  check_node(b, "dw", "fp16", 3e-3, /*channels_last=*/true);
+  check_node(b, "dw_odd", "fp16", 3e-3, /*channels_last=*/true);
+  check_node(b, "dw_odd", "fp32", 5e-3);
+}
+
 }  // namespace modelcost::testing
 
 #endif  // MODELCOST_HAVE_CUDA

@@ -68,6 +68,15 @@ void launch_indexed(int element_bytes, const IndexedPlan& plan, const void* data
                     const void* updates, void* y, cudaStream_t stream);
 void launch_range(StorageType type, const void* start, const void* delta, void* y, int64_t count, cudaStream_t stream);
 
+// Depthwise 2-D convolution (depthwise_kernels.cu): channels-last takes weights laid out
+// [KH, KW, C], NCHW the ONNX [C, 1, KH, KW]; bias may be nullptr.
+struct DepthwiseGeometry {
+  int64_t batch, channels, in_h, in_w, out_h, out_w;
+  int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+};
+void launch_depthwise_conv(ElementType type, bool channels_last, const DepthwiseGeometry& g, const void* x, const void* w,
+                           const void* bias, void* y, cudaStream_t stream);
+
 // Calibration (calibrate_kernels.cu).
 void launch_stream_copy(const void* src, void* dst, size_t bytes, int blocks, cudaStream_t stream);
 // Each thread runs `iterations` rounds of independent FMA chains; returns the flops it enqueued.

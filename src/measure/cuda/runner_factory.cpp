@@ -9,7 +9,16 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             // Patch convs over channels tensor cores cannot take as they are (3-channel images)
             // run as gather + GEMM; cuDNN has no fast kernel for them (patch_conv_runner.cpp).
             if (is_patch_conv(c) && c.in_channels % 8 != 0) return make_patch_conv_runner(spec, c, reason);
-            return make_cudnn_conv_runner(spec, c, reason);
+            auto cudnn = make_cudnn_conv_runner(spec, c, reason);
+            // Depthwise: the own kernel against cuDNN's timed choice, the faster one kept.
+            if (!cudnn || !is_depthwise_2d(c)) return cudnn;
+            std::string why;
+            auto own = make_depthwise_conv_runner(spec, c, &why);
+            if (!own) return cudnn;
+            std::vector<std::unique_ptr<OperatorRunner>> candidates;
+            candidates.push_back(std::move(own));
+            candidates.push_back(std::move(cudnn));
+            return make_fastest_runner(std::move(candidates));
           },
           [&](const PoolParams& p) -> std::unique_ptr<OperatorRunner> { return make_cudnn_pool_runner(spec, p, reason); },
           [&](const MatMulParams& m) -> std::unique_ptr<OperatorRunner> {
