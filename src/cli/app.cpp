@@ -15,6 +15,7 @@
 #include "modelcost/errors.h"
 #include "ops/op_registry.h"
 #include "report/csv_writer.h"
+#include "report/group_columns.h"
 #include "modelcost/measure.h"
 #include "report/json_writer.h"
 #include "report/measured_columns.h"
@@ -145,6 +146,9 @@ int analyse_and_report(const CliOptions& options, std::ostream& out) {
 
   if (!options.csv_path.empty())
     write_report_file(options.csv_path, render([&](std::ostream& s) { write_csv(report, s); }));
+  if (!options.groups_csv.empty())
+    write_report_file(options.groups_csv,
+                      render([&](std::ostream& s) { write_groups_csv(analysis, *hardware->roofline(), s); }));
   if (!options.json_path.empty())
     write_report_file(options.json_path, render([&](std::ostream& s) { write_json(report, s); }));
   if (!options.quiet) {

@@ -34,7 +34,8 @@ TEST(CliHardware, Resnet50OnA100PrintsBoundPredictedTimeAndVerdict) {
   const CliResult r = run_modelcost(kSample + " --gpu a100 --dim batch=1");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("'a100' is an alias of a100-sxm4-80gb"), std::string::npos) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("on A100 SXM4 80GB, fp32, batch 1: [0-9]+ of 53 Conv layers memory-bound; predicted [0-9.]+ ms")))
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("on A100 SXM4 80GB, fp32, batch 1: [0-9]+ of 53 Conv kernels memory-bound(, [0-9]+ overhead-bound)?; "
+                                                       "predicted [0-9.]+ ms deployed \\([0-9.]+ ms as written\\)")))
       << r.out;
   EXPECT_NE(r.out.find("pred us"), std::string::npos);
   EXPECT_NE(r.out.find("compute"), std::string::npos);
