@@ -1,7 +1,5 @@
 // What a group computes, named from its members: a table of recognisers, each a name and a test
 // on the op types (and a little structure) of the members.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cctype>
 #include <map>

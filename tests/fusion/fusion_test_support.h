@@ -1,8 +1,6 @@
 // Helpers for the fusion tests: a model analysed and fused, looked up by tensor name, and the
 // spelled-out subgraphs exporters write.
 #pragma once
-#include <fmt/format.h>
-
 #include <memory>
 #include <string>
 
@@ -48,7 +46,7 @@ struct Fused {
   std::string describe() const {
     std::string out;
     for (const auto& g : plan.groups) {
-      out += fmt::format("#{} {} [{}]:", g.id, g.label, g.pattern);
+      out += "#" + std::to_string(g.id) + " " + g.label + " [" + g.pattern + "]:";
       for (size_t m : g.members) out += " " + run->analysis.nodes[m].node->op_type;
       out += "\n";
     }
