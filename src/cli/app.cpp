@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/hardware_stage.h"
+#include "cli/llm_command.h"
 #include "cli/options.h"
 #include "cli/progress_bar.h"
 #include "cli/report_files.h"
@@ -208,6 +209,8 @@ int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
   app.set_version_flag("--version", std::string("modelcost ") + kModelcostVersion);
   CliOptions options;
   add_cli_options(app, options);
+  LlmCommandOptions llm;
+  add_llm_command(app, llm);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
@@ -223,6 +226,10 @@ int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
   try {
     if (options.list_gpus) return list_gpus(options, out);
     if (options.calibrate) return calibrate(options, out);
+    if (llm.requested) {
+      options.model_path = llm.model_path;  // errors name the model
+      return run_llm_command(llm, out);
+    }
     return analyse_and_report(options, out);
   } catch (const Error& e) {
     print_error(err, options, e.what());

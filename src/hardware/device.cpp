@@ -88,6 +88,7 @@ std::vector<std::pair<std::string, double>> device_figures(const Device& d) {
     if (auto it = a.tensor_tflops.find(dtype); it != a.tensor_tflops.end()) out.emplace_back("achievable.tensor." + dtype, it->second);
   add("achievable.kernel_overhead_us", a.kernel_overhead_us);
   add("achievable.kernel_gap_us", a.kernel_gap_us);
+  for (const auto& [key, value] : d.interconnect) out.emplace_back("interconnect." + key, value);
   return out;
 }
 
