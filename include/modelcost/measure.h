@@ -89,6 +89,9 @@ struct CalibrationResult {
   double small_kernel_us = 0;   // time per small DRAM-copy kernel (256 KiB) back to back in a CUDA graph
   double kernel_gap_us = 0;     // idle time between the end of one kernel and the start of the next dependent one
   double kernel_overhead_us = 0;  // small_kernel_us less the gap and its traffic: the least time a kernel takes
+  int allreduce_ranks = 0;            // GPUs of the NCCL all-reduce measured (0: one GPU or no NCCL)
+  double allreduce_bus_gbps = 0;      // its bus bandwidth and per-step latency (docs/llm.md)
+  double allreduce_latency_us = 0;
   std::vector<std::string> notes;     // how each figure was obtained (sizes, kernels)
 };
 

@@ -74,6 +74,12 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
   figures.push_back("achievable.memory_bandwidth_gbps");
   if (r.kernel_overhead_us > 0) { out += fmt::format("kernel_overhead_us = {:.2f}\n", r.kernel_overhead_us); figures.push_back("achievable.kernel_overhead_us"); }
   if (r.kernel_gap_us > 0) { out += fmt::format("kernel_gap_us = {:.2f}\n", r.kernel_gap_us); figures.push_back("achievable.kernel_gap_us"); }
+  if (r.allreduce_ranks > 1) {
+    out += fmt::format("\n[interconnect]  # NCCL all-reduce over {} GPUs\n", r.allreduce_ranks);
+    out += fmt::format("allreduce_bus_gbps = {:.1f}\nallreduce_latency_us = {:.2f}\n", r.allreduce_bus_gbps, r.allreduce_latency_us);
+    figures.push_back("interconnect.allreduce_bus_gbps");
+    figures.push_back("interconnect.allreduce_latency_us");
+  }
   out += "\n[documents]\n";
   std::string how = fmt::format("{}", fmt::join(r.notes, "; "));
   for (char& ch : how)
@@ -106,6 +112,8 @@ std::string format_calibration(const CalibrationResult& r, const std::map<std::s
   row("small kernel in a graph", "small_kernel_us", r.small_kernel_us, "us");
   row("kernel overhead", "kernel_overhead_us", r.kernel_overhead_us, "us");
   row("inter-kernel gap", "kernel_gap_us", r.kernel_gap_us, "us");
+  row("all-reduce bus bandwidth", "allreduce_bus_gbps", r.allreduce_bus_gbps, "GB/s");
+  row("all-reduce step latency", "allreduce_latency_us", r.allreduce_latency_us, "us");
   for (const auto& note : r.notes) out += "  " + note + "\n";
   return out;
 }

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 
+#include "measure/cuda/allreduce_calibration.h"
 #include "measure/cuda/cuda_backend.h"
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/kernels.h"
@@ -169,6 +170,11 @@ CalibrationResult CudaBackend::calibrate(const MeasureOptions& options) {
   }
   calibrate_kernel_overhead(stream, r, r.dram_gbps, sms);
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const AllReduceFigures allreduce = calibrate_allreduce();
+  r.allreduce_ranks = allreduce.ranks;
+  r.allreduce_bus_gbps = allreduce.bus_gbps;
+  r.allreduce_latency_us = allreduce.step_latency_us;
+  r.notes.push_back(allreduce.note);
   return r;
 }
 
