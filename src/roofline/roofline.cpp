@@ -194,7 +194,7 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
   nr.bytes = work.bytes;
   nr.compute_dtype = work.compute_dtype;
   nr.compute_us = nr.flops / flops_per_s * 1e6;
-  if (work.group && work.matrix && device.kind == "gpu") {
+  if (work.group && work.matrix && device.kind == "gpu" && peak.path == MathPath::kTensor) {
     const SmArray sms{device.compute_units, flops_per_s, ceilings.bandwidth_bytes_per_s};
     nr.compute_us = std::max(nr.compute_us, tiled_matrix_us(*work.group, *work.analysis, sms));
   }
