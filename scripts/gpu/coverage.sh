@@ -5,6 +5,7 @@
 # exports, at batch 1 and 32 (fp16), and the PyTorch CUDA-graph references of the same networks.
 # Each model's line: nodes measured / not, the reasons, sum of node medians, whole model, wall.
 set -o pipefail
+shopt -s nullglob  # an empty /tmp/exports adds no model
 C=.carry/measure
 # The binaries' compiled-in paths: the source dir (any /work/<checkout>) and ../shared/models.
 mkdir -p /work/shared; for d in /work/main /work/wt-measure; do [ -e $d ] || ln -s "$PWD" $d; done
