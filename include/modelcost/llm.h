@@ -53,6 +53,10 @@ struct DecoderModel {
   double gemm_weight_bytes = 0;  // stored, every weight GEMM
   double other_weight_bytes = 0; // stored, embeddings, norms, biases (float initializers outside GEMMs)
   double other_weight_elements = 0;
+  // The deployed view of the graph (the fusion stage's kernels): kernels per step, and the bytes
+  // its non-matrix, non-attention kernels move per token (at act_dtype). 0 when not known.
+  double deployed_kernels = 0;
+  double elementwise_bytes_per_token = 0;
   bool decode_derived = false;   // no cache in the graph: the decode step is derived (see `how`)
   std::vector<std::string> how;  // how each figure was found, one line each
 };
@@ -135,6 +139,17 @@ struct LlmBatchRow {
   std::vector<LlmContextRow> contexts;
 };
 
+// A step run on this machine's GPU (`modelcost llm --measure`) beside its prediction.
+struct LlmMeasuredStep {
+  std::string phase;        // "prefill" | "decode"
+  int64_t batch = 0;
+  int64_t tokens = 0;       // prompt length (prefill) or context (decode)
+  bool measured = false;
+  std::string reason;       // why not, when not measured
+  double measured_ms = 0;   // median of CUDA-graph replays of the whole graph
+  double predicted_ms = 0;
+};
+
 struct LlmPlan {
   const Device* device = nullptr;
   DecoderModel model;
@@ -151,6 +166,7 @@ struct LlmPlan {
   std::optional<int64_t> best_batch;     // highest tokens/s per device under the SLOs
   std::optional<int64_t> devices_needed; // for target_tokens_per_s
   std::vector<std::string> notes;
+  std::vector<LlmMeasuredStep> measured;  // with --measure
 };
 
 // Throws Error(kExitUsage) for bad options (prompt < 1, a context below 1, TP not dividing the heads).

@@ -58,6 +58,9 @@ HostTensor download(const void* device, const TensorSpec& spec, cudaStream_t str
     case 16: { auto v = fetch(static_cast<__nv_bfloat16*>(nullptr)); for (size_t i = 0; i < n; ++i) t.data[i] = __bfloat162float(v[i]); break; }
     case 7: { auto v = fetch(static_cast<int64_t*>(nullptr)); for (size_t i = 0; i < n; ++i) t.data[i] = float(v[i]); break; }
     case 6: { auto v = fetch(static_cast<int32_t*>(nullptr)); for (size_t i = 0; i < n; ++i) t.data[i] = float(v[i]); break; }
+    case 11: { auto v = fetch(static_cast<double*>(nullptr)); for (size_t i = 0; i < n; ++i) t.data[i] = float(v[i]); break; }
+    case 2: case 9: { auto v = fetch(static_cast<uint8_t*>(nullptr)); for (size_t i = 0; i < n; ++i) t.data[i] = float(v[i]); break; }
+    case 3: { auto v = fetch(static_cast<int8_t*>(nullptr)); for (size_t i = 0; i < n; ++i) t.data[i] = float(v[i]); break; }
     default: throw Error(kExitRuntime, std::string("no download for dtype ") + dtype_name(spec.dtype));
   }
   return t;
@@ -73,15 +76,11 @@ void fill_input(const NodeSpec& spec, const OpPlan& plan, size_t index, void* de
     upload(random_input(spec, plan, index, seed), device, stream);
     return;
   }
-  if (float_type) {
-    const bool positive = (plan.kind == OpKind::kUnary && (plan.unary == UnaryOp::kLog || plan.unary == UnaryOp::kSqrt ||
-                                                           plan.unary == UnaryOp::kReciprocal)) ||
-                          (plan.kind == OpKind::kBatchNorm && index == 4);  // a variance
-    launch_fill_random(element_type(t.dtype), device, n, positive ? 0.1f : -1.f, 1.f, seed * 131 + index, stream);
-  } else {
-    const int64_t range = plan.kind == OpKind::kGather ? plan.axis_len : 2;
-    launch_fill_random_int(device, n, static_cast<int>(dtype_size(t.dtype)), range, seed * 131 + index, stream);
-  }
+  const InputRange range = input_range(spec, plan, index);
+  if (float_type)
+    launch_fill_random(element_type(t.dtype), device, n, range.lo, range.hi, seed * 131 + index, stream);
+  else
+    launch_fill_random_int(device, n, static_cast<int>(dtype_size(t.dtype)), range.int_range, seed * 131 + index, stream);
 }
 
 }  // namespace modelcost::cuda
