@@ -138,11 +138,9 @@ std::string transformer_like(int target_nodes) {
 double analyse_seconds(const std::string& path) {
   const auto t0 = Clock::now();
   modelcost::Model model = modelcost::load_model(path);
-  modelcost::Diagnostics diagnostics;
-  modelcost::ShapeOptions options;
+  modelcost::AnalysisOptions options;
   options.dims = {{"batch", 1}, {"seq", 128}};
-  modelcost::ShapeEngine(modelcost::OpRegistry::instance(), diagnostics).run(model, options);
-  const auto analysis = modelcost::compute_costs(model, modelcost::OpRegistry::instance(), diagnostics);
+  const auto analysis = modelcost::analyze(model, options);
   const double s = std::chrono::duration<double>(Clock::now() - t0).count();
   if (analysis.totals.unshaped_nodes) std::fprintf(stderr, "warning: %zu unshaped nodes in %s\n", analysis.totals.unshaped_nodes, path.c_str());
   return s;

@@ -10,10 +10,8 @@
 #include "cli/progress_bar.h"
 #include "cli/report_files.h"
 #include "cli/version.h"
-#include "costs/cost_model.h"
 #include "load/model_loader.h"
 #include "modelcost/errors.h"
-#include "ops/op_registry.h"
 #include "report/csv_writer.h"
 #include "modelcost/measure.h"
 #include "report/json_writer.h"
@@ -22,7 +20,6 @@
 #include "report/report.h"
 #include "report/table_printer.h"
 #include "shapes/batch_dim.h"
-#include "shapes/shape_engine.h"
 
 namespace modelcost {
 namespace {
@@ -112,16 +109,14 @@ int analyse_and_report(const CliOptions& options, std::ostream& out) {
     const BatchDim dim = find_batch_dim(model, shape_options, options.batch_dim);
     run_options = with_batch(model, shape_options, dim, parse_batch_list(options.batches).front());
   }
-  Diagnostics diagnostics;
-  ShapeEngine engine(OpRegistry::instance(), diagnostics);
+  Analysis analysis;
   try {
-    engine.run(model, run_options);
+    analysis = analyze(model, run_options);
   } catch (const Error& e) {
     if (options.batches.empty()) throw;
     throw Error(kExitUsage, "--batch " + std::to_string(parse_batch_list(options.batches).front()) +
                                 ": the model does not run at that batch (the file may fix its batch; see --batch-dim): " + e.what());
   }
-  const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
   Report report = build_report(analysis, kModelcostVersion);
 
   std::unique_ptr<HardwareStage> hardware;

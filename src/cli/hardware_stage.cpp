@@ -1,9 +1,6 @@
 #include "cli/hardware_stage.h"
 
-#include "costs/cost_model.h"
-#include "load/model_loader.h"
 #include "modelcost/errors.h"
-#include "ops/op_registry.h"
 #include "report/roofline_columns.h"
 #include "report/roofline_svg.h"
 #include "shapes/batch_dim.h"
@@ -78,12 +75,10 @@ void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, c
     po.batches = options_.batches.empty() ? std::vector<int64_t>{batch_dim.current} : parse_batch_list(options_.batches);
     po.target_qps = options_.target_qps;
     po.latency_slo_ms = options_.latency_slo_ms;
-    const std::string path = model.path;
-    auto analyse_batch = [this, &model, path, shape_options, batch_dim](int64_t batch) {
-      batch_model_ = std::make_unique<Model>(load_model(path));
-      Diagnostics quiet;  // the main run already reported this model's warnings
+    // The same loaded model at each batch; the main run already reported its warnings.
+    auto analyse_batch = [&model, &shape_options, &batch_dim](int64_t batch) {
       try {
-        ShapeEngine(OpRegistry::instance(), quiet).run(*batch_model_, with_batch(model, shape_options, batch_dim, batch));
+        return analyze(model, with_batch(model, shape_options, batch_dim, batch));
       } catch (const Error& e) {
         // Typically a fixed-batch export whose Reshape targets bake the batch size in.
         throw Error(kExitUsage, "--batch " + std::to_string(batch) + ": the model does not run at that batch" +
@@ -92,7 +87,6 @@ void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, c
                                                               : "") +
                                     ": " + e.what());
       }
-      return compute_costs(*batch_model_, OpRegistry::instance(), quiet);
     };
     add_plan(report, plan_capacity(analyse_batch, *devices_.front(), po));
   }
