@@ -104,7 +104,7 @@ int run_llm_command(const LlmCommandOptions& o, std::ostream& out) {
   const RecognitionProbe probe;
   for (const auto& [name, value] : probe_dims(model, probe)) shape_options.dims.emplace(name, value);
   const Analysis analysis = analyze(model, shape_options);
-  const DecoderModel decoder = recognise_decoder(analysis, probe);
+  const DecoderModel decoder = recognise_decoder(analysis);
   const LlmPlan plan = plan_llm(decoder, device, options);
 
   const std::string name = std::filesystem::path(o.model_path).stem().string();
