@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "modelcost/errors.h"
 
@@ -17,10 +18,21 @@ bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == 
 void check_one(const std::string& option, const std::string& path, const CliOptions& options) {
   if (path.empty()) return;
   struct stat report {}, model {};
-  if (stat(path.c_str(), &report) != 0) return;  // does not exist yet: fine
+  if (stat(path.c_str(), &report) != 0) {
+    // Not there yet: its folder must exist and take a new file, or the whole run would be lost.
+    std::string folder = std::filesystem::path(path).parent_path().string();
+    if (folder.empty()) folder = ".";
+    struct stat dir {};
+    if (stat(folder.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode))
+      throw Error(kExitUnreadable, path + ": cannot write report: no such directory '" + folder + "'");
+    if (access(folder.c_str(), W_OK) != 0)
+      throw Error(kExitUnreadable, path + ": cannot write report: " + std::strerror(errno));
+    return;
+  }
   if (S_ISDIR(report.st_mode)) throw Error(kExitUsage, path + ": " + option + " names a directory, not a file");
   if (stat(options.model_path.c_str(), &model) == 0 && same_file(report, model))
     throw Error(kExitUsage, path + ": " + option + " names the input model; refusing to overwrite it");
+  if (access(path.c_str(), W_OK) != 0) throw Error(kExitUnreadable, path + ": cannot write report: " + std::strerror(errno));
 }
 
 }  // namespace
@@ -29,6 +41,7 @@ void check_report_paths(const CliOptions& options) {
   check_one("--csv", options.csv_path, options);
   check_one("--json", options.json_path, options);
   check_one("--roofline-svg", options.roofline_svg, options);
+  check_one("--html", options.html_path, options);
   if (!options.csv_path.empty() && !options.json_path.empty()) {
     struct stat csv {}, json {};
     const bool same = options.csv_path == options.json_path ||

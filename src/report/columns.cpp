@@ -27,19 +27,31 @@ std::string output_shapes_text(const NodeAnalysis& n) {
   return text;
 }
 
-std::string output_dtypes_text(const NodeAnalysis& n) {
+}  // namespace
+
+std::string recast_dtype_name(int32_t dtype, const std::string& recast) {
+  constexpr int32_t kComplex64 = 14, kComplex128 = 15;
+  if (recast.empty() || !dtype_is_float(dtype) || dtype == kComplex64 || dtype == kComplex128) return dtype_name(dtype);
+  if (recast == "fp16") return "float16";
+  if (recast == "bf16") return "bfloat16";
+  if (recast == "fp8") return "float8e4m3fn";
+  if (recast == "int8") return "int8";
+  return "float32";  // fp32, tf32 (tf32 lives in fp32 storage)
+}
+
+std::string output_dtypes_text(const NodeAnalysis& n, const std::string& recast) {
   std::string text;
   bool first = true;
   for (int id : n.node->outputs) {
     const TensorInfo* t = output_tensor(n, id);
     if (!t) continue;
-    text += (first ? "" : ";") + std::string(t->dtype ? dtype_name(t->dtype) : "?");
+    text += (first ? "" : ";") + std::string(t->dtype ? recast_dtype_name(t->dtype, recast) : "?");
     first = false;
   }
   return text;
 }
 
-Json outputs_json(const NodeAnalysis& n) {
+Json outputs_json(const NodeAnalysis& n, const std::string& recast) {
   Json outputs = Json::array();
   for (int id : n.node->outputs) {
     const TensorInfo* t = output_tensor(n, id);
@@ -49,11 +61,13 @@ Json outputs_json(const NodeAnalysis& n) {
       shape = Json::array();
       for (int64_t d : t->shape) shape.push_back(d);
     }
-    Json dtype = t->dtype ? Json(dtype_name(t->dtype)) : Json(nullptr);
+    Json dtype = t->dtype ? Json(recast_dtype_name(t->dtype, recast)) : Json(nullptr);
     outputs.push_back({{"name", t->name}, {"dtype", dtype}, {"shape", shape}});
   }
   return outputs;
 }
+
+namespace {
 
 std::string qualified_op(const Node& node) {
   return node.domain.empty() || node.domain == "ai.onnx" ? node.op_type : node.domain + "." + node.op_type;
@@ -136,13 +150,13 @@ std::vector<ReportColumn> default_columns() {
   outputs.unit = "[{name, dtype, shape}]";
   outputs.kind = ColumnKind::kText;
   outputs.sinks = kSinkJson;
-  outputs.json = [](const NodeAnalysis& n, size_t) { return outputs_json(n); };
+  outputs.json = [](const NodeAnalysis& n, size_t) { return outputs_json(n, ""); };
   columns.push_back(std::move(outputs));
   columns.push_back(text_column("output_shapes", "output shape", kSinkCsv | kSinkTable, [](const NodeAnalysis& n, size_t) {
     return CellValue::of_text(output_shapes_text(n));
   }));
   columns.push_back(text_column("output_dtypes", "dtype", kSinkCsv, [](const NodeAnalysis& n, size_t) {
-    return CellValue::of_text(output_dtypes_text(n));
+    return CellValue::of_text(output_dtypes_text(n, ""));
   }));
   columns.push_back(flag_column("estimate", kSinkFiles, [](const NodeAnalysis& n) { return n.cost.estimate; }));
   columns.push_back(flag_column("known", kSinkFiles, [](const NodeAnalysis& n) { return n.cost.known; }));

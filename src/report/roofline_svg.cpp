@@ -283,6 +283,24 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
   return s;
 }
 
+std::string render_roofline_svg_panels(const std::vector<RooflineSvgPanel>& panels, const Analysis& analysis) {
+  if (panels.size() == 1) return render_roofline_svg(*panels[0].report, analysis, panels[0].options);
+  double width = 0, height = 0;
+  for (const auto& p : panels) width = std::max<double>(width, p.options.width), height += p.options.height;
+  std::string s = fmt::format(R"(<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}">
+)", width, height);
+  double y = 0;
+  for (const auto& p : panels) {
+    std::string inner = render_roofline_svg(*p.report, analysis, p.options);
+    inner.erase(0, inner.find("<svg"));  // drop the XML declaration: a nested <svg> is an element
+    inner.insert(4, fmt::format(" x=\"0\" y=\"{}\"", y));
+    s += inner;
+    y += p.options.height;
+  }
+  return s + "</svg>\n";
+}
+
 void write_roofline_svg(const std::string& path, const RooflineReport& report, const Analysis& analysis,
                         const RooflineSvgOptions& options) {
   std::ofstream out(path, std::ios::binary);
