@@ -60,13 +60,44 @@ struct Mark {
   double intensity, achieved;
 };
 
+// Text labels placed so that none overlaps another (or a mark it was told about): each label tries
+// candidate positions in order and takes the first free one. Boxes are estimated from the font size.
+class LabelPlacer {
+ public:
+  struct Box {
+    double x0, y0, x1, y1;
+  };
+  void block(const Box& b) { taken_.push_back(b); }
+  // `x`, `y`: the text's anchor (start, baseline) at each candidate offset; returns the chosen one.
+  std::pair<double, double> place(const std::vector<std::pair<double, double>>& candidates, double width, double height) {
+    for (const auto& [x, y] : candidates) {
+      const Box b{x - kGap, y - height - kGap, x + width + kGap, y + 2 + kGap};  // a gap keeps "10" and "2" apart
+      bool clear = true;
+      for (const auto& t : taken_) clear = clear && (b.x1 <= t.x0 || b.x0 >= t.x1 || b.y1 <= t.y0 || b.y0 >= t.y1);
+      if (clear) {
+        taken_.push_back(b);
+        return {x, y};
+      }
+    }
+    const auto [x, y] = candidates.front();
+    taken_.push_back({x, y - height, x + width, y + 2});
+    return candidates.front();
+  }
+
+ private:
+  static constexpr double kGap = 2;
+  std::vector<Box> taken_;
+};
+
+double text_width(const std::string& text, double font_size) { return 0.6 * font_size * static_cast<double>(text.size()); }
+
 }  // namespace
 
 std::string render_roofline_svg(const RooflineReport& report, const Analysis& analysis, const RooflineSvgOptions& options) {
   const Device& device = *report.device;
   const double bandwidth = device.bandwidth_bytes_per_s();
   const double W = options.width, H = options.height;
-  const double left = 90, right = W - 320, top = 78, bottom = H - 130;
+  const double left = 112, right = W - 320, top = 78, bottom = H - 130;
 
   // Costed nodes with both FLOPs and bytes sit on the log-log plane; 0-FLOP data movement goes in a strip.
   std::vector<Mark> marks;
@@ -126,11 +157,14 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
   for (double d = y.lo; d <= y.hi + 1e-9; ++d)
     s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 8, y(std::pow(10.0, d)) + 4, si(std::pow(10.0, d), "FLOP/s"));
   s += "</g>\n";
-  s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>
+  s += fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>
 <text x="{}" y="{}" text-anchor="middle">arithmetic intensity (FLOP/byte, log)</text>
-)", left, top, right - left, bottom - top, (left + right) / 2, bottom + 38);
+<text x="{}" y="{}" text-anchor="middle" transform="rotate(-90 {} {})">predicted FLOP/s (log), launch overhead included</text>
+)svg", left, top, right - left, bottom - top, (left + right) / 2, bottom + 38, 16, (top + bottom) / 2, 16, (top + bottom) / 2);
 
   // One roof per (math path, dtype) in use: the bandwidth slope up to the ridge point, then the peak.
+  // Labels go where they overlap nothing placed before them (roof labels first, then node numbers).
+  LabelPlacer labels;
   s += "<g fill=\"none\" stroke-width=\"2\">\n";
   for (size_t i = 0; i < report.roofs.size(); ++i) {
     const Roof& roof = report.roofs[i];
@@ -142,8 +176,22 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
                      x(x_ceiling), y(roof.peak_flops),
                      xml_escape(fmt::format("{} {} peak {}, ridge at {:.3g} FLOP/byte, {} nodes", math_path_name(roof.path),
                                             roof.dtype, si(roof.peak_flops, "FLOP/s"), roof.ridge_intensity, roof.nodes)));
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\" stroke=\"none\" text-anchor=\"end\">{} {}: {}</text>\n", right - 6,
-                     y(roof.peak_flops) - 5, colour, math_path_name(roof.path), roof.dtype, si(roof.peak_flops, "FLOP/s"));
+    // The ridge point: where the node's bound changes from memory to compute.
+    if (roof.ridge_intensity <= x_ceiling) {
+      const double rx = x(roof.ridge_intensity), ry = y(roof.peak_flops);
+      s += fmt::format("<path class=\"ridge\" d=\"M{:.1f},{:.1f} l5,5 l-5,5 l-5,-5 z\" fill=\"{}\" stroke=\"white\" stroke-width=\"1\"/>\n", rx,
+                       ry - 5, colour);
+      labels.block({rx - 6, ry - 6, rx + 6, ry + 6});
+      const std::string text = fmt::format("ridge {:.3g}", roof.ridge_intensity);
+      const double w = text_width(text, 11);
+      // Up and left of the ridge lies above every roof: no mark can be there.
+      const auto [tx, ty] = labels.place({{rx - w - 8, ry - 4}, {rx - w - 8, ry - 18}, {rx - w / 2, ry - 10}, {rx - w / 2, ry + 20}}, w, 11);
+      s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\" stroke=\"none\" font-size=\"11\">{}</text>\n", tx, ty, colour, text);
+    }
+    const std::string text = fmt::format("{} {}: {}", math_path_name(roof.path), roof.dtype, si(roof.peak_flops, "FLOP/s"));
+    const double w = text_width(text, 12), ly = y(roof.peak_flops);
+    const auto [tx, ty] = labels.place({{right - 6 - w, ly - 5}, {right - 6 - w, ly + 15}, {right - 6 - w, ly - 19}, {right - 6 - w, ly + 29}}, w, 12);
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\" stroke=\"none\">{}</text>\n", tx, ty, colour, text);
   }
   s += "</g>\n";
   if (!report.roofs.empty()) {
@@ -181,7 +229,11 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
     return report.nodes[a.node].predicted_us < report.nodes[b.node].predicted_us;
   });
   s += "<g stroke=\"white\" stroke-width=\"0.6\">\n";
-  std::vector<std::pair<double, double>> placed;
+  struct Numbered {
+    size_t node;
+    double cx, cy, r;
+  };
+  std::vector<Numbered> numbered;
   for (const auto& m : marks) {
     const NodeRoofline& n = report.nodes[m.node];
     const double cx = m.intensity > 0 ? x(std::clamp(m.intensity, x_floor, x_ceiling)) : right;
@@ -189,19 +241,21 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
     const double r = 3 + 8 * std::sqrt(max_share > 0 ? n.share / max_share : 0);
     s += fmt::format("<circle class=\"node {}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}</title></circle>\n",
                      bound_name(n.bound), cx, cy, r, n.bound == Bound::kCompute ? kComputeColour : kMemoryColour, tooltip(m.node));
-    if (rank[m.node]) {
-      // Nudge the number down until it clears the numbers already placed.
-      double tx = cx + r + 2, ty = cy - r + 6;
-      for (int tries = 0; tries < 8; ++tries) {
-        bool clear = true;
-        for (const auto& [px, py] : placed) clear = clear && (std::fabs(px - tx) > 16 || std::fabs(py - ty) > 11);
-        if (clear) break;
-        ty += 11;
-      }
-      placed.emplace_back(tx, ty);
-      s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" font-weight=\"bold\" fill=\"#000\" stroke=\"none\">{}</text>\n",
-                       tx, ty, rank[m.node]);
-    }
+    if (rank[m.node]) numbered.push_back({m.node, cx, cy, r});
+  }
+  // Numbers after every mark is drawn, so each can avoid the marks of the heavier nodes too.
+  for (const auto& [node, cx, cy, r] : numbered) labels.block({cx - r * 0.5, cy - r * 0.5, cx + r * 0.5, cy + r * 0.5});
+  for (const auto& [node, cx, cy, r] : numbered) {
+    const std::string text = std::to_string(rank[node]);
+    const double w = text_width(text, 11);
+    std::vector<std::pair<double, double>> candidates;
+    for (double step = 1; step <= 4; ++step)
+      for (const auto& [dx, dy] : std::vector<std::pair<double, double>>{{1, 0}, {-1, 0}, {0, -1}, {0, 1}, {1, -1}, {-1, -1}, {1, 1}, {-1, 1}})
+        candidates.emplace_back(cx + dx * (r + 2 + 9 * (step - 1)) - (dx < 0 ? w : dx == 0 ? w / 2 : 0),
+                                cy + dy * (r + 2 + 9 * (step - 1)) + (dy > 0 ? 10 : dy == 0 ? 4 : 0));
+    const auto [tx, ty] = labels.place(candidates, w, 11);
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" font-weight=\"bold\" fill=\"#000\" stroke=\"none\">{}</text>\n",
+                     tx, ty, text);
   }
   s += "</g>\n";
 
