@@ -7,6 +7,7 @@
 
 #include "cli/hardware_stage.h"
 #include "cli/input_checks.h"
+#include "cli/llm_command.h"
 #include "cli/options.h"
 #include "cli/progress_bar.h"
 #include "cli/report_files.h"
@@ -35,27 +36,8 @@ bool starts_with_file(const std::string& message, const std::string& file) {
   return !file.empty() && message.compare(0, file.size() + 1, file + ":") == 0;
 }
 
-// `modelcost: error: <file>: <what>` on one line. Messages that already name their subject keep
-// it: a file the user gave (model, report, hwdb directory) or a device option ("--gpu: ..."),
-// which is about the hardware, not the model. The others get the model's path.
-void print_error(std::ostream& err, const CliOptions& options, std::string message) {
-  for (char& ch : message)
-    if (ch == '\n' || ch == '\r') ch = ' ';
-  std::vector<std::string> files = {options.model_path, options.csv_path, options.json_path, options.roofline_svg,
-                                    options.html_path, options.calibrate_out};
-  files.insert(files.end(), options.hwdb_dirs.begin(), options.hwdb_dirs.end());
-  bool named = false;
-  for (const char* option : {"--gpu", "--hwdb", "--peak-tflops", "--bandwidth-gbps"})
-    named = named || message.rfind(option, 0) == 0;
-  for (const auto& file : files) named = named || starts_with_file(message, file);
-  if (!named && !options.model_path.empty()) message = options.model_path + ": " + message;
-  err << "modelcost: error: " << message << std::endl;
-}
-
-std::string render(const std::function<void(std::ostream&)>& printer) {
-  std::ostringstream text;
-  printer(text);
-  return text.str();
+void print_error(std::ostream& err, const CliOptions& options, const std::string& message) {
+  err << "modelcost: error: " << one_line_error(options, message) << std::endl;
 }
 
 MeasureOptions measure_options(const CliOptions& options) {
@@ -88,6 +70,12 @@ std::unique_ptr<Backend> measuring_backend(const CliOptions& options) {
     why = why.substr(0, why.find("; use --cpu"));
     throw Error(e.code(), "--counters needs this machine's NVIDIA GPU: " + why);
   }
+}
+
+std::string render(const std::function<void(std::ostream&)>& printer) {
+  std::ostringstream text;
+  printer(text);
+  return text.str();
 }
 
 // Where each measured node lands on the roofline plot: its FLOPs over its median time, at the
@@ -192,19 +180,21 @@ std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::str
   return run;
 }
 
-int analyse_and_report(const CliOptions& options, std::ostream& out) {
+int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostream& err) {
   if (options.model_path.empty()) throw Error(kExitUsage, "no model file given (see modelcost --help)");
   RunSetup setup = set_up(options);
   const std::unique_ptr<AnalysedModel> run = analyse(options, options.model_path, setup);
   const Report& report = *run->report;
   if (!options.roofline_svg.empty()) write_report_file(options.roofline_svg, run->svg);
-  if (!options.csv_path.empty())
-    write_report_file(options.csv_path, render([&](std::ostream& s) { write_csv(report, s); }));
-  if (!options.json_path.empty())
-    write_report_file(options.json_path, render([&](std::ostream& s) { write_json(report, s); }));
+  if (!options.csv_path.empty()) emit_report(options.csv_path, csv_report_text(report), out);
+  if (!options.json_path.empty()) emit_report(options.json_path, json_report_text(report), out);
   if (!options.html_path.empty())
     write_report_file(options.html_path, render([&](std::ostream& s) { write_html(report, HtmlOptions{run->svg}, s); }));
-  if (!options.quiet) {
+  // A report on stdout stays machine-readable: no table, the warnings on stderr.
+  if (report_to_stdout(options)) {
+    if (!options.quiet)
+      for (const auto& warning : run->analysis->warnings) err << "modelcost: warning: " << warning << "\n";
+  } else if (!options.quiet) {
     TableOptions table;
     table.top = static_cast<size_t>(options.top);
     table.all_op_types = options.by_op;
@@ -223,9 +213,9 @@ int diff_models(const CliOptions& options, std::ostream& out) {
   const auto a = analyse(options, options.diff_models[0], setup);
   const auto b = analyse(options, options.diff_models[1], setup);
   const ModelDiff diff = diff_reports(*a->report, *b->report);
-  if (!options.csv_path.empty()) write_report_file(options.csv_path, render([&](std::ostream& s) { write_diff_csv(diff, s); }));
-  if (!options.json_path.empty()) write_report_file(options.json_path, render([&](std::ostream& s) { write_diff_json(diff, s); }));
-  if (!options.quiet) print_diff(diff, static_cast<size_t>(options.top), out);
+  if (!options.csv_path.empty()) emit_report(options.csv_path, render([&](std::ostream& s) { write_diff_csv(diff, s); }), out);
+  if (!options.json_path.empty()) emit_report(options.json_path, render([&](std::ostream& s) { write_diff_json(diff, s); }), out);
+  if (!options.quiet && !report_to_stdout(options)) print_diff(diff, static_cast<size_t>(options.top), out);
   return kExitOk;
 }
 
@@ -272,11 +262,30 @@ int calibrate(const CliOptions& options, std::ostream& out) {
 
 }  // namespace
 
+// One line. Messages that already name their subject keep it: a file the user gave (model,
+// report, hwdb directory) or a device option ("--gpu: ..."), which is about the hardware, not the
+// model. The others get the model's path.
+std::string one_line_error(const CliOptions& options, std::string message) {
+  for (char& ch : message)
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  std::vector<std::string> files = {options.model_path, options.csv_path, options.json_path, options.roofline_svg,
+                                    options.html_path, options.calibrate_out};
+  files.insert(files.end(), options.hwdb_dirs.begin(), options.hwdb_dirs.end());
+  bool named = false;
+  for (const char* option : {"--gpu", "--hwdb", "--peak-tflops", "--bandwidth-gbps"})
+    named = named || message.rfind(option, 0) == 0;
+  for (const auto& file : files) named = named || starts_with_file(message, file);
+  if (!named && !options.model_path.empty()) message = options.model_path + ": " + message;
+  return message;
+}
+
 int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"modelcost: per-layer MACs, FLOPs, params and memory traffic of an ONNX model", "modelcost"};
   app.set_version_flag("--version", std::string("modelcost ") + kModelcostVersion);
   CliOptions options;
   add_cli_options(app, options);
+  LlmCommandOptions llm;
+  add_llm_command(app, llm);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
@@ -294,7 +303,11 @@ int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (options.list_gpus) return list_gpus(options, out);
     if (options.calibrate) return calibrate(options, out);
     if (options.diff) return diff_models(options, out);
-    return analyse_and_report(options, out);
+    if (llm.requested) {
+      options.model_path = llm.model_path;  // errors name the model
+      return run_llm_command(llm, out);
+    }
+    return analyse_and_report(options, out, err);
   } catch (const Error& e) {
     print_error(err, options, e.what());
     return e.code();

@@ -29,8 +29,8 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
       ->type_name("N")
       ->capture_default_str()
       ->check(non_negative);
-  app.add_option("--csv", options.csv_path, "Write one row per node to FILE")->type_name("FILE");
-  app.add_option("--json", options.json_path, "Write the full report as JSON to FILE")->type_name("FILE");
+  app.add_option("--csv", options.csv_path, "Write one row per node to FILE (- for stdout)")->type_name("FILE");
+  app.add_option("--json", options.json_path, "Write the full report as JSON to FILE (- for stdout)")->type_name("FILE");
   app.add_option("--html", options.html_path, "Write one self-contained HTML page (totals, sortable nodes, roofline, plan) to FILE")
       ->type_name("FILE");
   app.add_option("--by-module", options.by_module, "Totals per node-name scope, DEPTH levels deep (/layer1/0/conv1/Conv at 2: /layer1/0)")

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "modelcost/graph.h"
+#include "report/json_text.h"
 #include "report/model_info.h"
 #include "report/number_format.h"
 #include "report/report.h"
@@ -51,20 +52,34 @@ std::string output_dtypes_text(const NodeAnalysis& n, const std::string& recast)
   return text;
 }
 
-Json outputs_json(const NodeAnalysis& n, const std::string& recast) {
-  Json outputs = Json::array();
+// [{"name": ..., "dtype": ..., "shape": [...]}, ...], null for an unknown dtype or shape; float
+// dtypes shown at the --dtype recast (`recast`, "" for none).
+void write_outputs_json(const NodeAnalysis& n, const std::string& recast, JsonText& json) {
+  json.raw("[");
+  bool first = true;
   for (int id : n.node->outputs) {
     const TensorInfo* t = output_tensor(n, id);
     if (!t) continue;
-    Json shape = nullptr;
-    if (t->has_shape) {
-      shape = Json::array();
-      for (int64_t d : t->shape) shape.push_back(d);
+    json.raw(first ? "{\"name\":" : ",{\"name\":");
+    first = false;
+    json.string(t->name);
+    json.raw(",\"dtype\":");
+    if (t->dtype) json.string(recast_dtype_name(t->dtype, recast));
+    else json.null();
+    json.raw(",\"shape\":");
+    if (!t->has_shape) {
+      json.null();
+    } else {
+      json.raw("[");
+      for (size_t d = 0; d < t->shape.size(); ++d) {
+        if (d) json.raw(",");
+        json.integer(t->shape[d]);
+      }
+      json.raw("]");
     }
-    Json dtype = t->dtype ? Json(recast_dtype_name(t->dtype, recast)) : Json(nullptr);
-    outputs.push_back({{"name", t->name}, {"dtype", dtype}, {"shape", shape}});
+    json.raw("}");
   }
-  return outputs;
+  json.raw("]");
 }
 
 namespace {
@@ -150,7 +165,7 @@ std::vector<ReportColumn> default_columns() {
   outputs.unit = "[{name, dtype, shape}]";
   outputs.kind = ColumnKind::kText;
   outputs.sinks = kSinkJson;
-  outputs.json = [](const NodeAnalysis& n, size_t) { return outputs_json(n, ""); };
+  outputs.json_text = [](const NodeAnalysis& n, size_t, JsonText& json) { write_outputs_json(n, "", json); };
   columns.push_back(std::move(outputs));
   columns.push_back(text_column("output_shapes", "output shape", kSinkCsv | kSinkTable, [](const NodeAnalysis& n, size_t) {
     return CellValue::of_text(output_shapes_text(n));

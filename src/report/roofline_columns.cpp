@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "report/json_text.h"
 #include "report/number_format.h"
 #include "report/text_table.h"
 
@@ -80,7 +81,8 @@ void show_figures_at_roofline_dtype(Report& report, const RooflineReport& r) {
       };
     if (column.name == "output_dtypes")
       column.value = [=](const NodeAnalysis& node, size_t) { return CellValue::of_text(output_dtypes_text(node, recast)); };
-    if (column.name == "outputs") column.json = [=](const NodeAnalysis& node, size_t) { return outputs_json(node, recast); };
+    if (column.name == "outputs")
+      column.json_text = [=](const NodeAnalysis& node, size_t, JsonText& json) { write_outputs_json(node, recast, json); };
   }
   for (auto& total : report.totals) {
     if (total.name == "bytes_read") total.value = [read](const Analysis&) { return CellValue::of_number(read); };
