@@ -63,9 +63,9 @@ struct RecognitionProbe {
   int64_t past = 5;
 };
 
-// Reads the decoder's structure off a shaped analysis (run at the probe's dims).
+// Reads the decoder's structure off a shaped analysis (run at probe_dims' values).
 // Throws Error(kExitInvalidModel) "not a decoder LLM: ..." naming what was not found.
-DecoderModel recognise_decoder(const Analysis& analysis, const RecognitionProbe& probe = {});
+DecoderModel recognise_decoder(const Analysis& analysis);
 
 // Symbolic dims of the token and cache inputs, and their probe values, for the shape engine.
 // Keys are dim names; names already in `given` keep their value.

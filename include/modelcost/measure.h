@@ -39,6 +39,9 @@ struct NodeMeasurement {
   int samples = 0;
   std::vector<std::string> kernels;  // names of the kernels one sample launched, in order
   std::string implementation;        // "cudnn conv NHWC algo=1", "cublasLt", "kernel elementwise", "cpu eigen"
+  // Not run again: the figure of this earlier node, identical in op, attributes, input and output
+  // shapes and dtypes (measure_nodes measures each distinct node once).
+  std::string same_as;
   // Hardware counters of one run (MeasureOptions::counters; docs/measurement.md lists the metrics).
   bool has_counters = false;
   std::string counters_reason;       // why there are none, when they were asked for
@@ -85,6 +88,9 @@ struct CalibrationResult {
   double fp32_vector_tflops = 0;      // FMA kernel, 2 flops per FMA
   double fp16_vector_tflops = 0;      // half2 FMA kernel
   std::map<std::string, double> tensor_tflops;  // "fp32", "tf32", "fp16", "bf16", "fp8": large GEMMs
+  int allreduce_ranks = 0;            // GPUs of the NCCL all-reduce measured (0: one GPU or no NCCL)
+  double allreduce_bus_gbps = 0;      // its bus bandwidth and per-step latency (docs/llm.md)
+  double allreduce_latency_us = 0;
   std::vector<std::string> notes;     // how each figure was obtained (sizes, kernels)
 };
 

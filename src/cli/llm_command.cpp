@@ -106,7 +106,7 @@ int run_llm_command(const LlmCommandOptions& o, std::ostream& out) {
   Diagnostics diagnostics;
   ShapeEngine(OpRegistry::instance(), diagnostics).run(model, shape_options);
   const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
-  const DecoderModel decoder = recognise_decoder(analysis, probe);
+  const DecoderModel decoder = recognise_decoder(analysis);
   const LlmPlan plan = plan_llm(decoder, device, options);
 
   const std::string name = std::filesystem::path(o.model_path).stem().string();

@@ -79,7 +79,7 @@ std::vector<std::pair<std::string, int64_t>> probe_dims(const Model& model, cons
   return dims;
 }
 
-DecoderModel recognise_decoder(const Analysis& analysis, const RecognitionProbe& probe) {
+DecoderModel recognise_decoder(const Analysis& analysis) {
   if (!analysis.model) not_a_decoder("no model");
   const GraphIndex index(analysis.model->graph);
   DecoderModel m;
@@ -133,7 +133,6 @@ DecoderModel recognise_decoder(const Analysis& analysis, const RecognitionProbe&
     m.how.push_back("no KV cache in the graph: the decode step is derived from it (each weight GEMM once per new token, "
                     "attention over the context reading a cache of 2 x layers x kv_heads x head_dim per token)");
   }
-  (void)probe;
   return m;
 }
 

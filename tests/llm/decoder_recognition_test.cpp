@@ -47,7 +47,15 @@ TEST_P(ExportTest, RecognisesTheConfigurationItWasMadeFrom) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Exports, ExportTest,
-                         ::testing::Values("llama_gqa_kv", "llama_gqa_decode", "llama_mqa_kv", "gpt_mha_kv", "llama_gqa_int4"));
+                         ::testing::Values("llama_gqa_kv", "llama_gqa_decode", "llama_mqa_kv", "gpt_mha_kv", "llama_gqa_int4",
+                                           "gqa_fused_kv"));
+
+TEST(DecoderRecognition, FusedGroupQueryAttentionCarriesItsHeadsAndRotaryCache) {
+  const Recognised r = recognise_file(llm_export("gqa_fused_kv"));
+  EXPECT_EQ(r.model.attention_form, "GroupQueryAttention");
+  EXPECT_EQ(r.model.max_positions, 64);  // rows of its cos cache
+  EXPECT_EQ(r.model.gemms.size(), 2u * 6 + 1);
+}
 
 TEST(DecoderRecognition, Int4WeightsAreCountedAsStored) {
   const Recognised r = recognise_file(llm_export("llama_gqa_int4"));

@@ -34,7 +34,7 @@ inline Recognised recognise_file(const std::string& path, const RecognitionProbe
   for (const auto& [name, value] : probe_dims(model, probe)) options.dims[name] = value;
   Recognised r;
   r.run = analyse_file(path, options);
-  r.model = recognise_decoder(r.run->analysis, probe);
+  r.model = recognise_decoder(r.run->analysis);
   return r;
 }
 

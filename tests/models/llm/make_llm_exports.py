@@ -9,7 +9,6 @@ import onnx, torch
 from torch import nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, "/work/shared/tools")
 
 
 def strip(path_in, path_out):  # as /work/shared/tools/export_refs.py: weights over 4 KiB point at a missing file
@@ -155,9 +154,50 @@ def quantize_int4(full, out):
     q.model.save_model_to_file(out, use_external_data_format=False)
 
 
+def make_fused_gqa(path):
+    """Decoder written with onnxruntime's fused GroupQueryAttention (rotary inside the op, cos/sin
+    caches of 64 positions), as onnxruntime-genai exports it; no norms, ReLU MLP."""
+    from onnx import helper, numpy_helper, TensorProto as T
+    c = CONFIGS["gqa_fused"]; L, h, H, K, d, V = c["layers"], c["hidden"], c["heads"], c["kv_heads"], c["head_dim"], c["vocab"]
+    rng = np.random.default_rng(0)
+    inits, nodes = [], []
+    def w(name, *shape):
+        inits.append(numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)); return name
+    w("embed", V, h); w("cos_cache", c["positions"], d // 2); w("sin_cache", c["positions"], d // 2)
+    inputs = [helper.make_tensor_value_info("input_ids", T.INT64, ["batch", "sequence"]),
+              helper.make_tensor_value_info("seqlens_k", T.INT32, ["batch"]),
+              helper.make_tensor_value_info("total_sequence_length", T.INT32, [])]
+    outputs = [helper.make_tensor_value_info("logits", T.FLOAT, ["batch", "sequence", V])]
+    nodes.append(helper.make_node("Gather", ["embed", "input_ids"], ["x0"]))
+    x = "x0"
+    for i in range(L):
+        for kind in ("key", "value"):
+            inputs.append(helper.make_tensor_value_info(f"past_key_values.{i}.{kind}", T.FLOAT, ["batch", K, "past_sequence", d]))
+            outputs.append(helper.make_tensor_value_info(f"present.{i}.{kind}", T.FLOAT, ["batch", K, "total_sequence", d]))
+        for name, n in (("q", H * d), ("k", K * d), ("v", K * d)):
+            nodes.append(helper.make_node("MatMul", [x, w(f"w{name}{i}", h, n)], [f"{name}{i}"]))
+        nodes.append(helper.make_node("GroupQueryAttention",
+                                      [f"q{i}", f"k{i}", f"v{i}", f"past_key_values.{i}.key", f"past_key_values.{i}.value",
+                                       "seqlens_k", "total_sequence_length", "cos_cache", "sin_cache"],
+                                      [f"a{i}", f"present.{i}.key", f"present.{i}.value"], domain="com.microsoft",
+                                      num_heads=H, kv_num_heads=K, do_rotary=1))
+        nodes.append(helper.make_node("MatMul", [f"a{i}", w(f"wo{i}", H * d, h)], [f"o{i}"]))
+        nodes.append(helper.make_node("Add", [x, f"o{i}"], [f"r{i}"]))
+        nodes.append(helper.make_node("MatMul", [f"r{i}", w(f"wup{i}", h, c["inter"])], [f"up{i}"]))
+        nodes.append(helper.make_node("Relu", [f"up{i}"], [f"act{i}"]))
+        nodes.append(helper.make_node("MatMul", [f"act{i}", w(f"wdown{i}", c["inter"], h)], [f"down{i}"]))
+        nodes.append(helper.make_node("Add", [f"r{i}", f"down{i}"], [f"x{i + 1}"]))
+        x = f"x{i + 1}"
+    nodes.append(helper.make_node("MatMul", [x, w("head", h, V)], ["logits"]))
+    graph = helper.make_graph(nodes, "gqa_fused", inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    onnx.save(model, path)
+
+
 CONFIGS = {
     "llama_gqa": dict(layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, inter=128, vocab=256, gpt=False),
     "llama_mqa": dict(layers=3, hidden=64, heads=4, kv_heads=1, head_dim=16, inter=96, vocab=320, gpt=False),
+    "gqa_fused": dict(layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, inter=128, vocab=256, gpt=False, positions=64),
     "gpt_mha": dict(layers=2, hidden=64, heads=4, kv_heads=4, head_dim=16, inter=256, vocab=288, gpt=True, positions=128),
 }
 
@@ -175,5 +215,8 @@ if __name__ == "__main__":
             quantize_int4(full, q)
             strip(q, f"{HERE}/llama_gqa_int4.onnx")
             expected["llama_gqa_int4"] = dict(c, decode_shaped=False, stored_weight_bytes=stored_weight_bytes(q), int4=True)
+    make_fused_gqa("/tmp/gqa_fused_full.onnx")
+    strip("/tmp/gqa_fused_full.onnx", f"{HERE}/gqa_fused_kv.onnx")
+    expected["gqa_fused_kv"] = dict(CONFIGS["gqa_fused"], decode_shaped=False, stored_weight_bytes=stored_weight_bytes("/tmp/gqa_fused_full.onnx"))
     json.dump(expected, open(f"{HERE}/expected.json", "w"), indent=1, sort_keys=True)
     print(json.dumps(expected, indent=1))
