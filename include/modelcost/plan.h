@@ -34,6 +34,8 @@ struct PlanOptions {
   // powers of two while they fit and meet the SLO, then bisects to the largest batch that does.
   std::vector<int64_t> batches = {1};
   std::string dtype;                   // --dtype, as for the roofline
+  std::string view = "deployed";       // --view, as for the roofline
+  bool datasheet = false;              // --ceilings datasheet, as for the roofline
   std::optional<double> target_qps;    // --target-qps
   std::optional<double> latency_slo_ms;  // --latency-slo-ms
   std::optional<double> price_per_hour_usd;  // overrides the device's price
@@ -85,7 +87,7 @@ struct DeviceComparisonRow {
   const Device* device = nullptr;
   double latency_ms = 0;
   double throughput_per_s = 0;
-  size_t compute_bound = 0, memory_bound = 0;
+  size_t compute_bound = 0, memory_bound = 0, overhead_bound = 0;
   double memory_bytes = 0;
   bool fits = true;
   std::optional<double> cost_per_million_usd;

@@ -17,6 +17,7 @@
 #include "modelcost/errors.h"
 #include "ops/op_registry.h"
 #include "report/csv_writer.h"
+#include "report/group_columns.h"
 #include "modelcost/measure.h"
 #include "report/html_writer.h"
 #include "report/json_writer.h"
@@ -187,6 +188,11 @@ int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostrea
   const Report& report = *run->report;
   if (!options.roofline_svg.empty()) write_report_file(options.roofline_svg, run->svg);
   if (!options.csv_path.empty()) emit_report(options.csv_path, csv_report_text(report), out);
+  if (!options.groups_csv.empty()) {
+    std::ostringstream groups;
+    write_groups_csv(analysis, *hardware->roofline(), groups);
+    write_report_file(options.groups_csv, groups.str());
+  }
   if (!options.json_path.empty()) emit_report(options.json_path, json_report_text(report), out);
   if (!options.html_path.empty())
     write_report_file(options.html_path, render([&](std::ostream& s) { write_html(report, HtmlOptions{run->svg}, s); }));

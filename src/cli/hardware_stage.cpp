@@ -22,6 +22,7 @@ void HardwareStage::check_options(const CliOptions& o) {
     return;
   }
   const char* needs = !o.dtype.empty() ? "--dtype" : !o.batches.empty() ? "--batch" : !o.roofline_svg.empty() ? "--roofline-svg"
+                      : !o.groups_csv.empty() ? "--groups-csv"
                       : o.target_qps ? "--target-qps" : o.latency_slo_ms ? "--latency-slo-ms" : !o.prices.empty() ? "--price-per-hour" : nullptr;
   if (needs) throw Error(kExitUsage, std::string(needs) + " needs a device: --gpu NAME (see --list-gpus) or --peak-tflops with --bandwidth-gbps");
 }
@@ -81,6 +82,9 @@ void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, c
   const bool is_batch = have_batch_dim && (!batch_dim.symbol.empty() || batch_dim.current == 1 || planning ||
                                            !options_.batch_dim.empty());
   ro.batch = is_batch ? batch_dim.current : 0;
+  ro.view = options_.view;
+  ro.datasheet = options_.ceilings == "datasheet";
+  ro.fusion = std::make_shared<const FusionPlan>(fuse(analysis));
   for (const Device* device : devices_)
     rooflines_.push_back(std::make_unique<RooflineReport>(compute_roofline(analysis, *device, ro)));
   roofline_ = std::make_unique<RooflineReport>(*rooflines_.front());
@@ -101,6 +105,8 @@ void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, c
 void HardwareStage::plan(const Model& model, const ShapeOptions& shape_options, const BatchDim& batch_dim, Report& report) {
   PlanOptions po;
   po.dtype = options_.dtype;
+  po.view = options_.view;
+  po.datasheet = options_.ceilings == "datasheet";
   po.batches = options_.batches.empty() ? std::vector<int64_t>{} : parse_batch_list(options_.batches);
   if (po.batches.empty() && !options_.target_qps && !options_.latency_slo_ms) po.batches = {batch_dim.current};
   po.target_qps = options_.target_qps;

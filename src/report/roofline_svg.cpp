@@ -14,6 +14,12 @@ namespace {
 
 const char* kComputeColour = "#d62728";
 const char* kMemoryColour = "#1f77b4";
+const char* kOverheadColour = "#e6a100";
+const char* kGroupColour = "#222";
+
+const char* bound_colour(Bound bound) {
+  return bound == Bound::kCompute ? kComputeColour : bound == Bound::kOverhead ? kOverheadColour : kMemoryColour;
+}
 const char* kRoofColours[] = {"#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#ff7f0e"};
 
 std::string xml_escape(const std::string& s) {
@@ -96,7 +102,8 @@ class RooflinePlot {
  public:
   RooflinePlot(const RooflineReport& report, const Analysis& analysis, const RooflineSvgOptions& options)
       : report_(report), analysis_(analysis), options_(options), device_(*report.device),
-        bandwidth_(device_.bandwidth_bytes_per_s()), right_(options.width - 320), bottom_(options.height - 130) {
+        bandwidth_(report.ceilings.bandwidth_bytes_per_s > 0 ? report.ceilings.bandwidth_bytes_per_s : device_.bandwidth_bytes_per_s()),
+        sheet_bandwidth_(device_.bandwidth_bytes_per_s()), right_(options.width - 320), bottom_(options.height - 130) {
     collect_marks();
     place_axes();
     rank_heaviest();
@@ -111,8 +118,9 @@ class RooflinePlot {
     draw_roofs();
     draw_marks();
     const size_t measured = draw_measured();
+    const size_t groups = draw_groups();
     draw_strip();
-    draw_legend(measured);
+    draw_legend(measured, groups);
     s_ += "</svg>\n";
     return std::move(s_);
   }
@@ -123,7 +131,7 @@ class RooflinePlot {
   const Analysis& analysis_;
   const RooflineSvgOptions& options_;
   const Device& device_;
-  const double bandwidth_, right_, bottom_;
+  const double bandwidth_, sheet_bandwidth_, right_, bottom_;  // achievable (calibrated) and datasheet bandwidth
   std::vector<Mark> marks_;     // costed nodes with FLOPs, on the log-log plane
   std::vector<size_t> movers_;  // 0-FLOP data movement, in a strip below
   LogAxis x_, y_;
@@ -135,9 +143,7 @@ class RooflinePlot {
 
   double px(double intensity) const { return x_(std::clamp(intensity, x_floor_, x_ceiling_)); }
   double py(double flops) const { return y_(std::clamp(flops, y_floor_, y_ceiling_)); }
-  const char* bound_colour(size_t node) const {
-    return report_.nodes[node].bound == Bound::kCompute ? kComputeColour : kMemoryColour;
-  }
+  const char* node_colour(size_t node) const { return bound_colour(report_.nodes[node].bound); }
 
   void collect_marks() {
     for (size_t i = 0; i < report_.nodes.size(); ++i) {
@@ -163,8 +169,10 @@ class RooflinePlot {
     for (const auto& roof : report_.roofs) {
       x_max = std::max(x_max, roof.ridge_intensity);
       x_min = std::min(x_min, roof.ridge_intensity);
-      y_max = std::max(y_max, roof.peak_flops);
+      y_max = std::max({y_max, roof.peak_flops, roof.datasheet_peak_flops});
     }
+    for (const auto& g : report_.groups)
+      if (g.launches && g.flops > 0 && g.predicted_us > 0) include(g.intensity, g.flops / (g.predicted_us * 1e-6));
     if (x_max <= 0) x_min = 0.1, x_max = 100;
     if (y_max <= 0) y_min = 1e9, y_max = 1e12;
     x_ = LogAxis{std::floor(std::log10(x_min)), std::ceil(std::log10(x_max * 1.5)), kLeft, right_};
@@ -200,7 +208,7 @@ class RooflinePlot {
   void draw_frame() {
     s_ += fmt::format("<text x=\"{}\" y=\"26\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, xml_escape(shorten(report_.verdict, 150)));
     s_ += fmt::format("<text x=\"{}\" y=\"46\" fill=\"#444\">Roofline of {} ({:g} GB/s). x: arithmetic intensity (FLOP/byte); y: predicted "
-                      "FLOP/s incl. launch overhead. Hover a mark for the node.</text>\n",
+                      "FLOP/s incl. kernel overhead; dashed: datasheet roof. Hover a mark for the node or kernel.</text>\n",
                       kLeft, xml_escape(device_.name), device_.memory_bandwidth_gbps);
     s_ += "<g stroke=\"#e6e6e6\">\n";
     for (double d = x_.lo; d <= x_.hi + 1e-9; ++d)
@@ -239,6 +247,7 @@ class RooflinePlot {
       const double w = text_width(text, 12), ly = y_(roof.peak_flops), lx = right_ - 6 - w;
       const auto [tx, ty] = labels_.place({{lx, ly - 5}, {lx, ly + 15}, {lx, ly - 19}, {lx, ly + 29}}, w, 12);
       s_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\" stroke=\"none\">{}</text>\n", tx, ty, colour, text);
+      if (roof.datasheet_peak_flops > roof.peak_flops * 1.001 || sheet_bandwidth_ > bandwidth_ * 1.001) draw_datasheet_roof(roof, colour);
     }
     s_ += "</g>\n";
     if (report_.roofs.empty()) return;
@@ -246,8 +255,20 @@ class RooflinePlot {
     const double bx = std::max(x_floor_ * 3, y_floor_ * 10 / bandwidth_);
     const double dx = x_(bx * 10) - x_(bx), dy = y_(bx * 10 * bandwidth_) - y_(bx * bandwidth_);
     const double lx0 = x_(bx) + 4, ly0 = y_(bx * bandwidth_) - 6;
-    s_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#555\" transform=\"rotate({:.1f} {:.1f} {:.1f})\">{:g} GB/s</text>\n", lx0, ly0,
-                      std::atan2(dy, dx) * 180 / M_PI, lx0, ly0, device_.memory_bandwidth_gbps);
+    s_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#555\" transform=\"rotate({:.1f} {:.1f} {:.1f})\">{:.4g} GB/s</text>\n", lx0, ly0,
+                      std::atan2(dy, dx) * 180 / M_PI, lx0, ly0, bandwidth_ / 1e9);
+  }
+
+  // The datasheet roof above an achievable ceiling: the upper bound, dashed.
+  void draw_datasheet_roof(const Roof& roof, const char* colour) {
+    const double sheet_ridge = std::min(roof.datasheet_peak_flops / sheet_bandwidth_, x_ceiling_);
+    const double sheet_start = std::max(x_floor_, y_floor_ / sheet_bandwidth_);
+    s_ += fmt::format("<polyline class=\"datasheet\" stroke=\"{}\" stroke-dasharray=\"5 4\" stroke-width=\"1\" points=\"{:.1f},{:.1f} "
+                      "{:.1f},{:.1f} {:.1f},{:.1f}\"><title>{}</title></polyline>\n",
+                      colour, x_(sheet_start), y_(std::max(y_floor_, sheet_start * sheet_bandwidth_)), x_(sheet_ridge),
+                      y_(std::min(roof.datasheet_peak_flops, sheet_ridge * sheet_bandwidth_)), x_(x_ceiling_), y_(roof.datasheet_peak_flops),
+                      xml_escape(fmt::format("datasheet {} {} peak {} at {:g} GB/s (upper bound)", math_path_name(roof.path), roof.dtype,
+                                             si(roof.datasheet_peak_flops, "FLOP/s"), sheet_bandwidth_ / 1e9)));
   }
 
   // The ridge point: where a node's bound changes from memory to compute.
@@ -281,7 +302,7 @@ class RooflinePlot {
       const double cx = m.intensity > 0 ? px(m.intensity) : right_, cy = py(m.achieved);
       const double r = 3 + 8 * std::sqrt(max_share > 0 ? n.share / max_share : 0);
       s_ += fmt::format("<circle class=\"node {}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}</title></circle>\n",
-                        bound_name(n.bound), cx, cy, r, bound_colour(m.node), tooltip(m.node));
+                        bound_name(n.bound), cx, cy, r, bound_colour(n.bound), tooltip(m.node));
       if (rank_[m.node]) numbered.push_back({m.node, cx, cy, r});
     }
     // Numbers after every mark is drawn, so each can avoid the marks of the heavier nodes too.
@@ -313,9 +334,9 @@ class RooflinePlot {
       const double x0 = m.intensity > 0 ? px(m.intensity) : right_, y0 = py(m.achieved);
       const double x1 = p.intensity > 0 ? px(p.intensity) : x0, y1 = py(p.achieved_flops);
       s_ += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-opacity=\"0.35\"/>\n", x0, y0, x1, y1,
-                        bound_colour(m.node));
+                        node_colour(m.node));
       s_ += fmt::format("<circle class=\"measured\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" stroke=\"{}\"><title>{}</title></circle>\n", x1, y1,
-                        bound_colour(m.node),
+                        node_colour(m.node),
                         xml_escape(fmt::format("{} measured: {} achieved at {:.3g} FLOP/byte ({})", analysis_.nodes[m.node].node->name,
                                                si(p.achieved_flops, "FLOP/s"), p.intensity,
                                                p.measured_intensity ? "measured intensity" : "analytic intensity")));
@@ -325,17 +346,37 @@ class RooflinePlot {
     return drawn;
   }
 
+  // Deployed kernels: one hollow diamond per fused group, at the group's boundary intensity.
+  size_t draw_groups() {
+    size_t drawn = 0;
+    s_ += "<g fill=\"none\" stroke-width=\"1.2\">\n";
+    for (size_t k = 0; k < report_.groups.size(); ++k) {
+      const NodeRoofline& g = report_.groups[k];
+      if (!g.launches || g.flops <= 0 || g.predicted_us <= 0 || !report_.fusion) continue;
+      const FusedGroup& fg = report_.fusion->groups[k];
+      const double gx = g.intensity > 0 ? px(g.intensity) : right_, gy = py(g.flops / (g.predicted_us * 1e-6));
+      s_ += fmt::format("<path class=\"group {}\" d=\"M{:.1f},{:.1f} l5,5 l-5,5 l-5,-5 z\" stroke=\"{}\"><title>{}</title></path>\n",
+                        bound_name(g.bound), gx, gy - 5, bound_colour(g.bound),
+                        xml_escape(fmt::format("kernel #{} {} ({} nodes from {}): {}-bound, {:.3g} us deployed; {:.4g} FLOP, {:.4g} bytes",
+                                               fg.id, fg.label, fg.members.size(), analysis_.nodes[fg.members.front()].node->name,
+                                               bound_name(g.bound), g.predicted_us, g.flops, g.bytes)));
+      ++drawn;
+    }
+    s_ += "</g>\n";
+    return drawn;
+  }
+
   // Data movement (no FLOPs): one square per node in a strip under the axis, in graph order.
   void draw_strip() {
     const double strip_y = bottom_ + 62;
-    s_ += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#333\">0-FLOP nodes (data movement, memory-bound): {}</text>\n", kLeft, strip_y - 8,
+    s_ += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#333\">0-FLOP nodes (data movement): {}</text>\n", kLeft, strip_y - 8,
                       movers_.size());
     s_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"22\" fill=\"#f7f7f7\" stroke=\"#ddd\"/>\n<g>\n", kLeft, strip_y, right_ - kLeft);
     for (size_t k = 0; k < movers_.size(); ++k) {
       const size_t i = movers_[k];
       const double cx = kLeft + 6 + (right_ - kLeft - 12) * (movers_.size() == 1 ? 0.5 : static_cast<double>(k) / (movers_.size() - 1));
-      s_ += fmt::format("<rect class=\"node memory\" x=\"{:.1f}\" y=\"{}\" width=\"6\" height=\"12\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}</title></rect>\n",
-                        cx - 3, strip_y + 5, kMemoryColour, tooltip(i));
+      s_ += fmt::format("<rect class=\"node {}\" x=\"{:.1f}\" y=\"{}\" width=\"6\" height=\"12\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}</title></rect>\n",
+                        bound_name(report_.nodes[i].bound), cx - 3, strip_y + 5, node_colour(i), tooltip(i));
       if (rank_[i])
         s_ += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" font-weight=\"bold\">{}</text>\n", cx - 3, strip_y + 36, rank_[i]);
     }
@@ -343,7 +384,7 @@ class RooflinePlot {
   }
 
   // Legend: bound colours, then the numbered heaviest nodes.
-  void draw_legend(size_t measured_marks) {
+  void draw_legend(size_t measured_marks, size_t group_marks) {
     const double lx = right_ + 24;
     double ly = kTop + 4;
     s_ += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"6\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">compute-bound ({})</text>\n", lx + 6, ly,
@@ -351,8 +392,17 @@ class RooflinePlot {
     ly += 20;
     s_ += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"6\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">memory-bound ({})</text>\n", lx + 6, ly,
                       kMemoryColour, lx + 18, ly + 4, report_.totals.memory_bound);
+    ly += 20;
+    s_ += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"6\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">overhead-bound ({})</text>\n", lx + 6, ly,
+                      kOverheadColour, lx + 18, ly + 4, report_.totals.overhead_bound);
     ly += 18;
     s_ += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">mark area ~ share of predicted time</text>\n", lx, ly + 4);
+    if (group_marks) {
+      ly += 18;
+      s_ += fmt::format("<path d=\"M{},{} l5,5 l-5,5 l-5,-5 z\" fill=\"none\" stroke=\"{}\"/><text x=\"{}\" y=\"{}\" fill=\"#555\">deployed "
+                        "kernel ({} fused groups)</text>\n",
+                        lx + 6, ly - 5, kGroupColour, lx + 18, ly + 4, group_marks);
+    }
     if (measured_marks) {
       ly += 18;
       s_ += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"none\" stroke=\"#555\" stroke-width=\"1.4\"/><text x=\"{}\" y=\"{}\" "
@@ -369,12 +419,17 @@ class RooflinePlot {
       const NodeRoofline& n = report_.nodes[i];
       s_ += fmt::format("<text x=\"{}\" y=\"{}\"><tspan font-weight=\"bold\" fill=\"{}\">{}.</tspan> {} <tspan fill=\"#555\">{:.3g} us, "
                         "{:.1f}%</tspan><title>{}</title></text>\n",
-                        lx, ly, bound_colour(i), rank_[i], xml_escape(shorten_tail(analysis_.nodes[i].node->name, 26)), n.predicted_us,
+                        lx, ly, node_colour(i), rank_[i], xml_escape(shorten_tail(analysis_.nodes[i].node->name, 26)), n.predicted_us,
                         n.share * 100, tooltip(i));
     }
     ly += 30;
-    s_ += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">total predicted {:.3g} ms over {} kernels</text>\n", lx, ly,
+    s_ += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">as written {:.3g} ms over {} kernels</text>\n", lx, ly,
                       report_.totals.predicted_latency_ms, report_.totals.launches);
+    if (report_.fusion) {
+      ly += 18;
+      s_ += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">deployed {:.3g} ms over {} kernels</text>\n", lx, ly,
+                        report_.deployed.predicted_latency_ms, report_.deployed.launches);
+    }
     if (report_.totals.uncosted)
       s_ += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#a00\">{} uncosted nodes not shown</text>\n", lx, ly + 18, report_.totals.uncosted);
   }
