@@ -190,7 +190,7 @@ int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostrea
   if (!options.csv_path.empty()) emit_report(options.csv_path, csv_report_text(report), out);
   if (!options.groups_csv.empty()) {
     std::ostringstream groups;
-    write_groups_csv(analysis, *hardware->roofline(), groups);
+    write_groups_csv(*run->analysis, *run->hardware->roofline(), groups);
     write_report_file(options.groups_csv, groups.str());
   }
   if (!options.json_path.empty()) emit_report(options.json_path, json_report_text(report), out);

@@ -45,7 +45,7 @@ TEST(CliReports, EveryDeviceIsCarriedThroughColumnsPlanAndSvg) {
 
 TEST(CliReports, PlanSweepsBatchesForATargetWithoutABatchList) {
   TempDir dir;
-  const Json plan = run_json(sample_model() + " --gpu h100 --target-qps 3000 --latency-slo-ms 20 --price-per-hour 4.5", dir)["plan"];
+  const Json plan = run_json(sample_model() + " --gpu h100 --target-qps 6000 --latency-slo-ms 20 --price-per-hour 4.5", dir)["plan"];
   EXPECT_TRUE(plan["swept"].get<bool>());
   // Batch 1 alone needs two H100s; the sweep finds a batch that needs one, within the SLO.
   EXPECT_EQ(plan["devices_needed"], 1);
@@ -64,7 +64,7 @@ TEST(CliReports, PlanSweepsBatchesForATargetWithoutABatchList) {
   // The price fills the cost column: 4.5 USD/h over the throughput.
   const Json& best = plan["best"];
   EXPECT_NEAR(best["cost_per_million_usd"].get<double>(), 4.5 / 3600 / best["throughput_per_s"].get<double>() * 1e6, 1e-9);
-  const CliResult terminal = run_modelcost(sample_model() + " --gpu h100 --target-qps 3000 --latency-slo-ms 20 --top 0");
+  const CliResult terminal = run_modelcost(sample_model() + " --gpu h100 --target-qps 6000 --latency-slo-ms 20 --top 0");
   EXPECT_NE(terminal.out.find("meets SLO"), std::string::npos) << terminal.out;
   EXPECT_NE(terminal.out.find("batches swept"), std::string::npos);
 }
