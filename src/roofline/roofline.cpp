@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "matrix_efficiency.h"
 #include "modelcost/errors.h"
 
 namespace modelcost {
@@ -169,6 +170,9 @@ struct KernelWork {
   double flops = 0, bytes = 0;
   bool matrix = false;
   std::string compute_dtype;
+  // A deployed group with its analysis: its matrix members go through the tile model.
+  const FusedGroup* group = nullptr;
+  const Analysis* analysis = nullptr;
 };
 
 Ceilings ceilings_of(const Device& device, bool datasheet) {
@@ -200,6 +204,10 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
   nr.bytes = work.bytes;
   nr.compute_dtype = work.compute_dtype;
   nr.compute_us = nr.flops / flops_per_s * 1e6;
+  if (work.group && work.matrix && device.kind == "gpu" && peak.path == MathPath::kTensor) {
+    const SmArray sms{device.compute_units, flops_per_s, ceilings.bandwidth_bytes_per_s};
+    nr.compute_us = std::max(nr.compute_us, tiled_matrix_us(*work.group, *work.analysis, sms));
+  }
   nr.memory_us = nr.bytes / bandwidth * 1e6;
   nr.overhead_us = ceilings.overhead_us;
   nr.intensity = nr.bytes > 0 ? nr.flops / nr.bytes : 0;
@@ -261,7 +269,7 @@ void place_groups(const Analysis& analysis, const Device& device, const Roofline
     NodeRoofline& gr = r.groups[k];
     gr.costed = g.costed;
     KernelWork work{g.flops, recast_group_bytes(g, analysis, options.dtype), g.matrix,
-                    node_compute_dtype(analysis.nodes[g.anchor], options.dtype)};
+                    node_compute_dtype(analysis.nodes[g.anchor], options.dtype), &g, &analysis};
     if (!g.launches || (work.flops <= 0 && work.bytes <= 0)) {
       ++r.deployed.no_bound;
       continue;
