@@ -75,11 +75,15 @@ class LabelPlacer {
   };
   void block(const Box& b) { taken_.push_back(b); }
   // `x`, `y`: the text's anchor (start, baseline) at each candidate offset; returns the chosen one.
-  std::pair<double, double> place(const std::vector<std::pair<double, double>>& candidates, double width, double height) {
+  // `avoid`: more boxes to keep clear of (marks), not kept for later labels.
+  std::pair<double, double> place(const std::vector<std::pair<double, double>>& candidates, double width, double height,
+                                  const std::vector<Box>& avoid = {}) {
+    auto apart = [](const Box& b, const Box& t) { return b.x1 <= t.x0 || b.x0 >= t.x1 || b.y1 <= t.y0 || b.y0 >= t.y1; };
     for (const auto& [x, y] : candidates) {
       const Box b{x - kGap, y - height - kGap, x + width + kGap, y + 2 + kGap};  // a gap keeps "10" and "2" apart
       bool clear = true;
-      for (const auto& t : taken_) clear = clear && (b.x1 <= t.x0 || b.x0 >= t.x1 || b.y1 <= t.y0 || b.y0 >= t.y1);
+      for (const auto& t : taken_) clear = clear && apart(b, t);
+      for (const auto& t : avoid) clear = clear && apart(b, t);
       if (clear) {
         taken_.push_back(b);
         return {x, y};
@@ -119,6 +123,7 @@ class RooflinePlot {
     draw_marks();
     const size_t measured = draw_measured();
     const size_t groups = draw_groups();
+    draw_numbers();
     draw_strip();
     draw_legend(measured, groups);
     s_ += "</svg>\n";
@@ -139,11 +144,29 @@ class RooflinePlot {
   std::vector<size_t> order_;  // nodes by predicted time, heaviest first
   std::vector<int> rank_;      // 1.. for the numbered heaviest nodes, 0 for the others
   LabelPlacer labels_;         // roof labels first, then node numbers: none overlaps another
+  struct Numbered {
+    size_t node;
+    double cx, cy, r;
+  };
+  std::vector<Numbered> numbered_;  // the heaviest nodes' marks, numbered by draw_numbers
   std::string s_;
 
   double px(double intensity) const { return x_(std::clamp(intensity, x_floor_, x_ceiling_)); }
   double py(double flops) const { return y_(std::clamp(flops, y_floor_, y_ceiling_)); }
   const char* node_colour(size_t node) const { return bound_colour(report_.nodes[node].bound); }
+  double mark_radius(size_t node) const {
+    double max_share = 0;
+    for (const auto& n : report_.nodes) max_share = std::max(max_share, n.share);
+    return 3 + 8 * std::sqrt(max_share > 0 ? report_.nodes[node].share / max_share : 0);
+  }
+  std::vector<LabelPlacer::Box> mark_boxes() const {
+    std::vector<LabelPlacer::Box> boxes;
+    for (const auto& m : marks_) {
+      const double cx = m.intensity > 0 ? px(m.intensity) : right_, cy = py(m.achieved), r = mark_radius(m.node);
+      boxes.push_back({cx - r, cy - r, cx + r, cy + r});
+    }
+    return boxes;
+  }
 
   void collect_marks() {
     for (size_t i = 0; i < report_.nodes.size(); ++i) {
@@ -245,7 +268,12 @@ class RooflinePlot {
       if (roof.ridge_intensity <= x_ceiling_) draw_ridge(roof, colour);
       const std::string text = fmt::format("{} {}: {}", math_path_name(roof.path), roof.dtype, si(roof.peak_flops, "FLOP/s"));
       const double w = text_width(text, 12), ly = y_(roof.peak_flops), lx = right_ - 6 - w;
-      const auto [tx, ty] = labels_.place({{lx, ly - 5}, {lx, ly + 15}, {lx, ly - 19}, {lx, ly + 29}}, w, 12);
+      // Along the roof from its right end, just above it, clear of the marks that touch it; then higher.
+      std::vector<std::pair<double, double>> candidates;
+      for (double y_offset : {5.0, 14.0, 28.0})
+        for (double x = lx; x >= x_(std::min(roof.ridge_intensity, x_ceiling_)) + 4 || x == lx; x -= 40) candidates.emplace_back(x, ly - y_offset);
+      candidates.emplace_back(lx, ly + 15);
+      const auto [tx, ty] = labels_.place(candidates, w, 12, mark_boxes());
       s_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\" stroke=\"none\">{}</text>\n", tx, ty, colour, text);
       if (roof.datasheet_peak_flops > roof.peak_flops * 1.001 || sheet_bandwidth_ > bandwidth_ * 1.001) draw_datasheet_roof(roof, colour);
     }
@@ -291,11 +319,6 @@ class RooflinePlot {
     std::sort(marks_.begin(), marks_.end(), [&](const Mark& a, const Mark& b) {
       return report_.nodes[a.node].predicted_us < report_.nodes[b.node].predicted_us;
     });
-    struct Numbered {
-      size_t node;
-      double cx, cy, r;
-    };
-    std::vector<Numbered> numbered;
     s_ += "<g stroke=\"white\" stroke-width=\"0.6\">\n";
     for (const auto& m : marks_) {
       const NodeRoofline& n = report_.nodes[m.node];
@@ -303,15 +326,20 @@ class RooflinePlot {
       const double r = 3 + 8 * std::sqrt(max_share > 0 ? n.share / max_share : 0);
       s_ += fmt::format("<circle class=\"node {}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}</title></circle>\n",
                         bound_name(n.bound), cx, cy, r, bound_colour(n.bound), tooltip(m.node));
-      if (rank_[m.node]) numbered.push_back({m.node, cx, cy, r});
+      if (rank_[m.node]) numbered_.push_back({m.node, cx, cy, r});
     }
-    // Numbers after every mark is drawn, so each can avoid the marks of the heavier nodes too.
-    for (const auto& [node, cx, cy, r] : numbered) labels_.block({cx - r * 0.5, cy - r * 0.5, cx + r * 0.5, cy + r * 0.5});
-    for (const auto& [node, cx, cy, r] : numbered) {
+    s_ += "</g>\n";
+  }
+
+  // Numbers last, over every mark, each placed clear of the other labels and the numbered marks.
+  void draw_numbers() {
+    s_ += "<g>\n";
+    for (const auto& [node, cx, cy, r] : numbered_) labels_.block({cx - r * 0.5, cy - r * 0.5, cx + r * 0.5, cy + r * 0.5});
+    for (const auto& [node, cx, cy, r] : numbered_) {
       const std::string text = std::to_string(rank_[node]);
       const double w = text_width(text, 11);
       std::vector<std::pair<double, double>> candidates;
-      for (double step = 0; step < 4; ++step)
+      for (double step = 0; step < 8; ++step)
         for (const auto& [dx, dy] : std::vector<std::pair<double, double>>{{1, 0}, {-1, 0}, {0, -1}, {0, 1}, {1, -1}, {-1, -1}, {1, 1}, {-1, 1}})
           candidates.emplace_back(cx + dx * (r + 2 + 9 * step) - (dx < 0 ? w : dx == 0 ? w / 2 : 0),
                                   cy + dy * (r + 2 + 9 * step) + (dy > 0 ? 10 : dy == 0 ? 4 : 0));
