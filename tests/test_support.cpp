@@ -8,9 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "costs/cost_model.h"
 #include "load/model_loader.h"
-#include "ops/op_registry.h"
 
 namespace modelcost::testing {
 
@@ -157,22 +155,20 @@ const NodeAnalysis& AnalysisRun::node(const std::string& name) const {
 }
 
 const TensorInfo& AnalysisRun::tensor(const std::string& name) const {
-  const int id = model.graph.find(name);
+  const int id = analysis.graph->find(name);
   if (id < 0) {
     ADD_FAILURE() << "no tensor named " << name;
     static TensorInfo none;
     return none;
   }
-  return model.graph.tensors[id];
+  return analysis.graph->tensors[id];
 }
 
 namespace {
 std::unique_ptr<AnalysisRun> run_pipeline(Model model, const ShapeOptions& options) {
   auto run = std::make_unique<AnalysisRun>();
   run->model = std::move(model);
-  ShapeEngine engine(OpRegistry::instance(), run->diagnostics);
-  engine.run(run->model, options);
-  run->analysis = compute_costs(run->model, OpRegistry::instance(), run->diagnostics);
+  run->analysis = analyze(run->model, options);
   return run;
 }
 }  // namespace

@@ -1,5 +1,7 @@
 // Stage 3: runs each node's cost rule over the shaped graph and totals the results.
 #pragma once
+#include <memory>
+
 #include "modelcost/analysis.h"
 #include "modelcost/diagnostics.h"
 
@@ -7,6 +9,8 @@ namespace modelcost {
 
 class OpRegistry;
 
-Analysis compute_costs(const Model& model, const OpRegistry& registry, Diagnostics& diagnostics);
+// Costs of every node of `shaped` (the model's graph as shape inference left it; analyze() makes it).
+Analysis compute_costs(const Model& model, std::shared_ptr<const Graph> shaped, const OpRegistry& registry,
+                       Diagnostics& diagnostics);
 
 }  // namespace modelcost

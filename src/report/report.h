@@ -4,6 +4,7 @@
 // appending one ReportSection; the terminal, CSV and JSON printers pick them up unchanged.
 #pragma once
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -107,8 +108,10 @@ struct ReportSection {
   std::function<void(std::ostream&)> print;
 };
 
+// Holds values only: its own copy of the analysis (whose shaped graph it shares), and columns whose
+// functions keep copies of what they print, so it outlives the stages that built it.
 struct Report {
-  const Analysis* analysis = nullptr;
+  std::shared_ptr<const Analysis> analysis;
   std::string tool_version;
   std::vector<ReportColumn> columns;
   std::vector<ReportTotal> totals;
@@ -120,6 +123,12 @@ struct Report {
   // Inserts after the named column (at the end when it is absent).
   void add_column_after(const std::string& after, ReportColumn column);
 };
+
+// Output dtypes as the report shows them: after --dtype (`recast`, "" for none) every float
+// tensor is shown at that type ("float16"); integer tensors keep theirs.
+std::string recast_dtype_name(int32_t dtype, const std::string& recast);
+std::string output_dtypes_text(const NodeAnalysis& node, const std::string& recast);
+void write_outputs_json(const NodeAnalysis& node, const std::string& recast, JsonText& json);
 
 // The default report: the columns and totals of issue 2 (docs/reports.md lists them).
 Report build_report(const Analysis& analysis, const std::string& tool_version);

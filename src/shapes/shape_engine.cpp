@@ -14,9 +14,10 @@ namespace modelcost {
 ShapeEngine::ShapeEngine(const OpRegistry& registry, Diagnostics& diagnostics)
     : registry_(registry), diagnostics_(diagnostics) {}
 
-void ShapeEngine::run(Model& model, const ShapeOptions& options) {
+std::shared_ptr<Graph> ShapeEngine::run(const Model& model, const ShapeOptions& options) {
   options_ = options;
-  Graph& g = model.graph;
+  auto shaped = std::make_shared<Graph>(model.graph);
+  Graph& g = *shaped;
   for (const auto& [name, shape] : options.inputs) {
     const int id = g.find(name);
     if (id < 0 || !g.tensors[id].is_graph_input) {
@@ -68,6 +69,7 @@ void ShapeEngine::run(Model& model, const ShapeOptions& options) {
   for (const auto& [name, value] : options.dims)
     if (!used_dims.count(name)) diagnostics_.warn("--dim " + name + " names no symbolic dim of the model's inputs");
   infer_graph(g);
+  return shaped;
 }
 
 void ShapeEngine::infer_graph(Graph& graph) {

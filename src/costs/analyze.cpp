@@ -1,0 +1,16 @@
+// The analysis as one pure function of (model, options): shapes, then costs.
+#include "costs/cost_model.h"
+#include "modelcost/analysis.h"
+#include "ops/op_registry.h"
+#include "shapes/shape_engine.h"
+
+namespace modelcost {
+
+Analysis analyze(const Model& model, const AnalysisOptions& options) {
+  Diagnostics diagnostics;
+  ShapeEngine engine(OpRegistry::instance(), diagnostics);
+  std::shared_ptr<const Graph> shaped = engine.run(model, options);
+  return compute_costs(model, std::move(shaped), OpRegistry::instance(), diagnostics);
+}
+
+}  // namespace modelcost
