@@ -161,15 +161,21 @@ const TensorInfo& AnalysisRun::tensor(const std::string& name) const {
 }
 
 namespace {
-std::unique_ptr<AnalysisRun> run_pipeline(Model model, const ShapeOptions& options) {
+std::unique_ptr<AnalysisRun> run_pipeline(Model model, const ShapeOptions& options,
+                                          const OpRegistry& registry = OpRegistry::instance()) {
   auto run = std::make_unique<AnalysisRun>();
   run->model = std::move(model);
-  ShapeEngine engine(OpRegistry::instance(), run->diagnostics);
+  ShapeEngine engine(registry, run->diagnostics);
   engine.run(run->model, options);
-  run->analysis = compute_costs(run->model, OpRegistry::instance(), run->diagnostics);
+  run->analysis = compute_costs(run->model, registry, run->diagnostics);
   return run;
 }
 }  // namespace
+
+std::unique_ptr<AnalysisRun> analyse_with(const ModelBuilder& builder, const OpRegistry& registry,
+                                          const ShapeOptions& options) {
+  return run_pipeline(load_model_from_bytes(builder.bytes(), "test-model"), options, registry);
+}
 
 std::unique_ptr<AnalysisRun> analyse(const ModelBuilder& builder, const ShapeOptions& options) {
   return run_pipeline(load_model_from_bytes(builder.bytes(), "test-model"), options);

@@ -5,6 +5,7 @@
 #include <new>
 #include <sstream>
 
+#include "cli/completeness.h"
 #include "cli/hardware_stage.h"
 #include "cli/options.h"
 #include "cli/progress_bar.h"
@@ -14,6 +15,7 @@
 #include "load/model_loader.h"
 #include "modelcost/errors.h"
 #include "ops/op_registry.h"
+#include "ops/user_rules.h"
 #include "report/csv_writer.h"
 #include "modelcost/measure.h"
 #include "report/json_writer.h"
@@ -87,7 +89,7 @@ std::vector<MeasuredPoint> measured_points(const Analysis& analysis, const Roofl
   return points;
 }
 
-int analyse_and_report(const CliOptions& options, std::ostream& out) {
+int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostream& err) {
   if (options.model_path.empty()) throw Error(kExitUsage, "no model file given (see modelcost --help)");
   const ShapeOptions shape_options = shape_options_from(options);
   check_report_paths(options);
@@ -112,8 +114,9 @@ int analyse_and_report(const CliOptions& options, std::ostream& out) {
     const BatchDim dim = find_batch_dim(model, shape_options, options.batch_dim);
     run_options = with_batch(model, shape_options, dim, parse_batch_list(options.batches).front());
   }
+  const OpRegistry& registry = registry_with_user_rules(options.op_rule_files);
   Diagnostics diagnostics;
-  ShapeEngine engine(OpRegistry::instance(), diagnostics);
+  ShapeEngine engine(registry, diagnostics);
   try {
     engine.run(model, run_options);
   } catch (const Error& e) {
@@ -121,7 +124,8 @@ int analyse_and_report(const CliOptions& options, std::ostream& out) {
     throw Error(kExitUsage, "--batch " + std::to_string(parse_batch_list(options.batches).front()) +
                                 ": the model does not run at that batch (the file may fix its batch; see --batch-dim): " + e.what());
   }
-  const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
+  const Analysis analysis = compute_costs(model, registry, diagnostics);
+  check_completeness(analysis, registry, options.strict, err);
   Report report = build_report(analysis, kModelcostVersion);
 
   std::unique_ptr<HardwareStage> hardware;
@@ -219,7 +223,7 @@ int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
   try {
     if (options.list_gpus) return list_gpus(options, out);
     if (options.calibrate) return calibrate(options, out);
-    return analyse_and_report(options, out);
+    return analyse_and_report(options, out, err);
   } catch (const Error& e) {
     print_error(err, options, e.what());
     return e.code();

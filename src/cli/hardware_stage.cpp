@@ -4,6 +4,7 @@
 #include "load/model_loader.h"
 #include "modelcost/errors.h"
 #include "ops/op_registry.h"
+#include "ops/user_rules.h"
 #include "report/roofline_columns.h"
 #include "report/roofline_svg.h"
 #include "shapes/batch_dim.h"
@@ -83,7 +84,7 @@ void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, c
       batch_model_ = std::make_unique<Model>(load_model(path));
       Diagnostics quiet;  // the main run already reported this model's warnings
       try {
-        ShapeEngine(OpRegistry::instance(), quiet).run(*batch_model_, with_batch(model, shape_options, batch_dim, batch));
+        ShapeEngine(registry_with_user_rules(options_.op_rule_files), quiet).run(*batch_model_, with_batch(model, shape_options, batch_dim, batch));
       } catch (const Error& e) {
         // Typically a fixed-batch export whose Reshape targets bake the batch size in.
         throw Error(kExitUsage, "--batch " + std::to_string(batch) + ": the model does not run at that batch" +
@@ -92,7 +93,7 @@ void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, c
                                                               : "") +
                                     ": " + e.what());
       }
-      return compute_costs(*batch_model_, OpRegistry::instance(), quiet);
+      return compute_costs(*batch_model_, registry_with_user_rules(options_.op_rule_files), quiet);
     };
     add_plan(report, plan_capacity(analyse_batch, *devices_.front(), po));
   }

@@ -6,8 +6,8 @@
 
 namespace modelcost {
 
-// Highest ai.onnx opset whose ops have rules here.
-constexpr int kMaxKnownOnnxOpset = 21;
+// Highest ai.onnx opset whose ops have rules here (ONNX 1.19).
+constexpr int kMaxKnownOnnxOpset = 24;
 
 // Throws Error (kExitUnreadable / kExitInvalidModel / kExitUnsupported) with a message that
 // names the file.

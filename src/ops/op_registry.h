@@ -68,6 +68,10 @@ void register_controlflow_ops(OpRegistry&);
 void register_quantization_ops(OpRegistry&);
 void register_attention_ops(OpRegistry&);
 void register_com_microsoft_ops(OpRegistry&);
+void register_recent_onnx_ops(OpRegistry&);
+void register_nchwc_ops(OpRegistry&);
+void register_onnx_ml_ops(OpRegistry&);
+void register_ms_quantized_ops(OpRegistry&);
 
 // Domain spellings that mean the standard domain.
 inline bool is_standard_domain(std::string_view d) { return d.empty() || d == "ai.onnx"; }

@@ -10,6 +10,7 @@
 namespace modelcost {
 
 class OpRegistry;
+class OpContext;
 
 struct ShapeOptions {
   std::map<std::string, int64_t> dims;    // --dim NAME=VALUE: symbolic dim values
@@ -29,6 +30,7 @@ class ShapeEngine {
 
  private:
   void infer_node(Graph& graph, Node& node);
+  void infer_unknown_op(OpContext& c);
   void apply_declared_shapes(Graph& graph, const Node& node);
   bool resolve_declared(const TensorInfo& tensor, int32_t* dtype, Shape* shape) const;
 
