@@ -1,6 +1,8 @@
-# The CUDA measurement backend (src/measure/cuda/) builds where the CUDA toolkit, cuDNN and
-# CUPTI are found; it is its own static library linked into modelcost_core, which then defines
-# MODELCOST_HAVE_CUDA. Without the toolkit the core's make_backend() reports "no NVIDIA GPU".
+# The CUDA measurement backend (src/measure/cuda/) builds where the CUDA toolkit, cuDNN and CUPTI
+# are found, as a shared module, libmodelcost_cuda.so, that the analyzer loads with dlopen only when
+# it measures (--measure, --gpu auto, calibrate), as ONNX Runtime loads its execution providers:
+# the analyzer itself links no CUDA library and starts without them. The module's one exported
+# symbol is the C entry point of src/measure/cuda_entry.h.
 # Building needs no GPU: the kernels are compiled for sm_90 (H100/H200) by default; set
 # CMAKE_CUDA_ARCHITECTURES to build for others.
 set(MODELCOST_HAVE_CUDA OFF)
@@ -42,21 +44,29 @@ enable_language(CUDA)
 
 file(GLOB MODELCOST_CUDA_SOURCES CONFIGURE_DEPENDS
      ${PROJECT_SOURCE_DIR}/src/measure/cuda/*.cu ${PROJECT_SOURCE_DIR}/src/measure/cuda/*.cpp)
-add_library(modelcost_cuda STATIC ${MODELCOST_CUDA_SOURCES})
-target_include_directories(modelcost_cuda PRIVATE ${MODELCOST_CUDNN_INCLUDE} ${MODELCOST_CUPTI_INCLUDE})
-# The CUDA sources use the core's headers and a few of its functions (node specs, op plans):
-# the two static libraries depend on each other, which CMake resolves by repeating them.
-target_link_libraries(modelcost_cuda PUBLIC modelcost_core)
-target_link_libraries(modelcost_cuda PRIVATE CUDA::cudart_static CUDA::cublasLt ${MODELCOST_CUDNN_LIBRARY}
-                      ${MODELCOST_CUPTI_LIBRARY})
-target_compile_options(modelcost_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>
+list(FILTER MODELCOST_CUDA_SOURCES EXCLUDE REGEX "/module_entry\\.cpp$")
+# The backend as a static library: linked into the module, and into the tests of its internals.
+add_library(modelcost_cuda_backend STATIC ${MODELCOST_CUDA_SOURCES})
+target_include_directories(modelcost_cuda_backend PUBLIC ${MODELCOST_CUDNN_INCLUDE} ${MODELCOST_CUPTI_INCLUDE})
+target_link_libraries(modelcost_cuda_backend PUBLIC modelcost_measure CUDA::cudart_static CUDA::cublasLt
+                      ${MODELCOST_CUDNN_LIBRARY} ${MODELCOST_CUPTI_LIBRARY})
+target_compile_definitions(modelcost_cuda_backend PUBLIC MODELCOST_HAVE_CUDA)
+target_compile_options(modelcost_cuda_backend PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>
                        $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>)
-# No relocatable device code, so no device-link step (which would need the core library built
-# first, though the core links this one).
-set_target_properties(modelcost_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_RESOLVE_DEVICE_SYMBOLS OFF)
+set_target_properties(modelcost_cuda_backend PROPERTIES CUDA_RESOLVE_DEVICE_SYMBOLS OFF
+                      CXX_VISIBILITY_PRESET hidden CUDA_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 
-target_link_libraries(modelcost_core PUBLIC modelcost_cuda)
-target_compile_definitions(modelcost_core PUBLIC MODELCOST_HAVE_CUDA)
+# The module exports its entry point only: the stages linked into it (measure, graph) stay private
+# copies, so no symbol of the analyzer is interposed and nothing is resolved from the executable.
+add_library(modelcost_cuda MODULE ${PROJECT_SOURCE_DIR}/src/measure/cuda/module_entry.cpp)
+target_link_libraries(modelcost_cuda PRIVATE modelcost_cuda_backend)
+target_link_options(modelcost_cuda PRIVATE -Wl,--exclude-libs,ALL -Wl,--no-undefined -Wl,--as-needed)
+get_filename_component(MODELCOST_CUDNN_DIR ${MODELCOST_CUDNN_LIBRARY} DIRECTORY)
+get_filename_component(MODELCOST_CUPTI_DIR ${MODELCOST_CUPTI_LIBRARY} DIRECTORY)
+set_target_properties(modelcost_cuda PROPERTIES
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}  # next to the modelcost binary, where it is looked for
+  CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
+  INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR};${MODELCOST_CUDNN_DIR};${MODELCOST_CUPTI_DIR}")
 set(MODELCOST_HAVE_CUDA ON)
-message(STATUS "modelcost: CUDA backend ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, sm ${CMAKE_CUDA_ARCHITECTURES}, "
+message(STATUS "modelcost: CUDA module ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, sm ${CMAKE_CUDA_ARCHITECTURES}, "
                "cuDNN ${MODELCOST_CUDNN_LIBRARY}, CUPTI ${MODELCOST_CUPTI_LIBRARY})")

@@ -6,12 +6,18 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 
 #include "costs/cost_model.h"
 #include "load/model_loader.h"
 #include "ops/op_registry.h"
 
 namespace modelcost::testing {
+
+#ifdef MODELCOST_CUDA_MODULE_PATH
+// Test binaries are not next to the modelcost binary, where the CUDA module is looked for.
+[[maybe_unused]] const bool cuda_module_named = setenv("MODELCOST_CUDA_MODULE", MODELCOST_CUDA_MODULE_PATH, 0) == 0;
+#endif
 
 ModelBuilder::ModelBuilder(int opset) {
   proto_.set_ir_version(8);

@@ -102,10 +102,10 @@ class Backend {
   virtual CalibrationResult calibrate(const MeasureOptions& options) = 0;
 };
 
-// True when this build has the CUDA backend compiled in.
+// True when the CUDA module (the GPU backend, loaded at run time) is found; it is not loaded.
 bool cuda_support_compiled();
-// The GPU backend, or the CPU reference backend when cpu is true. Throws
-// Error(kExitRuntime, "no NVIDIA GPU found ...") when cpu is false and no GPU (or no CUDA build).
+// The GPU backend, or the CPU reference backend when cpu is true. Throws Error(kExitRuntime,
+// "no NVIDIA GPU ...") when cpu is false and there is no GPU, no driver, or no loadable CUDA module.
 std::unique_ptr<Backend> make_backend(bool cpu, int device = 0);
 
 // Measures every node of the analysis in order, one result per analysis.nodes entry.

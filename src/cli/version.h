@@ -1,10 +1,3 @@
-// The version --version prints and every report carries.
+// The version --version prints and every report carries (include/modelcost/version.h).
 #pragma once
-
-#ifndef MODELCOST_VERSION
-#define MODELCOST_VERSION "0.1.0"  // keep in step with project(VERSION) in CMakeLists.txt
-#endif
-
-namespace modelcost {
-constexpr const char* kModelcostVersion = MODELCOST_VERSION;
-}  // namespace modelcost
+#include "modelcost/version.h"

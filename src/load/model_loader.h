@@ -6,9 +6,6 @@
 
 namespace modelcost {
 
-// Highest ai.onnx opset whose ops have rules here (ONNX 1.19).
-constexpr int kMaxKnownOnnxOpset = 24;
-
 // Throws Error (kExitUnreadable / kExitInvalidModel / kExitUnsupported) with a message that
 // names the file.
 Model load_model(const std::string& path);

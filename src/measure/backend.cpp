@@ -8,23 +8,11 @@
 
 namespace modelcost {
 
-bool cuda_support_compiled() {
-#ifdef MODELCOST_HAVE_CUDA
-  return true;
-#else
-  return false;
-#endif
-}
+bool cuda_support_compiled() { return !find_cuda_module().empty(); }
 
 std::unique_ptr<Backend> make_backend(bool cpu, int device) {
   if (cpu) return make_cpu_backend();
-#ifdef MODELCOST_HAVE_CUDA
-  return make_cuda_backend(device);
-#else
-  throw Error(kExitRuntime,
-              "no NVIDIA GPU found: this build has no CUDA support (toolkit not found at build time); "
-              "use --cpu to measure on the CPU");
-#endif
+  return cuda_module().make_backend(device);
 }
 
 std::vector<NodeMeasurement> measure_nodes(const Analysis& analysis, Backend& backend, const MeasureOptions& options) {

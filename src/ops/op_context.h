@@ -13,7 +13,14 @@ namespace onnx { class AttributeProto; class GraphProto; }
 
 namespace modelcost {
 
-class ShapeEngine;
+// Shape inference of a body graph (If/Loop/Scan), which the shapes stage provides to the
+// control-flow rules; an interface so that the op rules do not depend on the stage above them.
+class BodyInference {
+ public:
+  virtual ~BodyInference() = default;
+  // Infers a subgraph whose inputs and outer-scope tensors are already set.
+  virtual void infer_graph(Graph& graph) = 0;
+};
 
 // Thrown by a rule when a needed value (e.g. Reshape's target shape) is not known at analysis
 // time. Not a model error: the engine falls back to ONNX's inference and the declared shapes.
@@ -24,14 +31,14 @@ class NotInferable : public std::runtime_error {
 
 class OpContext {
  public:
-  OpContext(Graph& graph, const Node& node, Diagnostics& diagnostics, ShapeEngine* engine = nullptr)
+  OpContext(Graph& graph, const Node& node, Diagnostics& diagnostics, BodyInference* engine = nullptr)
       : graph_(graph), node_(node), diagnostics_(diagnostics), engine_(engine) {}
 
   const Node& node() const { return node_; }
   const Graph& graph() const { return graph_; }
   int opset() const { return node_.opset; }
   Diagnostics& diagnostics() const { return diagnostics_; }
-  ShapeEngine* engine() const { return engine_; }
+  BodyInference* engine() const { return engine_; }
 
   // Inputs: i may name an omitted optional input; has_input says whether it is there.
   size_t num_inputs() const { return node_.inputs.size(); }
@@ -73,7 +80,7 @@ class OpContext {
   Graph& graph_;
   const Node& node_;
   Diagnostics& diagnostics_;
-  ShapeEngine* engine_;
+  BodyInference* engine_;
 };
 
 }  // namespace modelcost

@@ -11,6 +11,10 @@
 
 namespace modelcost {
 
+// Highest ai.onnx opset whose ops have rules here (ONNX 1.19). A model importing a newer one is
+// analysed with these rules after a warning; only a standard op without a rule is refused.
+constexpr int kMaxKnownOnnxOpset = 24;
+
 // Work a cost rule reports. Bytes default to every input read and every output written
 // (at each tensor's dtype); a rule overrides them only where the op moves nothing.
 struct OpCost {

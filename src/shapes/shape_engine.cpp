@@ -4,7 +4,6 @@
 
 #include <set>
 
-#include "load/model_loader.h"
 #include "modelcost/errors.h"
 #include "ops/op_registry.h"
 #include "ops/rule_helpers.h"

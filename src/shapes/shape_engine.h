@@ -6,6 +6,7 @@
 
 #include "modelcost/diagnostics.h"
 #include "modelcost/graph.h"
+#include "ops/op_context.h"
 
 namespace modelcost {
 
@@ -17,14 +18,14 @@ struct ShapeOptions {
   std::map<std::string, Shape> inputs;    // --input NAME=1x3x224x224: whole input shapes
 };
 
-class ShapeEngine {
+class ShapeEngine : public BodyInference {
  public:
   ShapeEngine(const OpRegistry& registry, Diagnostics& diagnostics);
 
   // Sets the graph inputs from the options and the declared shapes, then infers every node.
   void run(Model& model, const ShapeOptions& options);
   // Infers a subgraph whose inputs and outer-scope tensors are already set (If/Loop/Scan).
-  void infer_graph(Graph& graph);
+  void infer_graph(Graph& graph) override;
 
   const ShapeOptions& options() const { return options_; }
 

@@ -60,7 +60,7 @@ TEST(ModelLoader, RejectsEmptyGarbageAndTruncatedInput) {
 
 TEST(ModelLoader, LoadsOpsetNewerThanAnyKnown) {
   ModelBuilder b = tiny();
-  b.opset("", kMaxKnownOnnxOpset + 1);
+  b.opset("", 99);  // the shape stage warns about it; loading does not care
   EXPECT_EQ(load_error(b.bytes()), kExitOk);
 }
 

@@ -2,7 +2,6 @@
 // body graphs, binding their inputs and outer-scope tensors, and running the shape engine on them.
 #pragma once
 #include "ops/defs/fused_helpers.h"
-#include "shapes/shape_engine.h"
 
 namespace modelcost {
 
