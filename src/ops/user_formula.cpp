@@ -72,6 +72,8 @@ class Parser {
     }
   }
   std::unique_ptr<Expr> unary() {
+    if (++depth_ > kMaxDepth) error("nested too deeply");
+    struct Leave { int& d; ~Leave() { --d; } } leave{depth_};
     if (eat('-')) {
       auto e = std::make_unique<Expr>();
       e->kind = Expr::Kind::kNegate;
@@ -125,8 +127,10 @@ class Parser {
     return e;
   }
 
+  static constexpr int kMaxDepth = 200;
   const std::string& s_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 double attribute_value(const OpContext& c, const std::string& attr) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <vector>
 
 #include "ops/defs/fused_helpers.h"
 
@@ -119,11 +121,34 @@ struct TreeWalk {
   double leaf_weights = 0;  // weights added per sample: entries per leaf, summed over trees
 };
 
-// Depth of the deepest leaf below `node` (internal nodes on the path).
-int path_length(const std::map<int64_t, std::pair<int64_t, int64_t>>& children, int64_t node, int guard) {
-  auto it = children.find(node);
-  if (it == children.end() || guard > 4096) return 0;
-  return 1 + std::max(path_length(children, it->second.first, guard + 1), path_length(children, it->second.second, guard + 1));
+using Children = std::map<int64_t, std::pair<int64_t, int64_t>>;  // branch node -> (true, false) child
+
+// Branch nodes on the deepest root-to-leaf path below `root` (ids absent from `children` are
+// leaves). Iterative, memoised; fails naming the node on a cycle.
+double path_length(const OpContext& c, const Children& children, int64_t root) {
+  std::map<int64_t, double> depth;  // finished nodes
+  std::set<int64_t> open;           // nodes on the current path
+  std::vector<int64_t> stack = {root};
+  while (!stack.empty()) {
+    const int64_t node = stack.back();
+    auto it = children.find(node);
+    if (it == children.end() || depth.count(node)) {
+      stack.pop_back();
+      continue;
+    }
+    const auto [t, f] = it->second;
+    const bool t_done = !children.count(t) || depth.count(t), f_done = !children.count(f) || depth.count(f);
+    if (t_done && f_done) {
+      depth[node] = 1 + std::max(depth.count(t) ? depth[t] : 0, depth.count(f) ? depth[f] : 0);
+      open.erase(node);
+      stack.pop_back();
+      continue;
+    }
+    if (!open.insert(node).second) c.fail("tree node " + std::to_string(node) + " is its own descendant");
+    if (!t_done) stack.push_back(t);
+    if (!f_done) stack.push_back(f);
+  }
+  return depth.count(root) ? depth[root] : 0;
 }
 
 // TreeEnsembleClassifier / TreeEnsembleRegressor: parallel nodes_* lists, leaves marked "LEAF".
@@ -137,7 +162,7 @@ TreeWalk walk_legacy_trees(const OpContext& c, const char* weights_attr) {
   if (node_ids.size() != count || true_ids.size() != count || false_ids.size() != count || !modes ||
       static_cast<size_t>(modes->strings_size()) != count)
     c.fail("nodes_treeids, nodes_nodeids, nodes_truenodeids, nodes_falsenodeids and nodes_modes must have one entry per node");
-  std::map<int64_t, std::map<int64_t, std::pair<int64_t, int64_t>>> trees;
+  std::map<int64_t, Children> trees;
   std::map<int64_t, int64_t> roots;
   for (size_t i = 0; i < count; ++i) {
     auto& tree = trees[tree_ids[i]];
@@ -145,7 +170,7 @@ TreeWalk walk_legacy_trees(const OpContext& c, const char* weights_attr) {
     if (modes->strings(static_cast<int>(i)) != "LEAF") tree[node_ids[i]] = {true_ids[i], false_ids[i]};
   }
   TreeWalk walk;
-  for (const auto& [id, tree] : trees) walk.visited += path_length(tree, roots[id], 0);
+  for (const auto& [id, tree] : trees) walk.visited += path_length(c, tree, roots[id]);
   const double leaves = static_cast<double>(count) - [&] {
     double internal = 0;
     for (const auto& [id, tree] : trees) internal += static_cast<double>(tree.size());
@@ -191,11 +216,11 @@ OpCost cost_tree_ensemble(const OpContext& c) {
   const auto false_leafs = c.attr_ints("nodes_falseleafs");
   if (true_leafs.size() != true_ids.size() || false_ids.size() != true_ids.size() || false_leafs.size() != true_ids.size())
     c.fail("nodes_truenodeids, nodes_trueleafs, nodes_falsenodeids and nodes_falseleafs must have one entry per node");
-  std::map<int64_t, std::pair<int64_t, int64_t>> children;  // leaves get ids below 0
+  Children children;  // leaves get ids below 0
   for (size_t i = 0; i < true_ids.size(); ++i)
     children[static_cast<int64_t>(i)] = {true_leafs[i] ? -1 : true_ids[i], false_leafs[i] ? -1 : false_ids[i]};
   double visited = 0;
-  for (int64_t root : roots) visited += path_length(children, root, 0);
+  for (int64_t root : roots) visited += path_length(c, children, root);
   const double leaf_weights = static_cast<double>(roots.size());  // one leaf reached per tree
   OpCost cost;
   cost.flops = static_cast<double>(n) * (visited + leaf_weights) + output_elements(c) * post_transform_flops(c);

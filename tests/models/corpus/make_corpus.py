@@ -73,6 +73,43 @@ def float_scale_elements(path, base):
     return sum(int(np.prod(t.dims)) for t in m.graph.initializer if t.data_type in (1, 10) and t.name not in before)
 
 
+def gather_first(path):
+    """Moves each embedding table's per-tensor DequantizeLinear after its Gather: the int8 table
+    is gathered, then only the selected rows are dequantized (the form of int8-embedding exports)."""
+    m = onnx.load(path)
+    g = m.graph
+    inits = {t.name for t in g.initializer}
+    consumers = {}
+    for n in g.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    nodes = list(g.node)
+    after = {}  # id(gather) -> the DequantizeLinear that now follows it
+    for dq in [n for n in nodes if n.op_type == "DequantizeLinear" and n.input[0] in inits]:
+        users = consumers.get(dq.output[0], [])
+        if len(users) != 1 or users[0].op_type != "Gather" or users[0].input[0] != dq.output[0]:
+            continue
+        gather = users[0]
+        gathered = gather.output[0]
+        gather.input[0] = dq.input[0]
+        gather.output[0] = gathered + "_int8"
+        dq.input[0] = gather.output[0]
+        dq.output[0] = gathered
+        after[id(gather)] = dq
+    moved = {id(dq) for dq in after.values()}
+    order = []
+    for n in nodes:
+        if id(n) in moved:
+            continue
+        order.append(n)
+        if id(n) in after:
+            order.append(after[id(n)])
+    order = [onnx.NodeProto.FromString(n.SerializeToString()) for n in order]
+    del g.node[:]
+    g.node.extend(order)
+    onnx.save(m, path)
+
+
 def add(name, macs, params, dims, source):
     refs[name] = {"reference_macs": macs, "params": params, "dims": dims, "source": source}
     print(f"{name}: macs {macs:.0f} params {params}", flush=True)
@@ -129,6 +166,25 @@ def bert():
     strip(qop, "bert_tiny_ort_dynamic_qoperator.onnx")
     add("bert_tiny_ort_dynamic_qoperator.onnx", macs, params + float_scale_elements(qop, fused), dims,
         src + "; onnxruntime.quantization.quantize_dynamic (QOperator), + the float scales it adds")
+
+    # QDQ with the embedding tables quantized: int8 tables read by Gather, then DequantizeLinear.
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{n: a.numpy() for n, a in zip(names, args)} for _ in range(2)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    qdq = f"{TMP}/bert_qdq.onnx"
+    quantize_static(raw, qdq, Reader(), quant_format=QuantFormat.QDQ, op_types_to_quantize=["MatMul", "Gather"],
+                    extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    gather_first(qdq)
+    strip(qdq, "bert_tiny_ort_static_qdq.onnx")
+    add("bert_tiny_ort_static_qdq.onnx", macs, params + float_scale_elements(qdq, raw), dims,
+        src + "; quantize_static (QDQ, MatMul and Gather: int8 embedding tables, each Gather moved before its "
+        "DequantizeLinear), + the float scales it adds")
 
     f16 = f"{TMP}/bert_f16.onnx"
     onnx.save(convert_float_to_float16(onnx.load(raw), keep_io_types=True), f16)

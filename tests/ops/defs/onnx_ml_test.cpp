@@ -99,4 +99,16 @@ TEST(OnnxMl, TreeEnsembleRejectsMismatchedNodeLists) {
   expect_node_error(b, "bad_trees", "one entry per node");
 }
 
+TEST(OnnxMl, TreeWithACycleIsRejected) {
+  ModelBuilder b = ml_model();
+  auto& t = b.node("TreeEnsembleRegressor", {"x"}, {"cyclic_tree"}, "ai.onnx.ml");
+  set_attr(t, "nodes_treeids", std::vector<int64_t>{0, 0});
+  set_attr(t, "nodes_nodeids", std::vector<int64_t>{0, 1});
+  set_attr(t, "nodes_truenodeids", std::vector<int64_t>{1, 0});
+  set_attr(t, "nodes_falsenodeids", std::vector<int64_t>{1, 0});
+  set_strings(t, "nodes_modes", {"BRANCH_LEQ", "BRANCH_LEQ"});
+  b.output("cyclic_tree");
+  expect_node_error(b, "cyclic_tree", "its own descendant");
+}
+
 }  // namespace modelcost::testing
