@@ -1,214 +1,224 @@
-// Benchmark: time of the whole analysis (load -> shapes -> costs) on a generated 20,000-node
-// transformer-like graph and on tinyllama_1b_op18.onnx, next to the time Python's
-// `onnx.load(f, load_external_data=False)` takes on the same files.
-// Usage: analysis_speed [--nodes N] [--repeat R] [--model FILE]... ; prints a table.
-#include <onnx/onnx_pb.h>
+// Benchmark of the analyzer's speed, printed as ratios to its goals (a ratio <= 1 meets a time
+// goal, >= 1 a throughput goal). From one run, medians of --repeat runs each:
+//  1. whole processes: `modelcost GENERATED --json FILE` against Python's bare
+//     `onnx.load(GENERATED, load_external_data=False)`; `modelcost resnet18_op13.onnx` against 20 ms;
+//  2. the JSON and CSV writers on the generated graph's report, against 100 MB/s;
+//  3. the analysis in process (load -> shapes -> costs) of the generated graph and of
+//     tinyllama_1b_op18.onnx, next to onnx.load timed inside Python.
+// GENERATED is a 20,000-node transformer-like graph (transformer_graph.h).
+// Usage: analysis_speed [--nodes N] [--repeat R] [--model FILE]... [--binary MODELCOST]
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "costs/cost_model.h"
 #include "load/model_loader.h"
 #include "ops/op_registry.h"
+#include "report/csv_writer.h"
+#include "report/json_writer.h"
+#include "report/report.h"
 #include "shapes/shape_engine.h"
+#include "transformer_graph.h"
+
+extern char** environ;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
+struct Settings {
+  int nodes = 20000;
+  int repeat = 7;
+  std::vector<std::string> models;
+  std::string binary = MODELCOST_BINARY;
+};
+
 double median(std::vector<double> v) {
+  if (v.empty()) return -1;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
-void add_weight(onnx::GraphProto& g, const std::string& name, std::vector<int64_t> dims) {
-  auto* t = g.add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  for (auto d : dims) t->add_dims(d);
-  t->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* e = t->add_external_data();
-  e->set_key("location");
-  e->set_value("weights.bin");
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-void add_ints(onnx::GraphProto& g, const std::string& name, std::vector<int64_t> values) {
-  auto* t = g.add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(static_cast<int64_t>(values.size()));
-  for (auto v : values) t->add_int64_data(v);
-}
-
-onnx::NodeProto* node(onnx::GraphProto& g, const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
-  auto* n = g.add_node();
-  n->set_op_type(op);
-  n->set_name(out[0]);
-  for (auto& i : in) n->add_input(i);
-  for (auto& o : out) n->add_output(o);
-  return n;
-}
-
-// One encoder layer the way TorchScript exports it: shape chains, attention, MLP with erf-GELU.
-std::string transformer_like(int target_nodes) {
-  const int64_t d = 768, heads = 12, ff = 3072;
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  auto& g = *m.mutable_graph();
-  g.set_name("generated");
-  auto* in = g.add_input();
-  in->set_name("x");
-  auto* tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  tt->mutable_shape()->add_dim()->set_dim_param("batch");
-  tt->mutable_shape()->add_dim()->set_dim_param("seq");
-  tt->mutable_shape()->add_dim()->set_dim_value(d);
-  add_ints(g, "c0", {0});
-  add_ints(g, "c1", {1});
-  add_ints(g, "heads", {heads});
-  add_ints(g, "hd", {d / heads});
-  add_ints(g, "dmodel", {d});
-  std::string x = "x";
-  for (int l = 0; g.node_size() < target_nodes; ++l) {
-    const std::string p = "l" + std::to_string(l) + "_";
-    for (auto w : {"ln1_s", "ln1_b", "ln2_s", "ln2_b"}) add_weight(g, p + w, {d});
-    add_weight(g, p + "wqkv", {d, 3 * d});
-    add_weight(g, p + "bqkv", {3 * d});
-    add_weight(g, p + "wo", {d, d});
-    add_weight(g, p + "w1", {d, ff});
-    add_weight(g, p + "w2", {ff, d});
-    node(g, "LayerNormalization", {x, p + "ln1_s", p + "ln1_b"}, {p + "ln1"});
-    node(g, "MatMul", {p + "ln1", p + "wqkv"}, {p + "qkv0"});
-    node(g, "Add", {p + "qkv0", p + "bqkv"}, {p + "qkv"});
-    auto* split = node(g, "Split", {p + "qkv"}, {p + "q", p + "k", p + "v"});
-    auto* axis = split->add_attribute();
-    axis->set_name("axis");
-    axis->set_type(onnx::AttributeProto::INT);
-    axis->set_i(2);
-    node(g, "Shape", {p + "q"}, {p + "shape"});
-    node(g, "Gather", {p + "shape", "c0"}, {p + "b"});
-    node(g, "Gather", {p + "shape", "c1"}, {p + "s"});
-    node(g, "Concat", {p + "b", p + "s", "heads", "hd"}, {p + "target"})->add_attribute()->CopyFrom([] {
-      onnx::AttributeProto a;
-      a.set_name("axis");
-      a.set_type(onnx::AttributeProto::INT);
-      a.set_i(0);
-      return a;
-    }());
-    for (const char* t : {"q", "k", "v"}) {
-      node(g, "Reshape", {p + t, p + "target"}, {p + t + "r"});
-      auto* tr = node(g, "Transpose", {p + t + "r"}, {p + t + "t"});
-      auto* perm = tr->add_attribute();
-      perm->set_name("perm");
-      perm->set_type(onnx::AttributeProto::INTS);
-      for (int64_t v : (std::string(t) == "k" ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3})) perm->add_ints(v);
-    }
-    node(g, "MatMul", {p + "qt", p + "kt"}, {p + "scores"});
-    node(g, "Softmax", {p + "scores"}, {p + "probs"});
-    node(g, "MatMul", {p + "probs", p + "vt"}, {p + "ctx"});
-    auto* tr = node(g, "Transpose", {p + "ctx"}, {p + "ctxt"});
-    auto* perm = tr->add_attribute();
-    perm->set_name("perm");
-    perm->set_type(onnx::AttributeProto::INTS);
-    for (int64_t v : {0, 2, 1, 3}) perm->add_ints(v);
-    node(g, "Concat", {p + "b", p + "s", "dmodel"}, {p + "flat"})->add_attribute()->CopyFrom(split->attribute(0));
-    g.mutable_node(g.node_size() - 1)->mutable_attribute(0)->set_i(0);
-    node(g, "Reshape", {p + "ctxt", p + "flat"}, {p + "ctxr"});
-    node(g, "MatMul", {p + "ctxr", p + "wo"}, {p + "attn"});
-    node(g, "Add", {x, p + "attn"}, {p + "res1"});
-    node(g, "LayerNormalization", {p + "res1", p + "ln2_s", p + "ln2_b"}, {p + "ln2"});
-    node(g, "MatMul", {p + "ln2", p + "w1"}, {p + "h"});
-    node(g, "Erf", {p + "h"}, {p + "erf"});
-    node(g, "Mul", {p + "h", p + "erf"}, {p + "gelu"});
-    node(g, "MatMul", {p + "gelu", p + "w2"}, {p + "mlp"});
-    node(g, "Add", {p + "res1", p + "mlp"}, {p + "out"});
-    x = p + "out";
-  }
-  g.add_output()->set_name(x);
-  return m.SerializeAsString();
-}
-
-double analyse_seconds(const std::string& path) {
-  const auto t0 = Clock::now();
-  modelcost::Model model = modelcost::load_model(path);
-  modelcost::Diagnostics diagnostics;
-  modelcost::ShapeOptions options;
-  options.dims = {{"batch", 1}, {"seq", 128}};
-  modelcost::ShapeEngine(modelcost::OpRegistry::instance(), diagnostics).run(model, options);
-  const auto analysis = modelcost::compute_costs(model, modelcost::OpRegistry::instance(), diagnostics);
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (analysis.totals.unshaped_nodes) std::fprintf(stderr, "warning: %zu unshaped nodes in %s\n", analysis.totals.unshaped_nodes, path.c_str());
-  return s;
-}
-
-double command_seconds(const std::string& cmd) {
-  const auto t0 = Clock::now();
-  const int rc = std::system((cmd + " >/dev/null 2>&1").c_str());
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-  return rc == 0 ? s : -1;
+// Wall time of one process from spawn to exit, output discarded; -1 when it fails.
+double process_seconds(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  const auto start = Clock::now();
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const double s = seconds_since(start);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? s : -1;
 }
 
 std::string python_with_onnx() {
   for (const char* py : {"python3", "/usr/bin/python3"})
-    if (std::system((std::string(py) + " -c 'import onnx' >/dev/null 2>&1").c_str()) == 0) return py;
+    if (process_seconds({py, "-c", "import onnx"}) >= 0) return py;
   return "";
+}
+
+const modelcost::ShapeOptions& bench_dims() {
+  static const modelcost::ShapeOptions options = [] {
+    modelcost::ShapeOptions o;
+    o.dims = {{"batch", 1}, {"seq", 128}};
+    return o;
+  }();
+  return options;
+}
+
+struct InProcessRun {
+  modelcost::Model model;
+  modelcost::Analysis analysis;
+  double seconds = 0;
+};
+
+std::unique_ptr<InProcessRun> analyse(const std::string& path) {
+  auto run = std::make_unique<InProcessRun>();
+  const auto start = Clock::now();
+  run->model = modelcost::load_model(path);
+  modelcost::Diagnostics diagnostics;
+  modelcost::ShapeEngine(modelcost::OpRegistry::instance(), diagnostics).run(run->model, bench_dims());
+  run->analysis = modelcost::compute_costs(run->model, modelcost::OpRegistry::instance(), diagnostics);
+  run->seconds = seconds_since(start);
+  if (run->analysis.totals.unshaped_nodes)
+    std::fprintf(stderr, "warning: %zu unshaped nodes in %s\n", run->analysis.totals.unshaped_nodes, path.c_str());
+  return run;
+}
+
+void print_ratio(const char* what, double measured_ms, double goal_ms, const char* goal) {
+  if (measured_ms < 0 || goal_ms <= 0) return (void)std::printf("%-58s %10s\n", what, "n/a");
+  std::printf("%-58s %8.1f ms  vs %8.1f ms  ratio %5.2f  (goal: %s)\n", what, measured_ms, goal_ms, measured_ms / goal_ms, goal);
+}
+
+// 1. Whole processes, alternated so both see the same machine load.
+void process_ratios(const Settings& settings, const std::string& generated, const std::string& python) {
+  char json[] = "/tmp/modelcost_bench_XXXXXX.json";
+  const int fd = mkstemps(json, 5);
+  if (fd >= 0) close(fd);
+  const std::vector<std::string> ours = {settings.binary, generated, "--dim", "batch=1", "--dim", "seq=128", "-q", "--json", json};
+  const std::vector<std::string> theirs = {python, "-c", "import onnx, sys; onnx.load(sys.argv[1], load_external_data=False)", generated};
+  const std::string resnet18 = std::string(MODELCOST_SOURCE_DIR) + "/../shared/models/resnet18_op13.onnx";
+  std::vector<double> ours_s, theirs_s, resnet_s, version_s;
+  for (int r = 0; r < settings.repeat; ++r) {
+    ours_s.push_back(process_seconds(ours));
+    if (!python.empty()) theirs_s.push_back(process_seconds(theirs));
+    resnet_s.push_back(process_seconds({settings.binary, resnet18}));
+    version_s.push_back(process_seconds({settings.binary, "--version"}));
+  }
+  std::remove(json);
+  auto ms = [](const std::vector<double>& v) {
+    return std::any_of(v.begin(), v.end(), [](double s) { return s < 0; }) ? -1.0 : median(v) * 1e3;
+  };
+  std::printf("Processes (wall time from start to exit, median of %d)\n", settings.repeat);
+  print_ratio("modelcost generated --json vs python onnx.load", ms(ours_s), python.empty() ? -1 : ms(theirs_s), "<= 1");
+  print_ratio("modelcost resnet18_op13.onnx vs 20 ms", ms(resnet_s), 20, "<= 1");
+  std::printf("%-58s %8.1f ms  (start-up and exit alone)\n", "modelcost --version", ms(version_s));
+}
+
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+// 2. Report writers on the generated graph's report. Throughput by CPU time (what the writer
+// costs; on a busy machine wall time also counts the waits for a core), wall time beside it.
+void writer_ratios(const Settings& settings, const InProcessRun& run) {
+  const modelcost::Report report = modelcost::build_report(run.analysis, "bench");
+  std::printf("\nReport writers on %zu nodes (median of %d)\n", run.analysis.nodes.size(), settings.repeat);
+  auto time = [&](const char* what, std::string (*write)(const modelcost::Report&)) {
+    std::vector<double> cpu, wall;
+    size_t bytes = 0;
+    for (int r = 0; r < settings.repeat; ++r) {
+      const double cpu_start = thread_cpu_seconds();
+      const auto start = Clock::now();
+      bytes = write(report).size();
+      wall.push_back(seconds_since(start));
+      cpu.push_back(thread_cpu_seconds() - cpu_start);
+    }
+    const double mb_per_s = bytes / 1e6 / median(cpu);
+    std::printf("%-5s %6.2f MB in %6.1f ms CPU (%6.1f ms wall) = %7.1f MB/s  ratio to 100 MB/s %5.2f  (goal: >= 1)\n", what,
+                bytes / 1e6, median(cpu) * 1e3, median(wall) * 1e3, mb_per_s, mb_per_s / 100);
+  };
+  time("JSON", &modelcost::json_report_text);
+  time("CSV", &modelcost::csv_report_text);
+}
+
+// 3. The analysis in process, next to onnx.load timed inside Python.
+void in_process_table(const Settings& settings, const std::vector<std::string>& files, const std::string& python) {
+  std::printf("\nIn process (median of %d)\n%-40s %8s %12s %12s %7s\n", settings.repeat, "model", "nodes", "analysis_ms",
+              "py_load_ms", "ratio");
+  for (const auto& f : files) {
+    std::vector<double> ours, load;
+    size_t nodes = 0;
+    for (int r = 0; r < settings.repeat; ++r) {
+      const auto run = analyse(f);
+      ours.push_back(run->seconds);
+      nodes = run->analysis.nodes.size();
+      if (python.empty()) continue;
+      const std::string cmd = python + " -c \"import onnx,time,sys; t=time.perf_counter(); onnx.load(sys.argv[1], "
+                                       "load_external_data=False); print(time.perf_counter()-t)\" '" + f + "'";
+      FILE* p = popen(cmd.c_str(), "r");
+      double s = -1;
+      if (p && std::fscanf(p, "%lf", &s) == 1) load.push_back(s);
+      if (p) pclose(p);
+    }
+    const double a = median(ours) * 1e3, l = load.empty() ? -1 : median(load) * 1e3;
+    std::printf("%-40s %8zu %12.1f %12.1f %7.2f\n", f.substr(f.rfind('/') + 1).c_str(), nodes, a, l, l > 0 ? a / l : 0.0);
+  }
+  std::printf("analysis = load + shapes + costs; py_load = onnx.load alone, timed inside Python\n");
+}
+
+Settings parse(int argc, char** argv) {
+  Settings s;
+  for (int i = 1; i + 1 < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--nodes") s.nodes = std::stoi(argv[++i]);
+    else if (a == "--repeat") s.repeat = std::max(1, std::stoi(argv[++i]));
+    else if (a == "--model") s.models.push_back(argv[++i]);
+    else if (a == "--binary") s.binary = argv[++i];
+  }
+  return s;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int nodes = 20000, repeat = 5;
-  std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--nodes" && i + 1 < argc) nodes = std::stoi(argv[++i]);
-    else if (a == "--repeat" && i + 1 < argc) repeat = std::stoi(argv[++i]);
-    else if (a == "--model" && i + 1 < argc) files.push_back(argv[++i]);
-  }
-  char tmpl[] = "/tmp/modelcost_bench_XXXXXX.onnx";
-  const int fd = mkstemps(tmpl, 5);
+  const Settings settings = parse(argc, argv);
+  char generated[] = "/tmp/modelcost_bench_XXXXXX.onnx";
+  const int fd = mkstemps(generated, 5);
   if (fd < 0) return 1;
   close(fd);
-  {
-    std::ofstream out(tmpl, std::ios::binary);
-    out << transformer_like(nodes);
-  }
-  files.insert(files.begin(), tmpl);
-  if (files.size() == 1) files.push_back(std::string(MODELCOST_SOURCE_DIR) + "/../shared/models/tinyllama_1b_op18.onnx");
-  const std::string py = python_with_onnx();
-  std::printf("%-40s %8s %12s %14s %14s %7s\n", "model", "nodes", "analysis_ms", "py_load_ms", "py_process_ms", "ratio");
-  for (const auto& f : files) {
-    std::vector<double> ours, load, process;
-    for (int r = 0; r < repeat; ++r) {
-      ours.push_back(analyse_seconds(f));
-      if (!py.empty()) {
-        process.push_back(command_seconds(py + " -c \"import onnx; onnx.load('" + f + "', load_external_data=False)\""));
-        // Load alone, timed inside Python: the stricter yardstick (no interpreter start-up or import).
-        FILE* p = popen((py + " -c \"import onnx,time; t=time.perf_counter(); onnx.load('" + f +
-                         "', load_external_data=False); print(time.perf_counter()-t)\"").c_str(), "r");
-        double s = -1;
-        if (p && std::fscanf(p, "%lf", &s) == 1) load.push_back(s);
-        if (p) pclose(p);
-      }
-    }
-    onnx::ModelProto m;
-    std::ifstream in(f, std::ios::binary);
-    m.ParseFromIstream(&in);
-    const double a = median(ours) * 1e3;
-    const double l = load.empty() ? -1 : median(load) * 1e3;
-    const double pr = process.empty() ? -1 : median(process) * 1e3;
-    std::printf("%-40s %8d %12.1f %14.1f %14.1f %7.2f\n", f.substr(f.rfind('/') + 1).c_str(), m.graph().node_size(), a, l, pr,
-                l > 0 ? a / l : 0.0);
-  }
-  std::printf("analysis = load + shapes + costs, in process; py_load = onnx.load alone; py_process = the whole "
-              "`python3 -c \"import onnx; onnx.load(...)\"`; ratio = analysis / py_load (goal <= 1)\n");
-  std::remove(tmpl);
+  std::ofstream(generated, std::ios::binary) << modelcost::bench::transformer_like(settings.nodes);
+  std::vector<std::string> files = settings.models;
+  if (files.empty()) files.push_back(std::string(MODELCOST_SOURCE_DIR) + "/../shared/models/tinyllama_1b_op18.onnx");
+  files.insert(files.begin(), generated);
+  const std::string python = python_with_onnx();
+  if (python.empty()) std::fprintf(stderr, "no python3 with onnx: the Python comparisons are left out\n");
+
+  process_ratios(settings, generated, python);
+  writer_ratios(settings, *analyse(generated));
+  in_process_table(settings, files, python);
+  std::remove(generated);
   return 0;
 }

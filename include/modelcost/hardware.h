@@ -49,6 +49,9 @@ struct Device {
   double tdp_w = 0;
   double launch_overhead_us = 0;  // fixed cost added to every kernel a node launches
   std::optional<double> price_per_hour_usd;
+  // [interconnect]: per-GPU link figures for tensor parallelism (nvlink_gbps, nvlink_latency_us,
+  // pcie_gbps, pcie_latency_us; allreduce_bus_gbps, allreduce_latency_us when calibrated).
+  std::map<std::string, double> interconnect;
   std::map<std::string, SourceDocument> documents;
   std::map<std::string, FigureSource> sources;  // figure key ("memory_gb", "peak.tensor.fp16") -> source
   std::string origin;  // file it was loaded from, or "inline" for a custom device

@@ -85,6 +85,9 @@ struct CalibrationResult {
   double fp32_vector_tflops = 0;      // FMA kernel, 2 flops per FMA
   double fp16_vector_tflops = 0;      // half2 FMA kernel
   std::map<std::string, double> tensor_tflops;  // "fp32", "tf32", "fp16", "bf16", "fp8": large GEMMs
+  int allreduce_ranks = 0;            // GPUs of the NCCL all-reduce measured (0: one GPU or no NCCL)
+  double allreduce_bus_gbps = 0;      // its bus bandwidth and per-step latency (docs/llm.md)
+  double allreduce_latency_us = 0;
   std::vector<std::string> notes;     // how each figure was obtained (sizes, kernels)
 };
 

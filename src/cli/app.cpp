@@ -7,6 +7,7 @@
 
 #include "cli/completeness.h"
 #include "cli/hardware_stage.h"
+#include "cli/llm_command.h"
 #include "cli/options.h"
 #include "cli/progress_bar.h"
 #include "cli/report_files.h"
@@ -33,21 +34,8 @@ bool starts_with_file(const std::string& message, const std::string& file) {
   return !file.empty() && message.compare(0, file.size() + 1, file + ":") == 0;
 }
 
-// `modelcost: error: <file>: <what>` on one line. Messages from the stages that already name a
-// file the user gave keep it; the others get the model's path.
-void print_error(std::ostream& err, const CliOptions& options, std::string message) {
-  for (char& ch : message)
-    if (ch == '\n' || ch == '\r') ch = ' ';
-  const bool named = starts_with_file(message, options.model_path) || starts_with_file(message, options.csv_path) ||
-                     starts_with_file(message, options.json_path);
-  if (!named && !options.model_path.empty()) message = options.model_path + ": " + message;
-  err << "modelcost: error: " << message << std::endl;
-}
-
-std::string render(const std::function<void(std::ostream&)>& printer) {
-  std::ostringstream text;
-  printer(text);
-  return text.str();
+void print_error(std::ostream& err, const CliOptions& options, const std::string& message) {
+  err << "modelcost: error: " << one_line_error(options, message) << std::endl;
 }
 
 MeasureOptions measure_options(const CliOptions& options) {
@@ -147,11 +135,13 @@ int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostrea
   }
   if (hardware) hardware->write_svg(analysis, measured_points(analysis, *hardware->roofline(), measured));
 
-  if (!options.csv_path.empty())
-    write_report_file(options.csv_path, render([&](std::ostream& s) { write_csv(report, s); }));
-  if (!options.json_path.empty())
-    write_report_file(options.json_path, render([&](std::ostream& s) { write_json(report, s); }));
-  if (!options.quiet) {
+  if (!options.csv_path.empty()) emit_report(options.csv_path, csv_report_text(report), out);
+  if (!options.json_path.empty()) emit_report(options.json_path, json_report_text(report), out);
+  // A report on stdout stays machine-readable: no table, the warnings on stderr.
+  if (report_to_stdout(options)) {
+    if (!options.quiet)
+      for (const auto& warning : analysis.warnings) err << "modelcost: warning: " << warning << "\n";
+  } else if (!options.quiet) {
     TableOptions table;
     table.top = static_cast<size_t>(options.top);
     table.all_op_types = options.by_op;
@@ -203,11 +193,22 @@ int calibrate(const CliOptions& options, std::ostream& out) {
 
 }  // namespace
 
+std::string one_line_error(const CliOptions& options, std::string message) {
+  for (char& ch : message)
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  const bool named = starts_with_file(message, options.model_path) || starts_with_file(message, options.csv_path) ||
+                     starts_with_file(message, options.json_path);
+  if (!named && !options.model_path.empty()) message = options.model_path + ": " + message;
+  return message;
+}
+
 int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"modelcost: per-layer MACs, FLOPs, params and memory traffic of an ONNX model", "modelcost"};
   app.set_version_flag("--version", std::string("modelcost ") + kModelcostVersion);
   CliOptions options;
   add_cli_options(app, options);
+  LlmCommandOptions llm;
+  add_llm_command(app, llm);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
@@ -223,6 +224,10 @@ int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
   try {
     if (options.list_gpus) return list_gpus(options, out);
     if (options.calibrate) return calibrate(options, out);
+    if (llm.requested) {
+      options.model_path = llm.model_path;  // errors name the model
+      return run_llm_command(llm, out);
+    }
     return analyse_and_report(options, out, err);
   } catch (const Error& e) {
     print_error(err, options, e.what());

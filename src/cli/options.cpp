@@ -27,8 +27,8 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
       ->type_name("N")
       ->capture_default_str()
       ->check(non_negative);
-  app.add_option("--csv", options.csv_path, "Write one row per node to FILE")->type_name("FILE");
-  app.add_option("--json", options.json_path, "Write the full report as JSON to FILE")->type_name("FILE");
+  app.add_option("--csv", options.csv_path, "Write one row per node to FILE (- for stdout)")->type_name("FILE");
+  app.add_option("--json", options.json_path, "Write the full report as JSON to FILE (- for stdout)")->type_name("FILE");
   app.add_flag("--by-op", options.by_op, "List every op type in the terminal summary, not only the first --top");
   app.add_flag("-q,--quiet", options.quiet, "Print nothing on stdout (files are still written)");
   app.add_flag("--strict", options.strict, "Fail when an op has no rule or a node is left without a shape");

@@ -14,8 +14,10 @@ namespace {
 
 bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
 
+constexpr const char* kStdoutPath = "-";
+
 void check_one(const std::string& option, const std::string& path, const CliOptions& options) {
-  if (path.empty()) return;
+  if (path.empty() || path == kStdoutPath) return;
   struct stat report {}, model {};
   if (stat(path.c_str(), &report) != 0) return;  // does not exist yet: fine
   if (S_ISDIR(report.st_mode)) throw Error(kExitUsage, path + ": " + option + " names a directory, not a file");
@@ -29,6 +31,8 @@ void check_report_paths(const CliOptions& options) {
   check_one("--csv", options.csv_path, options);
   check_one("--json", options.json_path, options);
   check_one("--roofline-svg", options.roofline_svg, options);
+  if (options.csv_path == kStdoutPath && options.json_path == kStdoutPath)
+    throw Error(kExitUsage, "--csv - and --json - both name standard output; send one of them to a file");
   if (!options.csv_path.empty() && !options.json_path.empty()) {
     struct stat csv {}, json {};
     const bool same = options.csv_path == options.json_path ||
@@ -36,6 +40,17 @@ void check_report_paths(const CliOptions& options) {
                        same_file(csv, json));
     if (same) throw Error(kExitUsage, options.csv_path + ": named by both --csv and --json");
   }
+}
+
+bool report_to_stdout(const CliOptions& options) {
+  return options.csv_path == kStdoutPath || options.json_path == kStdoutPath;
+}
+
+void emit_report(const std::string& path, const std::string& contents, std::ostream& stdout_stream) {
+  if (path != kStdoutPath) return write_report_file(path, contents);
+  stdout_stream.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  stdout_stream.flush();
+  if (!stdout_stream) throw Error(kExitUnreadable, "cannot write the report to standard output");
 }
 
 void write_report_file(const std::string& path, const std::string& contents) {

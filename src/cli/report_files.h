@@ -1,6 +1,7 @@
 // Where the CLI writes report files: checked before the analysis runs (never the input model,
-// never a directory), written whole after it succeeds.
+// never a directory), written whole after it succeeds. The path "-" means standard output.
 #pragma once
+#include <ostream>
 #include <string>
 
 #include "cli/options.h"
@@ -8,8 +9,12 @@
 namespace modelcost {
 
 // Throws Error(kExitUsage) naming the report file when --csv/--json is the model itself (same
-// inode, however it is spelled), both name one file, or a path is a directory.
+// inode, however it is spelled), both name one file (or both are "-"), or a path is a directory.
 void check_report_paths(const CliOptions& options);
+// True when --csv or --json is "-": the report takes stdout and the terminal table is left out.
+bool report_to_stdout(const CliOptions& options);
+// Writes `contents` to `path`, or to `stdout` when the path is "-".
+void emit_report(const std::string& path, const std::string& contents, std::ostream& stdout_stream);
 // Writes `contents` to `path`, replacing it; throws Error(kExitUnreadable) naming the file.
 void write_report_file(const std::string& path, const std::string& contents);
 

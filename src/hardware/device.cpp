@@ -74,6 +74,7 @@ std::vector<std::pair<std::string, double>> device_figures(const Device& d) {
   for (const auto& dtype : peak_dtype_names()) {
     if (auto it = d.tensor_tflops.find(dtype); it != d.tensor_tflops.end()) out.emplace_back("peak.tensor." + dtype, it->second);
   }
+  for (const auto& [key, value] : d.interconnect) out.emplace_back("interconnect." + key, value);
   return out;
 }
 

@@ -27,6 +27,7 @@ class DeviceReader {
   void read_peaks(Device& d) const;
   void read_documents(Device& d) const;
   void read_sources(Device& d) const;
+  void read_interconnect(Device& d) const;
 
   const toml::table& root_;
   std::string origin_;
@@ -84,6 +85,20 @@ void DeviceReader::read_documents(Device& d) const {
   }
 }
 
+// [interconnect]: the link figures tensor parallelism prices its all-reduces with.
+void DeviceReader::read_interconnect(Device& d) const {
+  static const std::set<std::string> keys = {"nvlink_gbps",       "nvlink_latency_us",  "pcie_gbps",
+                                             "pcie_latency_us",   "allreduce_bus_gbps", "allreduce_latency_us"};
+  const toml::node* table = root_.get("interconnect");
+  if (!table) return;
+  if (!table->is_table()) fail("'interconnect' must be a table of link figures");
+  for (const auto& [key, value] : *table->as_table()) {
+    const std::string name(key.str());
+    if (!keys.count(name)) fail("unknown key 'interconnect." + name + "'");
+    d.interconnect[name] = *number_key(*table->as_table(), name, "interconnect." + name);
+  }
+}
+
 void DeviceReader::read_sources(Device& d) const {
   const toml::node* sources = root_.get("sources");
   if (!sources) return;
@@ -118,7 +133,7 @@ Device DeviceReader::read() {
   static const std::set<std::string> known = {
       "id", "aliases", "name", "vendor", "architecture", "kind", "sm_count", "cu_count", "cores",
       "boost_clock_mhz", "memory_gb", "memory_bandwidth_gbps", "l2_mb", "l3_mb", "tdp_w", "launch_overhead_us",
-      "price_per_hour_usd", "peak", "documents", "sources", "notes"};
+      "price_per_hour_usd", "peak", "documents", "sources", "notes", "interconnect"};
   for (const auto& [key, node] : root_)
     if (!known.count(std::string(key.str()))) fail("unknown key '" + std::string(key.str()) + "'");
 
@@ -158,6 +173,7 @@ Device DeviceReader::read() {
   read_peaks(d);
   read_documents(d);
   read_sources(d);
+  read_interconnect(d);
   return d;
 }
 

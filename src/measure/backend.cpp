@@ -68,6 +68,12 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
     out += fmt::format("{} = {:.1f}\n", dtype, tflops);
     figures.push_back("peak.tensor." + dtype);
   }
+  if (r.allreduce_ranks > 1) {
+    out += fmt::format("\n[interconnect]  # NCCL all-reduce over {} GPUs\n", r.allreduce_ranks);
+    out += fmt::format("allreduce_bus_gbps = {:.1f}\nallreduce_latency_us = {:.2f}\n", r.allreduce_bus_gbps, r.allreduce_latency_us);
+    figures.push_back("interconnect.allreduce_bus_gbps");
+    figures.push_back("interconnect.allreduce_latency_us");
+  }
   out += "\n[documents]\n";
   std::string how = fmt::format("{}", fmt::join(r.notes, "; "));
   for (char& ch : how)
@@ -95,6 +101,8 @@ std::string format_calibration(const CalibrationResult& r, const std::map<std::s
   row("vector fp32", "fp32_vector", r.fp32_vector_tflops, "TF");
   row("vector fp16", "fp16_vector", r.fp16_vector_tflops, "TF");
   for (const auto& [dtype, tflops] : r.tensor_tflops) row("tensor " + dtype + " (GEMM)", dtype, tflops, "TF");
+  row("all-reduce bus bandwidth", "allreduce_bus_gbps", r.allreduce_bus_gbps, "GB/s");
+  row("all-reduce step latency", "allreduce_latency_us", r.allreduce_latency_us, "us");
   for (const auto& note : r.notes) out += "  " + note + "\n";
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "modelcost/graph.h"
+#include "report/json_text.h"
 #include "report/model_info.h"
 #include "report/number_format.h"
 #include "report/report.h"
@@ -39,20 +40,33 @@ std::string output_dtypes_text(const NodeAnalysis& n) {
   return text;
 }
 
-Json outputs_json(const NodeAnalysis& n) {
-  Json outputs = Json::array();
+// [{"name": ..., "dtype": ..., "shape": [...]}, ...], null for an unknown dtype or shape.
+void write_outputs_json(const NodeAnalysis& n, JsonText& json) {
+  json.raw("[");
+  bool first = true;
   for (int id : n.node->outputs) {
     const TensorInfo* t = output_tensor(n, id);
     if (!t) continue;
-    Json shape = nullptr;
-    if (t->has_shape) {
-      shape = Json::array();
-      for (int64_t d : t->shape) shape.push_back(d);
+    json.raw(first ? "{\"name\":" : ",{\"name\":");
+    first = false;
+    json.string(t->name);
+    json.raw(",\"dtype\":");
+    if (t->dtype) json.string(dtype_name(t->dtype));
+    else json.null();
+    json.raw(",\"shape\":");
+    if (!t->has_shape) {
+      json.null();
+    } else {
+      json.raw("[");
+      for (size_t d = 0; d < t->shape.size(); ++d) {
+        if (d) json.raw(",");
+        json.integer(t->shape[d]);
+      }
+      json.raw("]");
     }
-    Json dtype = t->dtype ? Json(dtype_name(t->dtype)) : Json(nullptr);
-    outputs.push_back({{"name", t->name}, {"dtype", dtype}, {"shape", shape}});
+    json.raw("}");
   }
-  return outputs;
+  json.raw("]");
 }
 
 std::string qualified_op(const Node& node) {
@@ -136,7 +150,7 @@ std::vector<ReportColumn> default_columns() {
   outputs.unit = "[{name, dtype, shape}]";
   outputs.kind = ColumnKind::kText;
   outputs.sinks = kSinkJson;
-  outputs.json = [](const NodeAnalysis& n, size_t) { return outputs_json(n); };
+  outputs.json_text = [](const NodeAnalysis& n, size_t, JsonText& json) { write_outputs_json(n, json); };
   columns.push_back(std::move(outputs));
   columns.push_back(text_column("output_shapes", "output shape", kSinkCsv | kSinkTable, [](const NodeAnalysis& n, size_t) {
     return CellValue::of_text(output_shapes_text(n));

@@ -8,6 +8,7 @@
 
 namespace modelcost {
 
+std::string csv_report_text(const Report& report);
 void write_csv(const Report& report, std::ostream& out);
 // RFC 4180 quoting of one field.
 std::string csv_field(const std::string& text);

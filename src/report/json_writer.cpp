@@ -1,6 +1,7 @@
 #include "report/json_writer.h"
 
 #include "report/aggregate.h"
+#include "report/json_text.h"
 #include "report/model_info.h"
 #include "report/number_format.h"
 
@@ -40,19 +41,38 @@ Json totals_json(const Report& report) {
   return totals;
 }
 
-Json nodes_json(const Report& report) {
+std::vector<const ReportColumn*> json_columns(const Report& report) {
   std::vector<const ReportColumn*> columns;
   for (const auto& c : report.columns)
-    if ((c.sinks & kSinkJson) && (c.json || c.value)) columns.push_back(&c);
-  Json nodes = Json::array();
+    if ((c.sinks & kSinkJson) && (c.json_text || c.json || c.value)) columns.push_back(&c);
+  return columns;
+}
+
+// One node as a compact object, keys in column order.
+void write_node(const std::vector<const ReportColumn*>& columns, const NodeAnalysis& node, size_t row, std::string& out) {
+  JsonText json(out);
+  out += '{';
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (c) out += ',';
+    json.string(columns[c]->name);
+    out += ':';
+    if (columns[c]->json_text) columns[c]->json_text(node, row, json);
+    else if (columns[c]->json) json.value(columns[c]->json(node, row));
+    else json.cell(columns[c]->value(node, row));
+  }
+  out += '}';
+}
+
+// The nodes array as compact JSON text.
+std::string nodes_text(const Report& report) {
+  const std::vector<const ReportColumn*> columns = json_columns(report);
+  std::string out = "[";
   const auto& analysed = report.analysis->nodes;
   for (size_t row = 0; row < analysed.size(); ++row) {
-    Json node = Json::object();
-    for (const auto* c : columns)
-      node[c->name] = c->json ? c->json(analysed[row], row) : cell_json(c->value(analysed[row], row));
-    nodes.push_back(std::move(node));
+    if (row) out += ',';
+    write_node(columns, analysed[row], row, out);
   }
-  return nodes;
+  return out + "]";
 }
 
 Json by_op_type_json(const Report& report) {
@@ -75,7 +95,7 @@ Json report_json(const Report& report) {
   root["modelcost_version"] = report.tool_version;
   root["model"] = model_json(report);
   root["totals"] = totals_json(report);
-  root["nodes"] = nodes_json(report);
+  root["nodes"] = Json::parse(nodes_text(report));
   root["by_op_type"] = by_op_type_json(report);
   root["warnings"] = report.analysis->warnings;
   for (const auto& section : report.sections)
@@ -85,34 +105,69 @@ Json report_json(const Report& report) {
 
 namespace {
 
-std::string dump(const Json& value, int indent) {
-  return value.dump(indent, ' ', false, Json::error_handler_t::replace);
-}
-
 // Indented like dump(2), but an array of objects (nodes, by_op_type, plan) puts one compact
 // object per line: a 20,000-node report stays readable and line-oriented tools can grep it.
-void write_member(const std::string& key, const Json& value, bool last, std::ostream& out) {
-  out << "  " << dump(Json(key), -1) << ": ";
+void write_member(const std::string& key, const Json& value, bool last, std::string& out) {
+  JsonText json(out);
+  out += "  ";
+  json.string(key);
+  out += ": ";
   if (value.is_array() && !value.empty() && value.front().is_object()) {
-    out << "[\n";
-    for (size_t i = 0; i < value.size(); ++i) out << "    " << dump(value[i], -1) << (i + 1 < value.size() ? ",\n" : "\n");
-    out << "  ]";
+    out += "[\n";
+    for (size_t i = 0; i < value.size(); ++i) {
+      out += "    ";
+      json.value(value[i]);
+      out += i + 1 < value.size() ? ",\n" : "\n";
+    }
+    out += "  ]";
   } else {
-    std::string text = dump(value, 2);
+    std::string text = value.dump(2, ' ', false, Json::error_handler_t::replace);
     for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) text.insert(at + 1, "  ");
-    out << text;
+    out += text;
   }
-  out << (last ? "\n" : ",\n");
+  out += last ? "\n" : ",\n";
+}
+
+// The nodes member written straight from the columns, in the layout write_member gives arrays
+// of objects.
+void write_nodes_member(const Report& report, bool last, std::string& out) {
+  const std::vector<const ReportColumn*> columns = json_columns(report);
+  const auto& analysed = report.analysis->nodes;
+  if (analysed.empty() || columns.empty()) return write_member("nodes", Json::parse(nodes_text(report)), last, out);
+  out += "  \"nodes\": [\n";
+  for (size_t row = 0; row < analysed.size(); ++row) {
+    out += "    ";
+    write_node(columns, analysed[row], row, out);
+    out += row + 1 < analysed.size() ? ",\n" : "\n";
+  }
+  out += last ? "  ]\n" : "  ],\n";
 }
 
 }  // namespace
 
+std::string json_report_text(const Report& report) {
+  std::vector<std::pair<std::string, Json>> members = {{"modelcost_version", report.tool_version},
+                                                       {"model", model_json(report)},
+                                                       {"totals", totals_json(report)},
+                                                       {"nodes", nullptr},
+                                                       {"by_op_type", by_op_type_json(report)},
+                                                       {"warnings", report.analysis->warnings}};
+  for (const auto& section : report.sections)
+    if (section.json) members.emplace_back(section.name, section.json());
+  std::string out = "{\n";
+  out.reserve(report.analysis->nodes.size() * 320 + 4096);
+  for (size_t i = 0; i < members.size(); ++i) {
+    const bool last = i + 1 == members.size();
+    if (members[i].first == "nodes" && i == 3) write_nodes_member(report, last, out);
+    else write_member(members[i].first, members[i].second, last, out);
+  }
+  out += "}\n";
+  return out;
+}
+
 void write_json(const Report& report, std::ostream& out) {
-  const Json root = report_json(report);
-  out << "{\n";
-  size_t index = 0;
-  for (const auto& item : root.items()) write_member(item.key(), item.value(), ++index == root.size(), out);
-  out << "}\n";
+  const std::string text = json_report_text(report);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
 }  // namespace modelcost

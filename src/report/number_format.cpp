@@ -4,15 +4,22 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 
 namespace modelcost {
 
-std::string exact_number(double value) {
-  if (!std::isfinite(value)) return "";
+void append_exact_number(double value, std::string& out) {
+  if (!std::isfinite(value)) return;
   if (value == std::floor(value) && std::fabs(value) < kMaxExactInteger)
-    return fmt::format("{}", static_cast<int64_t>(value));
-  // fmt prints the shortest digits that read back to the same double (like %.17g, never wrong).
-  return fmt::format("{}", value);
+    fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(value));
+  else  // fmt prints the shortest digits that read back to the same double (like %.17g, never wrong).
+    fmt::format_to(std::back_inserter(out), "{}", value);
+}
+
+std::string exact_number(double value) {
+  std::string text;
+  append_exact_number(value, text);
+  return text;
 }
 
 Json json_number(double value) {

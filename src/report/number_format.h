@@ -13,6 +13,8 @@ constexpr double kMaxExactInteger = 9007199254740992.0;
 // anything else as the shortest text that reads back to the same double ("9.903520314283042e+27").
 // Non-finite values give "" (a figure that could not be computed).
 std::string exact_number(double value);
+// exact_number() appended to `out`, for writers that fill one buffer.
+void append_exact_number(double value, std::string& out);
 // The same rule for JSON: an integer, a double, or null for a non-finite value.
 Json json_number(double value);
 

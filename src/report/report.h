@@ -66,8 +66,10 @@ enum ReportSink : unsigned {
   kSinkFiles = kSinkCsv | kSinkJson,
 };
 
+class JsonText;
 using NodeCellFn = std::function<CellValue(const NodeAnalysis& node, size_t row)>;
 using NodeJsonFn = std::function<Json(const NodeAnalysis& node, size_t row)>;
+using NodeJsonTextFn = std::function<void(const NodeAnalysis& node, size_t row, JsonText& out)>;
 
 // A per-node figure. `row` is the node's index in Analysis::nodes, so a later stage can keep its
 // own per-node results in a vector and look them up.
@@ -80,6 +82,9 @@ struct ReportColumn {
   bool additive = false;  // summed per op type in the by-op summary
   NodeCellFn value;
   NodeJsonFn json;  // optional: a structured JSON value instead of `value` (e.g. outputs[])
+  // optional: the structured value written as JSON text, without a tree (taken before `json`;
+  // a column of every node's outputs built as trees would cost more than the rest of the report)
+  NodeJsonTextFn json_text = nullptr;
 };
 
 using TotalCellFn = std::function<CellValue(const Analysis& analysis)>;

@@ -31,6 +31,23 @@ TEST(MeasureCalibrationToml, RoundTripsThroughTheHardwareDatabaseSchema) {
   EXPECT_EQ(d.tensor_tflops.count("fp32"), 0u);
   EXPECT_NEAR(d.memory_gb, 85, 1e-9);
   EXPECT_EQ(d.sources.count("peak.tensor.fp8"), 1u);
+  EXPECT_TRUE(d.interconnect.empty());  // one GPU: no all-reduce figures
+}
+
+TEST(MeasureCalibrationToml, WritesTheMeasuredAllReduceAsInterconnectFigures) {
+  CalibrationResult r;
+  r.device.is_gpu = true;
+  r.device.name = "NVIDIA H200";
+  r.dram_gbps = 4000;
+  r.fp32_vector_tflops = 60;
+  r.allreduce_ranks = 2;
+  r.allreduce_bus_gbps = 361.5;
+  r.allreduce_latency_us = 4.25;
+  const Device d = parse_device_toml(calibration_to_hwdb_toml(r, "h200-calibrated"), "calibrated.toml");
+  EXPECT_NEAR(d.interconnect.at("allreduce_bus_gbps"), 361.5, 1e-9);
+  EXPECT_NEAR(d.interconnect.at("allreduce_latency_us"), 4.25, 1e-9);
+  EXPECT_EQ(d.sources.count("interconnect.allreduce_bus_gbps"), 1u);
+  EXPECT_EQ(d.sources.count("interconnect.allreduce_latency_us"), 1u);
 }
 
 }  // namespace modelcost

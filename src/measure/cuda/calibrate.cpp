@@ -9,6 +9,7 @@
 
 #include <cstdio>
 
+#include "measure/cuda/allreduce_calibration.h"
 #include "measure/cuda/cuda_backend.h"
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/kernels.h"
@@ -168,6 +169,11 @@ CalibrationResult CudaBackend::calibrate(const MeasureOptions& options) {
     r.notes.push_back("tensor: cuBLASLt 8192^3 GEMMs on random data, fp32 accumulation, median of 10 after 2 warm-ups");
   }
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const AllReduceFigures allreduce = calibrate_allreduce();
+  r.allreduce_ranks = allreduce.ranks;
+  r.allreduce_bus_gbps = allreduce.bus_gbps;
+  r.allreduce_latency_us = allreduce.step_latency_us;
+  r.notes.push_back(allreduce.note);
   return r;
 }
 

@@ -1,0 +1,163 @@
+// Decoder-LLM serving plan: what the ONNX graph says about the model (token input, KV cache,
+// heads, layers, weight GEMMs), then prefill and decode on a device, the KV cache, tokens per
+// second, concurrency and tensor parallelism. Method in docs/llm.md.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "modelcost/analysis.h"
+#include "modelcost/hardware.h"
+
+namespace modelcost {
+
+// One matrix product with a stored weight (MatMul, Gemm, MatMulNBits, quantized forms).
+struct WeightGemm {
+  std::string node;
+  std::string op_type;
+  int64_t k = 0, n = 0;        // weight [K, N]: K inputs, N outputs per row
+  double stored_bytes = 0;     // the weight as stored (packed int4 blocks, scales and zero points included)
+  std::string stored_dtype;    // "fp32", "fp16", "int4", "int8", ...
+  bool lm_head = false;        // N is the vocabulary: the output projection
+  bool per_position = true;    // runs on every position of the sequence (false: last position only)
+};
+
+// One KV-cache tensor pair of a layer: the graph input (past) and output (present).
+struct KvCacheTensor {
+  std::string past;     // "past_key_values.0.key"
+  std::string present;  // "present.0.key" ("" when the graph has no matching output)
+};
+
+// What the graph says about the decoder.
+struct DecoderModel {
+  std::string token_input;       // "input_ids"
+  std::string batch_symbol;      // symbolic dim names ("" when the file fixes the dim)
+  std::string sequence_symbol;
+  std::string past_symbol;
+  int64_t fixed_batch = 0;       // the file's value when it fixes the dim, else 0
+  int64_t fixed_sequence = 0;
+  int64_t fixed_past = 0;        // a static cache's length; 0 when symbolic or absent
+  int64_t layers = 0;
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t hidden = 0, vocab = 0;
+  std::string attention;         // "MHA" | "GQA" | "MQA"
+  std::string attention_form;    // "Softmax + MatMul", "GroupQueryAttention", ...
+  bool rotary = false;           // rotary position embedding (Sin/Cos tables or a rotary op)
+  int64_t max_positions = 0;     // rows of a learned position table or rotary cache; 0 = no limit in the graph
+  bool logits_every_position = true;  // the LM head runs on every position (false: the last only)
+  std::vector<KvCacheTensor> kv_cache;  // empty: the export has no cache
+  std::string kv_dtype;          // the cache's dtype as exported ("fp16"); the activation dtype without a cache
+  std::string act_dtype;         // dtype of the hidden states ("fp32", "fp16")
+  std::vector<WeightGemm> gemms; // in graph order
+  double gemm_weight_bytes = 0;  // stored, every weight GEMM
+  double other_weight_bytes = 0; // stored, embeddings, norms, biases (float initializers outside GEMMs)
+  double other_weight_elements = 0;
+  bool decode_derived = false;   // no cache in the graph: the decode step is derived (see `how`)
+  std::vector<std::string> how;  // how each figure was found, one line each
+};
+
+// Graph shapes for recognition: the probe values given to symbolic dims.
+struct RecognitionProbe {
+  int64_t sequence = 7;  // distinct small values keep the dims apart in the shapes
+  int64_t past = 5;
+};
+
+// Reads the decoder's structure off a shaped analysis (run at probe_dims' values).
+// Throws Error(kExitInvalidModel) "not a decoder LLM: ..." naming what was not found.
+DecoderModel recognise_decoder(const Analysis& analysis);
+
+// Symbolic dims of the token and cache inputs, and their probe values, for the shape engine.
+// Keys are dim names; names already in `given` keep their value.
+std::vector<std::pair<std::string, int64_t>> probe_dims(const Model& model, const RecognitionProbe& probe);
+
+// Bytes per element of a precision name: fp32 4, fp16/bf16 2, fp8/int8 1, int4 0.5.
+double precision_bytes(const std::string& dtype);
+
+struct Precision {
+  std::string weights;      // "" = as stored; fp16 bf16 fp32 fp8 int8 int4
+  std::string activations;  // "" = the graph's; fp16 bf16 fp32 fp8 int8
+  std::string kv_cache;     // "" = the cache's (or the activations'); fp16 bf16 fp32 fp8 int8
+};
+
+enum class Collective { kRing, kTree, kBest };
+
+struct LlmOptions {
+  int64_t prompt = 512;
+  int64_t generate = 256;
+  std::vector<int64_t> batches = {1};
+  std::vector<int64_t> contexts;  // decode contexts; empty = prompt + generate
+  Precision precision;
+  int64_t tensor_parallel = 1;
+  std::string link;               // "nvlink" | "pcie" | "" (nvlink when the device has it)
+  Collective collective = Collective::kBest;
+  double workspace_bytes = 0.5e9;
+  std::optional<double> tpot_slo_ms;
+  std::optional<double> ttft_slo_ms;
+  std::optional<double> target_tokens_per_s;
+};
+
+// A phase's predicted time on one device of the tensor-parallel group, by part.
+struct StepTime {
+  double gemm_ms = 0, attention_ms = 0, elementwise_ms = 0, launch_ms = 0, communication_ms = 0;
+  double kernels = 0;
+  double total_ms() const { return gemm_ms + attention_ms + elementwise_ms + launch_ms + communication_ms; }
+};
+
+struct MemoryPerDevice {
+  double weights_bytes = 0, kv_bytes = 0, activation_bytes = 0, workspace_bytes = 0;
+  double total() const { return weights_bytes + kv_bytes + activation_bytes + workspace_bytes; }
+};
+
+// One batch at one decode context.
+struct LlmContextRow {
+  int64_t context = 0;
+  double tpot_ms = 0;
+  StepTime decode;
+  double tokens_per_s_per_sequence = 0;
+  double tokens_per_s_per_device = 0;  // batch tokens per step over the group's devices
+  double kv_bytes = 0;                 // whole batch, all devices
+  MemoryPerDevice memory;              // per device at this context
+  bool fits = true;
+  bool beyond_graph = false;           // past the graph's fixed cache or position table
+};
+
+struct LlmBatchRow {
+  int64_t batch = 0;
+  double ttft_ms = 0;
+  StepTime prefill;
+  double mean_tpot_ms = 0;             // over the generated tokens (contexts prompt+1 .. prompt+generate)
+  double tokens_per_s_per_sequence = 0;
+  double tokens_per_s_per_device = 0;
+  MemoryPerDevice memory;              // per device at the full context (prompt + generate)
+  bool fits = true;
+  bool meets_slo = true;
+  std::vector<LlmContextRow> contexts;
+};
+
+struct LlmPlan {
+  const Device* device = nullptr;
+  DecoderModel model;
+  LlmOptions options;
+  std::string weights_dtype, act_dtype, kv_dtype, compute_dtype;  // after defaults
+  double weights_bytes = 0;            // whole model at the weights precision (as stored by default)
+  double kv_bytes_per_token = 0;       // 2 x layers x kv_heads x head_dim x bytes(kv)
+  double kv_bytes_full_context = 0;    // per sequence at prompt + generate
+  double peak_activation_bytes = 0;    // per device, prefill of the largest batch
+  std::string link;                    // interconnect used with tensor_parallel > 1
+  double allreduce_bus_gbps = 0, allreduce_latency_us = 0;
+  std::vector<LlmBatchRow> rows;
+  std::optional<int64_t> max_sequences;  // most concurrent sequences at full context
+  std::optional<int64_t> best_batch;     // highest tokens/s per device under the SLOs
+  std::optional<int64_t> devices_needed; // for target_tokens_per_s
+  std::vector<std::string> notes;
+};
+
+// Throws Error(kExitUsage) for bad options (prompt < 1, a context below 1, TP not dividing the heads).
+LlmPlan plan_llm(const DecoderModel& model, const Device& device, const LlmOptions& options);
+
+// Time of one all-reduce of `bytes` over `ranks` devices: ring 2(n-1) steps of latency plus
+// 2(n-1)/n x bytes / bus bandwidth; tree 2 log2(n) steps plus 2 x bytes / bandwidth; best = the lower.
+double allreduce_ms(double bytes, int64_t ranks, double bus_gbps, double latency_us, Collective collective);
+
+}  // namespace modelcost

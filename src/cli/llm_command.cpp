@@ -1,0 +1,120 @@
+#include "cli/llm_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <sstream>
+
+#include "cli/options.h"
+#include "cli/report_files.h"
+#include "costs/cost_model.h"
+#include "load/model_loader.h"
+#include "modelcost/errors.h"
+#include "modelcost/llm.h"
+#include "ops/op_registry.h"
+#include "report/llm_report.h"
+#include "shapes/shape_engine.h"
+
+namespace modelcost {
+namespace {
+
+std::vector<int64_t> parse_positive_list(const std::string& option, const std::string& text) {
+  std::vector<int64_t> values;
+  for (const std::string& item : split_at(text, ',')) {
+    const bool digits = !item.empty() && item.size() <= 9 && item.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoll(item) < 1)
+      throw Error(kExitUsage, option + " '" + text + "': expected positive integers separated by commas");
+    values.push_back(std::stoll(item));
+  }
+  return values;
+}
+
+Collective parse_collective(const std::string& text) {
+  if (text == "ring") return Collective::kRing;
+  if (text == "tree") return Collective::kTree;
+  if (text == "best") return Collective::kBest;
+  throw Error(kExitUsage, "--collective '" + text + "': expected ring, tree or best");
+}
+
+LlmOptions plan_options(const LlmCommandOptions& o) {
+  LlmOptions p;
+  p.prompt = o.prompt;
+  p.generate = o.generate;
+  p.batches = parse_positive_list("--batch", o.batches);
+  if (!o.contexts.empty()) p.contexts = parse_positive_list("--context", o.contexts);
+  // --dtype sets every precision; the specific options override it.
+  p.precision.weights = o.weights.empty() ? o.dtype : o.weights;
+  p.precision.activations = o.activations.empty() ? o.dtype : o.activations;
+  p.precision.kv_cache = o.kv_cache.empty() ? o.dtype : o.kv_cache;
+  p.tensor_parallel = o.tensor_parallel;
+  p.link = o.link;
+  p.collective = parse_collective(o.collective);
+  p.workspace_bytes = o.workspace_gb * 1e9;
+  p.tpot_slo_ms = o.tpot_slo_ms;
+  p.ttft_slo_ms = o.ttft_slo_ms;
+  p.target_tokens_per_s = o.target_tokens_per_s;
+  return p;
+}
+
+std::string render(const std::function<void(std::ostream&)>& printer) {
+  std::ostringstream text;
+  printer(text);
+  return text.str();
+}
+
+}  // namespace
+
+void add_llm_command(CLI::App& app, LlmCommandOptions& o) {
+  auto* llm = app.add_subcommand("llm", "Serving plan of a decoder LLM: prefill, decode, KV cache, tokens/s, concurrency");
+  llm->add_option("model", o.model_path, "ONNX decoder model (weights need not be present)")->required();
+  llm->add_option("--gpu", o.gpu, "Device from the hardware database (id or alias)")->type_name("NAME")->required();
+  llm->add_option("--hwdb", o.hwdb_dirs, "Extra directory of device .toml files")->type_name("DIR")->allow_extra_args(false);
+  llm->add_option("--dim", o.dims, "Set a symbolic input dim for recognition: NAME=VALUE")->type_name("NAME=VALUE")->allow_extra_args(false);
+  llm->add_option("--prompt", o.prompt, "Prompt tokens per sequence")->capture_default_str()->check(CLI::PositiveNumber);
+  llm->add_option("--generate", o.generate, "Generated tokens per sequence")->capture_default_str()->check(CLI::PositiveNumber);
+  llm->add_option("--batch", o.batches, "Concurrent sequences, e.g. 1,8,32")->type_name("LIST")->capture_default_str();
+  llm->add_option("--context", o.contexts, "Decode contexts to report, e.g. 128,2048 (default prompt + generate)")->type_name("LIST");
+  llm->add_option("--dtype", o.dtype, "Every precision at once: fp32|fp16|bf16|fp8|int8")->type_name("TYPE");
+  llm->add_option("--weights", o.weights, "Weight precision: fp32|fp16|bf16|fp8|int8|int4 (default as stored)")->type_name("TYPE");
+  llm->add_option("--activations", o.activations, "Activation precision: fp32|fp16|bf16|fp8|int8")->type_name("TYPE");
+  llm->add_option("--kv-cache", o.kv_cache, "KV cache precision: fp32|fp16|bf16|fp8|int8")->type_name("TYPE");
+  llm->add_option("--tp", o.tensor_parallel, "Tensor-parallel devices")->capture_default_str()->check(CLI::PositiveNumber);
+  llm->add_option("--link", o.link, "Interconnect for --tp: nvlink|pcie (default nvlink where the device has it)")->type_name("LINK");
+  llm->add_option("--collective", o.collective, "All-reduce algorithm: ring|tree|best")->capture_default_str();
+  llm->add_option("--workspace-gb", o.workspace_gb, "Runtime reserve per device (CUDA context, library workspaces)")->capture_default_str();
+  llm->add_option("--tpot-slo-ms", o.tpot_slo_ms, "Limit on the mean time per output token")->check(CLI::PositiveNumber);
+  llm->add_option("--ttft-slo-ms", o.ttft_slo_ms, "Limit on the time to first token")->check(CLI::PositiveNumber);
+  llm->add_option("--target-tokens-per-s", o.target_tokens_per_s, "Generated tokens per second to serve")->check(CLI::PositiveNumber);
+  llm->add_option("--json", o.json_path, "Write the plan as JSON to FILE")->type_name("FILE");
+  llm->add_option("--csv", o.csv_path, "Write one row per batch x context to FILE")->type_name("FILE");
+  llm->add_option("--svg", o.svg_path, "Write TPOT and tokens/s against batch (SVG) to FILE")->type_name("FILE");
+  llm->add_flag("-q,--quiet", o.quiet, "Print nothing on stdout (files are still written)");
+  llm->callback([&o] { o.requested = true; });
+}
+
+int run_llm_command(const LlmCommandOptions& o, std::ostream& out) {
+  const LlmOptions options = plan_options(o);
+  const HardwareDb db = load_hardware_db(o.hwdb_dirs);
+  const Device& device = db.resolve(o.gpu);
+
+  Model model = load_model(o.model_path);
+  CliOptions dims_only;
+  dims_only.dims = o.dims;
+  ShapeOptions shape_options = shape_options_from(dims_only);
+  const RecognitionProbe probe;
+  for (const auto& [name, value] : probe_dims(model, probe)) shape_options.dims.emplace(name, value);
+  Diagnostics diagnostics;
+  ShapeEngine(OpRegistry::instance(), diagnostics).run(model, shape_options);
+  const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
+  const DecoderModel decoder = recognise_decoder(analysis);
+  const LlmPlan plan = plan_llm(decoder, device, options);
+
+  const std::string name = std::filesystem::path(o.model_path).stem().string();
+  if (!o.json_path.empty()) write_report_file(o.json_path, render([&](std::ostream& s) { write_llm_json(plan, name, s); }));
+  if (!o.csv_path.empty()) write_report_file(o.csv_path, render([&](std::ostream& s) { write_llm_csv(plan, s); }));
+  if (!o.svg_path.empty()) write_report_file(o.svg_path, render([&](std::ostream& s) { write_llm_svg(plan, name, s); }));
+  if (!o.quiet) print_llm_plan(plan, name, out);
+  return kExitOk;
+}
+
+}  // namespace modelcost

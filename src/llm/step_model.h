@@ -1,0 +1,42 @@
+// Predicted time and memory of one forward step of a decoder on one device of a tensor-parallel
+// group: weight GEMMs and flash attention on the roofline, fused elementwise work, kernel
+// launches and all-reduces (docs/llm.md, "Prefill and decode").
+#pragma once
+#include "modelcost/llm.h"
+
+namespace modelcost {
+
+// Precisions and device figures after the options' defaults are applied.
+struct StepSetup {
+  const DecoderModel* model = nullptr;
+  const Device* device = nullptr;
+  std::string weights, act, kv, compute;  // precision names
+  double act_bytes = 2, kv_bytes = 2;
+  PeakChoice gemm_peak, attention_peak;
+  double bandwidth = 0;                   // bytes/s
+  int64_t tp = 1;
+  int64_t kv_heads_per_device = 0;        // at least 1: kv heads are replicated when fewer than tp
+  double heads_per_device = 0;
+  double allreduce_gbps = 0, allreduce_latency_us = 0;
+  Collective collective = Collective::kBest;
+};
+
+// Resolves precisions and checks the tensor-parallel split (throws Error(kExitUsage)).
+StepSetup make_step_setup(const DecoderModel& model, const Device& device, const LlmOptions& options);
+
+// One weight GEMM's weight bytes at the setup's weights precision (as stored when none is given).
+double gemm_weight_bytes(const StepSetup& setup, const WeightGemm& gemm);
+// Whole-model weight bytes at the setup's precisions (all devices together).
+double model_weight_bytes(const StepSetup& setup);
+// KV cache bytes per token and sequence on one device (all layers, key and value).
+double kv_bytes_per_token_per_device(const StepSetup& setup);
+
+// `batch` sequences each adding `new_tokens` positions after `past` cached ones.
+StepTime predict_step(const StepSetup& setup, int64_t batch, int64_t new_tokens, int64_t past);
+
+// Memory of one device while `batch` sequences hold `context` tokens of cache, with activations
+// of a prefill of `prefill_tokens` positions per sequence.
+MemoryPerDevice memory_per_device(const StepSetup& setup, int64_t batch, int64_t context, int64_t prefill_tokens,
+                                  double workspace_bytes);
+
+}  // namespace modelcost

@@ -1,0 +1,141 @@
+#include "report/llm_report.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/number_format.h"
+
+namespace modelcost {
+namespace {
+
+std::string gb(double bytes) { return fmt::format("{:.2f}", bytes / 1e9); }
+
+void print_model(const LlmPlan& plan, const std::string& name, std::ostream& out) {
+  const DecoderModel& m = plan.model;
+  out << fmt::format("{}: decoder LLM, {} layers, hidden {}, vocab {}, {} {} query / {} kv heads of {}{}\n", name,
+                     m.layers, m.hidden, m.vocab, m.attention, m.heads, m.kv_heads, m.head_dim, m.rotary ? ", rotary" : "");
+  for (const std::string& line : m.how) out << "  " << line << "\n";
+}
+
+void print_setup(const LlmPlan& plan, std::ostream& out) {
+  const LlmOptions& o = plan.options;
+  out << fmt::format("\n{}: weights {}, activations {}, KV cache {}; GEMMs on {} peak", plan.device->name,
+                     plan.weights_dtype, plan.act_dtype, plan.kv_dtype, plan.compute_dtype);
+  if (o.tensor_parallel > 1)
+    out << fmt::format("; tensor parallel over {} ({} all-reduce {} GB/s, {} us per step)", o.tensor_parallel, plan.link,
+                       plan.allreduce_bus_gbps, plan.allreduce_latency_us);
+  out << "\n";
+  out << fmt::format("weights {} GB; KV cache {} per token, {} per sequence at {} tokens; peak activations {} GB per device\n",
+                     gb(plan.weights_bytes), human_bytes(plan.kv_bytes_per_token), human_bytes(plan.kv_bytes_full_context),
+                     o.prompt + o.generate, gb(plan.peak_activation_bytes));
+}
+
+void print_tables(const LlmPlan& plan, std::ostream& out) {
+  const LlmOptions& o = plan.options;
+  out << fmt::format("\nprompt {}, generate {} (TPOT averaged over contexts {}..{})\n", o.prompt, o.generate, o.prompt + 1,
+                     o.prompt + o.generate);
+  out << fmt::format("{:>6} {:>10} {:>13} {:>10} {:>13} {:>14} {:>5}\n", "batch", "TTFT ms", "mean TPOT ms", "tok/s/seq",
+                     "tok/s/device", "mem/device GB", "fits");
+  for (const LlmBatchRow& r : plan.rows)
+    out << fmt::format("{:>6} {:>10.3f} {:>13.3f} {:>10.1f} {:>13.1f} {:>14} {:>5}\n", r.batch, r.ttft_ms, r.mean_tpot_ms,
+                       r.tokens_per_s_per_sequence, r.tokens_per_s_per_device, gb(r.memory.total()), r.fits ? "yes" : "NO");
+  out << fmt::format("\n{:>6} {:>8} {:>9} {:>10} {:>13} {:>9} {:>14} {:>5}\n", "batch", "context", "TPOT ms", "tok/s/seq",
+                     "tok/s/device", "KV GB", "mem/device GB", "fits");
+  for (const LlmBatchRow& r : plan.rows)
+    for (const LlmContextRow& c : r.contexts)
+      out << fmt::format("{:>6} {:>8} {:>9.3f} {:>10.1f} {:>13.1f} {:>9} {:>14} {:>5}{}\n", r.batch, c.context, c.tpot_ms,
+                         c.tokens_per_s_per_sequence, c.tokens_per_s_per_device, gb(c.kv_bytes), gb(c.memory.total()),
+                         c.fits ? "yes" : "NO", c.beyond_graph ? "  beyond the graph" : "");
+}
+
+void print_answers(const LlmPlan& plan, std::ostream& out) {
+  const LlmOptions& o = plan.options;
+  out << "\n";
+  if (plan.max_sequences)
+    out << fmt::format("most concurrent sequences at {} tokens: {}\n", o.prompt + o.generate, *plan.max_sequences);
+  if (plan.best_batch) {
+    std::string slo;
+    if (o.tpot_slo_ms) slo += fmt::format(" TPOT <= {} ms", *o.tpot_slo_ms);
+    if (o.ttft_slo_ms) slo += fmt::format(" TTFT <= {} ms", *o.ttft_slo_ms);
+    out << fmt::format("best batch{}: {}\n", slo.empty() ? " (highest tokens/s per device)" : " under" + slo, *plan.best_batch);
+  }
+  if (plan.devices_needed)
+    out << fmt::format("devices for {} tokens/s: {}\n", *o.target_tokens_per_s, *plan.devices_needed);
+  for (const std::string& note : plan.notes) out << "note: " << note << "\n";
+}
+
+nlohmann::json step_json(const StepTime& t) {
+  return {{"total_ms", t.total_ms()}, {"gemm_ms", t.gemm_ms},       {"attention_ms", t.attention_ms},
+          {"elementwise_ms", t.elementwise_ms}, {"launch_ms", t.launch_ms}, {"communication_ms", t.communication_ms},
+          {"kernels", t.kernels}};
+}
+
+nlohmann::json memory_json(const MemoryPerDevice& m) {
+  return {{"weights_bytes", m.weights_bytes}, {"kv_bytes", m.kv_bytes}, {"activation_bytes", m.activation_bytes},
+          {"workspace_bytes", m.workspace_bytes}, {"total_bytes", m.total()}};
+}
+
+nlohmann::json model_json(const DecoderModel& m) {
+  nlohmann::json cache = nlohmann::json::array();
+  for (const KvCacheTensor& t : m.kv_cache) cache.push_back({{"past", t.past}, {"present", t.present}});
+  return {{"token_input", m.token_input}, {"layers", m.layers}, {"hidden", m.hidden}, {"vocab", m.vocab},
+          {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"attention", m.attention},
+          {"attention_form", m.attention_form}, {"rotary", m.rotary}, {"kv_cache", cache},
+          {"decode_derived", m.decode_derived}, {"weight_gemms", m.gemms.size()},
+          {"stored_weight_bytes", m.gemm_weight_bytes + m.other_weight_bytes}, {"how", m.how}};
+}
+
+}  // namespace
+
+void print_llm_plan(const LlmPlan& plan, const std::string& model_name, std::ostream& out) {
+  print_model(plan, model_name, out);
+  print_setup(plan, out);
+  print_tables(plan, out);
+  print_answers(plan, out);
+}
+
+void write_llm_json(const LlmPlan& plan, const std::string& model_name, std::ostream& out) {
+  const LlmOptions& o = plan.options;
+  nlohmann::json batches = nlohmann::json::array();
+  for (const LlmBatchRow& r : plan.rows) {
+    nlohmann::json contexts = nlohmann::json::array();
+    for (const LlmContextRow& c : r.contexts)
+      contexts.push_back({{"context", c.context}, {"tpot_ms", c.tpot_ms}, {"decode", step_json(c.decode)},
+                          {"tokens_per_s_per_sequence", c.tokens_per_s_per_sequence},
+                          {"tokens_per_s_per_device", c.tokens_per_s_per_device}, {"kv_bytes", c.kv_bytes},
+                          {"memory_per_device", memory_json(c.memory)}, {"fits", c.fits}, {"beyond_graph", c.beyond_graph}});
+    batches.push_back({{"batch", r.batch}, {"ttft_ms", r.ttft_ms}, {"prefill", step_json(r.prefill)},
+                       {"mean_tpot_ms", r.mean_tpot_ms}, {"tokens_per_s_per_sequence", r.tokens_per_s_per_sequence},
+                       {"tokens_per_s_per_device", r.tokens_per_s_per_device}, {"memory_per_device", memory_json(r.memory)},
+                       {"fits", r.fits}, {"meets_slo", r.meets_slo}, {"contexts", contexts}});
+  }
+  nlohmann::json j = {
+      {"model", model_name},
+      {"decoder", model_json(plan.model)},
+      {"device", {{"id", plan.device->id}, {"name", plan.device->name}}},
+      {"precision", {{"weights", plan.weights_dtype}, {"activations", plan.act_dtype}, {"kv_cache", plan.kv_dtype},
+                     {"gemm_peak", plan.compute_dtype}}},
+      {"prompt", o.prompt}, {"generate", o.generate}, {"tensor_parallel", o.tensor_parallel},
+      {"weights_bytes", plan.weights_bytes}, {"kv_bytes_per_token", plan.kv_bytes_per_token},
+      {"kv_bytes_full_context", plan.kv_bytes_full_context}, {"peak_activation_bytes", plan.peak_activation_bytes},
+      {"batches", batches}, {"notes", plan.notes}};
+  if (o.tensor_parallel > 1)
+    j["interconnect"] = {{"link", plan.link}, {"allreduce_bus_gbps", plan.allreduce_bus_gbps},
+                         {"allreduce_latency_us", plan.allreduce_latency_us}};
+  j["max_sequences"] = plan.max_sequences ? nlohmann::json(*plan.max_sequences) : nlohmann::json(nullptr);
+  j["best_batch"] = plan.best_batch ? nlohmann::json(*plan.best_batch) : nlohmann::json(nullptr);
+  j["devices_needed"] = plan.devices_needed ? nlohmann::json(*plan.devices_needed) : nlohmann::json(nullptr);
+  out << nlohmann::json{{"llm", j}}.dump(1) << "\n";
+}
+
+void write_llm_csv(const LlmPlan& plan, std::ostream& out) {
+  out << "batch,context,ttft_ms,tpot_ms,mean_tpot_ms,tokens_per_s_per_sequence,tokens_per_s_per_device,kv_bytes,"
+         "memory_per_device_bytes,fits,beyond_graph\n";
+  for (const LlmBatchRow& r : plan.rows)
+    for (const LlmContextRow& c : r.contexts)
+      out << fmt::format("{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{}\n", r.batch, c.context, r.ttft_ms,
+                         c.tpot_ms, r.mean_tpot_ms, c.tokens_per_s_per_sequence, c.tokens_per_s_per_device, c.kv_bytes,
+                         c.memory.total(), c.fits ? "true" : "false", c.beyond_graph ? "true" : "false");
+}
+
+}  // namespace modelcost

@@ -1,0 +1,65 @@
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.h"
+
+namespace modelcost::testing {
+namespace {
+
+std::string export_path(const std::string& name) {
+  return std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/" + name + ".onnx";
+}
+
+TEST(LlmCommand, PrintsTheTablesAndWritesJsonCsvSvg) {
+  TempDir dir;
+  const CliResult r = run_modelcost("llm " + export_path("llama_gqa_kv") +
+                                    " --gpu h100 --dtype fp16 --prompt 64 --generate 32 --batch 1,8 --context 128,2048"
+                                    " --json " + dir.file("p.json") + " --csv " + dir.file("p.csv") + " --svg " + dir.file("p.svg"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("decoder LLM, 2 layers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GQA 4 query / 2 kv heads of 16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TTFT ms"), std::string::npos);
+  const auto j = nlohmann::json::parse(read_text(dir.file("p.json"))).at("llm");
+  EXPECT_EQ(j.at("batches").size(), 2u);
+  EXPECT_EQ(j.at("batches")[1].at("contexts").size(), 2u);
+  EXPECT_DOUBLE_EQ(j.at("kv_bytes_per_token").get<double>(), 2.0 * 2 * 2 * 16 * 2);
+  const std::string csv = read_text(dir.file("p.csv"));
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 2);  // header + batch x context
+  const std::string svg = read_text(dir.file("p.svg"));
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("context 2048"), std::string::npos);
+}
+
+TEST(LlmCommand, TinyLlamaAtBatchEightIsPlannedNotRefused) {
+  if (!shared_models_present()) GTEST_SKIP() << "../shared/models not present";
+  const CliResult r = run_modelcost("llm " + shared_model("tinyllama_1b_op18.onnx") +
+                                    " --gpu l4 --dtype fp16 --batch 1,8 --prompt 512 --generate 256 --context 2048");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("decode step is derived"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the file fixes batch 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("most concurrent sequences"), std::string::npos);
+}
+
+TEST(LlmCommand, ANonDecoderIsOneLineNamingWhatIsMissing) {
+  const CliResult r = run_modelcost("llm " + sample_model() + " --gpu h100");
+  EXPECT_EQ(r.code, 4);
+  EXPECT_NE(r.err.find("modelcost: error: "), std::string::npos);
+  EXPECT_NE(r.err.find("not a decoder LLM: no token input"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+}
+
+TEST(LlmCommand, BadOptionsAreUsageErrors) {
+  EXPECT_EQ(run_modelcost("llm " + export_path("llama_gqa_kv") + " --gpu h100 --tp 3").code, 2);
+  EXPECT_EQ(run_modelcost("llm " + export_path("llama_gqa_kv") + " --gpu h100 --weights int3").code, 2);
+  EXPECT_EQ(run_modelcost("llm " + export_path("llama_gqa_kv") + " --gpu h100 --batch 0").code, 2);
+  EXPECT_EQ(run_modelcost("llm " + export_path("llama_gqa_kv")).code, 2);  // no --gpu
+}
+
+TEST(LlmCommand, TensorParallelOverNvlink) {
+  const CliResult r = run_modelcost("llm " + export_path("llama_gqa_kv") + " --gpu h100 --dtype fp16 --tp 2 --batch 4");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("tensor parallel over 2 (nvlink"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace modelcost::testing

@@ -1,0 +1,158 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "llm/llm_test_support.h"
+#include "modelcost/errors.h"
+
+namespace modelcost::testing {
+namespace {
+
+// A decoder built by hand: 4 layers, hidden 1024, 8 query / 2 kv heads of 128, one fp16 GEMM
+// of 1024 x 4096 per layer and an LM head of 1024 x 32000.
+DecoderModel hand_model() {
+  DecoderModel m;
+  m.layers = 4;
+  m.hidden = 1024;
+  m.vocab = 32000;
+  m.heads = 8;
+  m.kv_heads = 2;
+  m.head_dim = 128;
+  m.attention = "GQA";
+  m.act_dtype = m.kv_dtype = "fp16";
+  for (int i = 0; i < 4; ++i) m.gemms.push_back({"g" + std::to_string(i), "MatMul", 1024, 4096, 1024.0 * 4096 * 2, "fp16"});
+  WeightGemm head{"head", "MatMul", 1024, 32000, 1024.0 * 32000 * 2, "fp16", true};
+  m.gemms.push_back(head);
+  for (const WeightGemm& g : m.gemms) m.gemm_weight_bytes += g.stored_bytes;
+  return m;
+}
+
+LlmOptions options_for(std::vector<int64_t> batches, std::vector<int64_t> contexts = {}) {
+  LlmOptions o;
+  o.prompt = 128;
+  o.generate = 64;
+  o.batches = std::move(batches);
+  o.contexts = std::move(contexts);
+  o.workspace_bytes = 0;
+  return o;
+}
+
+TEST(LlmPlan, DecodeAtBatchOneReadsTheWeightsOnce) {
+  const DecoderModel m = hand_model();
+  const Device d = test_device();
+  const LlmPlan plan = plan_llm(m, d, options_for({1}, {1}));
+  const double weights_ms = m.gemm_weight_bytes / d.bandwidth_bytes_per_s() * 1e3;
+  EXPECT_DOUBLE_EQ(plan.weights_bytes, m.gemm_weight_bytes);
+  EXPECT_GT(plan.rows[0].contexts[0].decode.gemm_ms, weights_ms);
+  EXPECT_LT(plan.rows[0].contexts[0].decode.gemm_ms, weights_ms * 1.01);
+}
+
+TEST(LlmPlan, EachTokenOfContextAddsItsKvBytesToTheStep) {
+  const DecoderModel m = hand_model();
+  const Device d = test_device();
+  const LlmPlan plan = plan_llm(m, d, options_for({4}, {1000, 3000}));
+  const auto& c = plan.rows[0].contexts;
+  EXPECT_DOUBLE_EQ(plan.kv_bytes_per_token, 2.0 * 4 * 2 * 128 * 2);
+  const double expected_ms = 4 * 2000 * plan.kv_bytes_per_token / d.bandwidth_bytes_per_s() * 1e3;
+  EXPECT_NEAR(c[1].decode.attention_ms - c[0].decode.attention_ms, expected_ms, expected_ms * 1e-9);
+  EXPECT_DOUBLE_EQ(c[1].kv_bytes, 4 * 3000 * plan.kv_bytes_per_token);
+}
+
+TEST(LlmPlan, ThroughputGrowsWithBatchWhileDecodeIsMemoryBound) {
+  const LlmPlan plan = plan_llm(hand_model(), test_device(), options_for({1, 8, 32}));
+  EXPECT_LT(plan.rows[0].tokens_per_s_per_device, plan.rows[1].tokens_per_s_per_device);
+  EXPECT_LT(plan.rows[1].tokens_per_s_per_device, plan.rows[2].tokens_per_s_per_device);
+  EXPECT_GT(plan.rows[2].ttft_ms, plan.rows[0].ttft_ms);
+  EXPECT_GT(plan.rows[0].mean_tpot_ms, 0);
+}
+
+TEST(LlmPlan, MostConcurrentSequencesFitAndOneMoreDoesNot) {
+  const DecoderModel m = hand_model();
+  const Device d = test_device(1);  // 1 GB
+  const LlmPlan plan = plan_llm(m, d, options_for({1}));
+  ASSERT_TRUE(plan.max_sequences.has_value());
+  const int64_t n = *plan.max_sequences;
+  ASSERT_GT(n, 0);
+  const LlmPlan edge = plan_llm(m, d, options_for({n, n + 1}));
+  EXPECT_TRUE(edge.rows[0].fits);
+  EXPECT_FALSE(edge.rows[1].fits);
+}
+
+TEST(LlmPlan, PlansThatOverflowMemoryAreReportedNotRefused) {
+  const LlmPlan plan = plan_llm(hand_model(), test_device(0.1), options_for({1, 8}));
+  EXPECT_EQ(plan.max_sequences, std::optional<int64_t>(0));
+  EXPECT_FALSE(plan.rows[0].fits);
+  EXPECT_FALSE(plan.best_batch.has_value());
+  ASSERT_FALSE(plan.notes.empty());
+  EXPECT_NE(plan.notes.front().find("does not fit"), std::string::npos);
+}
+
+TEST(LlmPlan, ContextsBeyondAStaticCacheAreFlagged) {
+  DecoderModel m = hand_model();
+  m.fixed_past = 255;
+  m.fixed_sequence = 1;
+  const LlmPlan plan = plan_llm(m, test_device(), options_for({1}, {128, 1024}));
+  EXPECT_FALSE(plan.rows[0].contexts[0].beyond_graph);
+  EXPECT_TRUE(plan.rows[0].contexts[1].beyond_graph);
+  ASSERT_FALSE(plan.notes.empty());
+  EXPECT_NE(plan.notes.front().find("at most 256 positions"), std::string::npos);
+}
+
+TEST(LlmPlan, BestBatchMeetsTheSloAndTargetNeedsWholeReplicas) {
+  LlmOptions o = options_for({1, 8, 64});
+  o.tpot_slo_ms = 1e6;
+  o.target_tokens_per_s = 1e6;
+  const LlmPlan loose = plan_llm(hand_model(), test_device(), o);
+  ASSERT_TRUE(loose.best_batch.has_value());
+  EXPECT_GE(*loose.best_batch, 64);
+  ASSERT_TRUE(loose.devices_needed.has_value());
+  EXPECT_GE(*loose.devices_needed, 1);
+  o.tpot_slo_ms = 1e-6;
+  const LlmPlan tight = plan_llm(hand_model(), test_device(), o);
+  EXPECT_FALSE(tight.best_batch.has_value());
+}
+
+TEST(LlmPlan, WeightPrecisionsScaleTheStoredBytes) {
+  LlmOptions o = options_for({1});
+  o.precision.weights = "int4";
+  const DecoderModel m = hand_model();
+  const double elements = 4 * 1024.0 * 4096 + 1024.0 * 32000;
+  EXPECT_DOUBLE_EQ(plan_llm(m, test_device(), o).weights_bytes, elements * 0.5 + elements / 128 * 2);
+  o.precision.weights = "fp16";
+  EXPECT_DOUBLE_EQ(plan_llm(m, test_device(), o).weights_bytes, elements * 2);
+  o.precision.weights = "int3";
+  EXPECT_THROW(plan_llm(m, test_device(), o), Error);
+}
+
+TEST(TensorParallel, SplitsWeightsAndPaysTwoAllReducesPerLayer) {
+  Device d = test_device();
+  d.interconnect = {{"nvlink_gbps", 100}, {"nvlink_latency_us", 2}};
+  LlmOptions o = options_for({1}, {256});
+  const LlmPlan one = plan_llm(hand_model(), d, o);
+  o.tensor_parallel = 2;
+  const LlmPlan two = plan_llm(hand_model(), d, o);
+  EXPECT_DOUBLE_EQ(two.rows[0].memory.weights_bytes, one.rows[0].memory.weights_bytes / 2);
+  EXPECT_DOUBLE_EQ(two.rows[0].contexts[0].kv_bytes, one.rows[0].contexts[0].kv_bytes);
+  const StepTime& step = two.rows[0].contexts[0].decode;
+  const double block = 1024 * 2;  // one token's hidden state in fp16
+  const double expected = 2 * 4 * allreduce_ms(block, 2, 100, 2, Collective::kBest) +
+                          0.5 * allreduce_ms(32000 * 2, 2, 100, 2, Collective::kBest);
+  EXPECT_DOUBLE_EQ(step.communication_ms, expected);
+  EXPECT_LT(step.gemm_ms, one.rows[0].contexts[0].decode.gemm_ms);
+  o.tensor_parallel = 3;
+  EXPECT_THROW(plan_llm(hand_model(), d, o), Error);  // 3 does not divide 8 heads
+  o.tensor_parallel = 2;
+  EXPECT_THROW(plan_llm(hand_model(), test_device(), o), Error);  // no interconnect figures
+}
+
+TEST(TensorParallel, RingAndTreeAllReduce) {
+  // Ring over 2: 2 latency steps + bytes / bandwidth; tree: 2 steps + 2 x bytes / bandwidth.
+  EXPECT_NEAR(allreduce_ms(1e6, 2, 100, 2, Collective::kRing), (4e-6 + 1e-5) * 1e3, 1e-12);
+  EXPECT_NEAR(allreduce_ms(1e6, 2, 100, 2, Collective::kTree), (4e-6 + 2e-5) * 1e3, 1e-12);
+  // Small messages over 8: tree's 2 log2(8) = 6 steps beat the ring's 14.
+  EXPECT_NEAR(allreduce_ms(1e3, 8, 100, 2, Collective::kBest), allreduce_ms(1e3, 8, 100, 2, Collective::kTree), 1e-15);
+  EXPECT_EQ(allreduce_ms(1e6, 1, 100, 2, Collective::kRing), 0);
+}
+
+}  // namespace
+}  // namespace modelcost::testing
