@@ -135,6 +135,17 @@ struct LlmBatchRow {
   std::vector<LlmContextRow> contexts;
 };
 
+// A step run on this machine's GPU (`modelcost llm --measure`) beside its prediction.
+struct LlmMeasuredStep {
+  std::string phase;        // "prefill" | "decode"
+  int64_t batch = 0;
+  int64_t tokens = 0;       // prompt length (prefill) or context (decode)
+  bool measured = false;
+  std::string reason;       // why not, when not measured
+  double measured_ms = 0;   // median of CUDA-graph replays of the whole graph
+  double predicted_ms = 0;
+};
+
 struct LlmPlan {
   const Device* device = nullptr;
   DecoderModel model;
@@ -151,6 +162,7 @@ struct LlmPlan {
   std::optional<int64_t> best_batch;     // highest tokens/s per device under the SLOs
   std::optional<int64_t> devices_needed; // for target_tokens_per_s
   std::vector<std::string> notes;
+  std::vector<LlmMeasuredStep> measured;  // with --measure
 };
 
 // Throws Error(kExitUsage) for bad options (prompt < 1, a context below 1, TP not dividing the heads).

@@ -39,6 +39,9 @@ struct NodeMeasurement {
   int samples = 0;
   std::vector<std::string> kernels;  // names of the kernels one sample launched, in order
   std::string implementation;        // "cudnn conv NHWC algo=1", "cublasLt", "kernel elementwise", "cpu eigen"
+  // Not run again: the figure of this earlier node, identical in op, attributes, input and output
+  // shapes and dtypes (measure_nodes measures each distinct node once).
+  std::string same_as;
   // Hardware counters of one run (MeasureOptions::counters; docs/measurement.md lists the metrics).
   bool has_counters = false;
   std::string counters_reason;       // why there are none, when they were asked for

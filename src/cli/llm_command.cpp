@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cli/llm_measure.h"
 #include "cli/options.h"
 #include "cli/report_files.h"
 #include "costs/cost_model.h"
@@ -89,6 +90,7 @@ void add_llm_command(CLI::App& app, LlmCommandOptions& o) {
   llm->add_option("--csv", o.csv_path, "Write one row per batch x context to FILE")->type_name("FILE");
   llm->add_option("--svg", o.svg_path, "Write TPOT and tokens/s against batch (SVG) to FILE")->type_name("FILE");
   llm->add_flag("-q,--quiet", o.quiet, "Print nothing on stdout (files are still written)");
+  llm->add_flag("--measure", o.measure, "Run the prefill graph and a decode step per context on this machine's GPU");
   llm->callback([&o] { o.requested = true; });
 }
 
@@ -107,7 +109,15 @@ int run_llm_command(const LlmCommandOptions& o, std::ostream& out) {
   ShapeEngine(OpRegistry::instance(), diagnostics).run(model, shape_options);
   const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
   const DecoderModel decoder = recognise_decoder(analysis);
-  const LlmPlan plan = plan_llm(decoder, device, options);
+  LlmPlan plan = plan_llm(decoder, device, options);
+  if (o.measure) {
+    std::unique_ptr<Backend> backend = make_backend(false);
+    LlmMeasureRequest request;
+    request.model_path = o.model_path;
+    for (const auto& dim : shape_options_from(dims_only).dims) request.user_dims.push_back(dim);
+    if (plan.act_dtype == "fp32" || plan.act_dtype == "fp16" || plan.act_dtype == "bf16") request.dtype = plan.act_dtype;
+    plan.measured = measure_llm_steps(request, plan, *backend);
+  }
 
   const std::string name = std::filesystem::path(o.model_path).stem().string();
   if (!o.json_path.empty()) write_report_file(o.json_path, render([&](std::ostream& s) { write_llm_json(plan, name, s); }));

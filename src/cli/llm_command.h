@@ -26,6 +26,7 @@ struct LlmCommandOptions {
   std::optional<double> tpot_slo_ms, ttft_slo_ms, target_tokens_per_s;
   std::string json_path, csv_path, svg_path;
   bool quiet = false;
+  bool measure = false;  // run the prefill and decode graphs on this machine's GPU
 };
 
 // Declares the `llm` subcommand on `app`, bound to `options`.

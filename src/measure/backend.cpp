@@ -1,7 +1,10 @@
 // Entry points of the measure stage: picks the backend and walks the analysed nodes.
 #include <fmt/format.h>
 
+#include <unordered_map>
+
 #include "measure/cpu_backend.h"
+#include "measure/node_spec.h"
 #include "measure/cuda_entry.h"
 #include "modelcost/errors.h"
 #include "modelcost/measure.h"
@@ -18,9 +21,26 @@ std::unique_ptr<Backend> make_backend(bool cpu, int device) {
 std::vector<NodeMeasurement> measure_nodes(const Analysis& analysis, Backend& backend, const MeasureOptions& options) {
   std::vector<NodeMeasurement> results;
   results.reserve(analysis.nodes.size());
+  std::unordered_map<std::string, size_t> first_of;  // measurement key -> index of the node measured
   size_t done = 0;
   for (const NodeAnalysis& node : analysis.nodes) {
-    results.push_back(backend.measure_node(node, options));
+    std::string key;
+    if (node.shaped) {
+      try {
+        key = measurement_key(make_node_spec(node, options.dtype));
+      } catch (const Error&) {
+        key.clear();  // a bad --dtype: measure_node reports it
+      }
+    }
+    auto it = key.empty() ? first_of.end() : first_of.find(key);
+    if (it != first_of.end()) {
+      NodeMeasurement reused = results[it->second];
+      reused.same_as = analysis.nodes[it->second].node->name;
+      results.push_back(reused);
+    } else {
+      if (!key.empty()) first_of.emplace(key, results.size());
+      results.push_back(backend.measure_node(node, options));
+    }
     ++done;
     if (options.progress) options.progress(done, analysis.nodes.size(), node.node->name);
   }

@@ -54,9 +54,9 @@ class CpuBackend : public Backend {
     try {
       const NodeSpec spec = make_node_spec(node, options.dtype);
       const OpPlan plan = plan_operation(spec);
-      if (plan.kind == OpKind::kZeroCost) return zero_cost(plan.reason);
-      if (plan.kind == OpKind::kUnsupported) {
-        m.reason = plan.reason;
+      if (is_zero_cost(plan)) return zero_cost(plan_reason(plan));
+      if (is_unsupported(plan)) {
+        m.reason = plan_reason(plan);
         return m;
       }
       std::vector<HostTensor> inputs;
@@ -89,8 +89,8 @@ class CpuBackend : public Backend {
       if (!n.shaped) { result.reason = "node '" + n.node->name + "' has no concrete shapes"; return result; }
       Step step{make_node_spec(n, options.dtype), {}, n.node};
       step.plan = plan_operation(step.spec);
-      if (step.plan.kind == OpKind::kUnsupported) {
-        result.reason = "node '" + n.node->name + "': " + step.plan.reason;
+      if (is_unsupported(step.plan)) {
+        result.reason = "node '" + n.node->name + "': " + plan_reason(step.plan);
         return result;
       }
       for (size_t i = 0; i < n.node->inputs.size(); ++i) {
@@ -106,7 +106,7 @@ class CpuBackend : public Backend {
     }
     auto run_all = [&] {
       for (auto& step : steps) {
-        if (step.plan.kind == OpKind::kZeroCost) continue;
+        if (is_zero_cost(step.plan)) continue;
         std::vector<const HostTensor*> in;
         for (int id : step.node->inputs) in.push_back(id >= 0 ? &tensors[id] : nullptr);
         std::vector<HostTensor> out;

@@ -14,44 +14,42 @@ std::vector<HostTensor> make_outputs(const NodeSpec& spec) {
   return outputs;
 }
 
-double apply_unary(UnaryOp op, double x, double alpha, double beta) {
-  switch (op) {
-    case UnaryOp::kIdentity: return x;
-    case UnaryOp::kRelu: return x > 0 ? x : 0;
-    case UnaryOp::kSigmoid: return 1 / (1 + std::exp(-x));
-    case UnaryOp::kTanh: return std::tanh(x);
-    case UnaryOp::kErf: return std::erf(x);
-    case UnaryOp::kExp: return std::exp(x);
-    case UnaryOp::kLog: return std::log(x);
-    case UnaryOp::kSqrt: return std::sqrt(x);
-    case UnaryOp::kNeg: return -x;
-    case UnaryOp::kAbs: return std::fabs(x);
-    case UnaryOp::kReciprocal: return 1 / x;
-    case UnaryOp::kGelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case UnaryOp::kGeluTanh: return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case UnaryOp::kHardSigmoid: return std::clamp(alpha * x + beta, 0.0, 1.0);
-    case UnaryOp::kHardSwish: return x * std::clamp(x / 6 + 0.5, 0.0, 1.0);
-    case UnaryOp::kLeakyRelu: return x >= 0 ? x : alpha * x;
-    case UnaryOp::kClip: return std::min(std::max(x, alpha), beta);
-    case UnaryOp::kSoftplus: return std::log1p(std::exp(x));
-    case UnaryOp::kSilu: return x / (1 + std::exp(-x));
-    case UnaryOp::kElu: return x >= 0 ? x : alpha * (std::exp(x) - 1);
-    case UnaryOp::kFloor: return std::floor(x);
-    case UnaryOp::kCeil: return std::ceil(x);
-  }
-  return x;
-}
+namespace {
+// The math helpers the expressions of elementwise_ops.h use, in double.
+double exp_(double x) { return std::exp(x); }
+double log_(double x) { return std::log(x); }
+double log1p_(double x) { return std::log1p(x); }
+double erf_(double x) { return std::erf(x); }
+double tanh_(double x) { return std::tanh(x); }
+double sqrt_(double x) { return std::sqrt(x); }
+double fabs_(double x) { return std::fabs(x); }
+double floor_(double x) { return std::floor(x); }
+double ceil_(double x) { return std::ceil(x); }
+double rint_(double x) { return std::nearbyint(x); }
+double sin_(double x) { return std::sin(x); }
+double cos_(double x) { return std::cos(x); }
+double tan_(double x) { return std::tan(x); }
+double asin_(double x) { return std::asin(x); }
+double acos_(double x) { return std::acos(x); }
+double atan_(double x) { return std::atan(x); }
+double sinh_(double x) { return std::sinh(x); }
+double cosh_(double x) { return std::cosh(x); }
+double asinh_(double x) { return std::asinh(x); }
+double acosh_(double x) { return std::acosh(x); }
+double atanh_(double x) { return std::atanh(x); }
+double pow_(double x, double y) { return std::pow(x, y); }
+double fmod_(double x, double y) { return std::fmod(x, y); }
+double clamp_(double x, double lo, double hi) { return std::min(std::max(x, lo), hi); }
+int64_t int_(double x) { return static_cast<int64_t>(x); }
+}  // namespace
 
-double apply_binary(BinaryOp op, double a, double b) {
+double apply_elementwise(ElementwiseOp op, double a, double b, double c, double alpha, double beta) {
+  using F = double;
   switch (op) {
-    case BinaryOp::kAdd: return a + b;
-    case BinaryOp::kSub: return a - b;
-    case BinaryOp::kMul: return a * b;
-    case BinaryOp::kDiv: return a / b;
-    case BinaryOp::kPow: return std::pow(a, b);
-    case BinaryOp::kMax: return std::max(a, b);
-    case BinaryOp::kMin: return std::min(a, b);
-    case BinaryOp::kPRelu: return a >= 0 ? a : a * b;
+#define MC_CASE(name, onnx, flops, expr) \
+  case ElementwiseOp::k##name: return expr;
+    MC_UNARY_OPS(MC_CASE) MC_BINARY_OPS(MC_CASE) MC_TERNARY_OPS(MC_CASE)
+#undef MC_CASE
   }
   return a;
 }
@@ -67,7 +65,9 @@ void for_each_index(const std::vector<int64_t>& dims, const std::vector<std::vec
   for (int64_t d : dims) total *= static_cast<double>(d);
   if (total == 0) return;
   std::vector<int64_t> index(rank, 0);
-  std::vector<int64_t> offset = {base0, base1, 0};
+  std::vector<int64_t> offset(std::max<size_t>(strides.size(), 2), 0);
+  offset[0] = base0;
+  offset[1] = base1;
   for (int64_t i = 0; i < static_cast<int64_t>(total); ++i) {
     fn(i, offset);
     for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
@@ -80,24 +80,16 @@ void for_each_index(const std::vector<int64_t>& dims, const std::vector<std::vec
   }
 }
 
-void run_elementwise(const OpPlan& p, const std::vector<const HostTensor*>& in, HostTensor& out) {
-  if (p.kind == OpKind::kUnary) {
-    for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = static_cast<float>(apply_unary(p.unary, in[0]->data[i], p.alpha, p.beta));
-    return;
-  }
-  for_each_index(p.dims, {p.input_strides[0], p.input_strides[1]}, 0, 0, [&](int64_t i, const std::vector<int64_t>& o) {
-    out.data[i] = static_cast<float>(apply_binary(p.binary, in[0]->data[o[0]], in[1]->data[o[1]]));
+void run_elementwise(const ElementwisePlan& p, const std::vector<const HostTensor*>& in, HostTensor& out) {
+  std::vector<std::vector<int64_t>> strides = p.input_strides;
+  strides.resize(3, std::vector<int64_t>(p.dims.size(), 0));
+  auto value = [&](size_t k, int64_t at) { return k < p.input_strides.size() ? static_cast<double>(in[k]->data[at]) : 0.0; };
+  for_each_index(p.dims, strides, 0, 0, [&](int64_t i, const std::vector<int64_t>& o) {
+    out.data[i] = static_cast<float>(apply_elementwise(p.op, value(0, o[0]), value(1, o[1]), value(2, o[2]), p.alpha, p.beta));
   });
 }
 
-void run_where(const OpPlan& p, const std::vector<const HostTensor*>& in, HostTensor& out) {
-  for_each_index(p.dims, {p.input_strides[0], p.input_strides[1], p.input_strides[2]}, 0, 0,
-                 [&](int64_t i, const std::vector<int64_t>& o) {
-                   out.data[i] = in[0]->data[o[0]] != 0 ? in[1]->data[o[1]] : in[2]->data[o[2]];
-                 });
-}
-
-void run_batch_norm(const OpPlan& p, const std::vector<const HostTensor*>& in, HostTensor& y) {
+void run_batch_norm(const BatchNormPlan& p, const std::vector<const HostTensor*>& in, HostTensor& y) {
   const HostTensor &x = *in[0], &scale = *in[1], &bias = *in[2], &mean = *in[3], &var = *in[4];
   for (int64_t o = 0; o < p.outer; ++o)
     for (int64_t c = 0; c < p.axis_len; ++c) {
@@ -109,7 +101,7 @@ void run_batch_norm(const OpPlan& p, const std::vector<const HostTensor*>& in, H
     }
 }
 
-void run_copies(const OpPlan& p, const std::vector<const HostTensor*>& in, std::vector<HostTensor>& out) {
+void run_copies(const CopyPlan& p, const std::vector<const HostTensor*>& in, std::vector<HostTensor>& out) {
   if (p.fill_output)
     for (auto& o : out) std::fill(o.data.begin(), o.data.end(), static_cast<float>(p.fill_value));
   for (const StridedCopy& c : p.copies) {
@@ -120,7 +112,7 @@ void run_copies(const OpPlan& p, const std::vector<const HostTensor*>& in, std::
   }
 }
 
-void run_gather(const OpPlan& p, const HostTensor& data, const HostTensor& indices, HostTensor& out) {
+void run_gather(const GatherPlan& p, const HostTensor& data, const HostTensor& indices, HostTensor& out) {
   for (int64_t o = 0; o < p.outer; ++o)
     for (int64_t j = 0; j < p.indices; ++j) {
       int64_t k = static_cast<int64_t>(indices.data[j]);
@@ -131,34 +123,74 @@ void run_gather(const OpPlan& p, const HostTensor& data, const HostTensor& indic
     }
 }
 
-void run_reduce(const OpPlan& p, const HostTensor& x, HostTensor& y) {
+// One reduced row: at(r) is element r of the row.
+template <typename At>
+double reduce_row(const ReducePlan& p, At at) {
+  const int64_t n = p.axis_len;
+  if (p.op == ReduceOp::kArgMax || p.op == ReduceOp::kArgMin) {
+    int64_t best = 0;
+    for (int64_t r = 1; r < n; ++r) {
+      const double v = at(r), b = at(best);
+      const bool better = p.op == ReduceOp::kArgMax ? v > b : v < b;
+      if (better || (p.select_last_index && v == b)) best = r;
+    }
+    return static_cast<double>(best);
+  }
+  double peak = -std::numeric_limits<double>::infinity();
+  if (p.op == ReduceOp::kLogSumExp)
+    for (int64_t r = 0; r < n; ++r) peak = std::max(peak, at(r));
+  double acc = p.op == ReduceOp::kMax ? -std::numeric_limits<double>::infinity()
+               : p.op == ReduceOp::kMin ? std::numeric_limits<double>::infinity()
+               : p.op == ReduceOp::kProd ? 1 : 0;
+  for (int64_t r = 0; r < n; ++r) {
+    const double v = at(r);
+    switch (p.op) {
+      case ReduceOp::kSum: case ReduceOp::kMean: case ReduceOp::kLogSum: acc += v; break;
+      case ReduceOp::kMax: acc = std::max(acc, v); break;
+      case ReduceOp::kMin: acc = std::min(acc, v); break;
+      case ReduceOp::kSumSquare: case ReduceOp::kL2: acc += v * v; break;
+      case ReduceOp::kL1: acc += std::fabs(v); break;
+      case ReduceOp::kLogSumExp: acc += std::exp(v - peak); break;
+      case ReduceOp::kProd: acc *= v; break;
+      case ReduceOp::kArgMax: case ReduceOp::kArgMin: break;
+    }
+  }
+  if (p.op == ReduceOp::kMean) acc /= static_cast<double>(n);
+  if (p.op == ReduceOp::kL2) acc = std::sqrt(acc);
+  if (p.op == ReduceOp::kLogSum) acc = std::log(acc);
+  if (p.op == ReduceOp::kLogSumExp) acc = peak + std::log(acc);
+  return acc;
+}
+
+void run_reduce(const ReducePlan& p, const HostTensor& x, HostTensor& y) {
   for (int64_t o = 0; o < p.outer; ++o)
     for (int64_t i = 0; i < p.inner; ++i) {
       auto at = [&](int64_t r) { return static_cast<double>(x.data[(o * p.axis_len + r) * p.inner + i]); };
-      double acc = p.reduce == ReduceOp::kMax ? -std::numeric_limits<double>::infinity()
-                   : p.reduce == ReduceOp::kMin ? std::numeric_limits<double>::infinity() : 0;
-      double peak = -std::numeric_limits<double>::infinity();
-      if (p.reduce == ReduceOp::kLogSumExp)
-        for (int64_t r = 0; r < p.axis_len; ++r) peak = std::max(peak, at(r));
-      for (int64_t r = 0; r < p.axis_len; ++r) {
-        const double v = at(r);
-        switch (p.reduce) {
-          case ReduceOp::kSum: case ReduceOp::kMean: acc += v; break;
-          case ReduceOp::kMax: acc = std::max(acc, v); break;
-          case ReduceOp::kMin: acc = std::min(acc, v); break;
-          case ReduceOp::kSumSquare: case ReduceOp::kL2: acc += v * v; break;
-          case ReduceOp::kL1: acc += std::fabs(v); break;
-          case ReduceOp::kLogSumExp: acc += std::exp(v - peak); break;
-        }
-      }
-      if (p.reduce == ReduceOp::kMean) acc /= static_cast<double>(p.axis_len);
-      if (p.reduce == ReduceOp::kL2) acc = std::sqrt(acc);
-      if (p.reduce == ReduceOp::kLogSumExp) acc = peak + std::log(acc);
-      y.data[o * p.inner + i] = static_cast<float>(acc);
+      y.data[o * p.inner + i] = static_cast<float>(reduce_row(p, at));
     }
 }
 
-void run_softmax(const OpPlan& p, const HostTensor& x, HostTensor& y) {
+void run_scan(const ScanPlan& p, const HostTensor& x, HostTensor& y) {
+  for (int64_t o = 0; o < p.outer; ++o)
+    for (int64_t i = 0; i < p.inner; ++i) {
+      double acc = 0;
+      for (int64_t step = 0; step < p.axis_len; ++step) {
+        const int64_t r = p.reverse ? p.axis_len - 1 - step : step;
+        const int64_t at = (o * p.axis_len + r) * p.inner + i;
+        const double v = x.data[at];
+        if (!p.exclusive) acc += v;
+        y.data[at] = static_cast<float>(acc);
+        if (p.exclusive) acc += v;
+      }
+    }
+}
+
+void run_range(const HostTensor& start, const HostTensor& delta, HostTensor& y) {
+  for (size_t i = 0; i < y.data.size(); ++i)
+    y.data[i] = static_cast<float>(start.data[0] + static_cast<double>(i) * delta.data[0]);
+}
+
+void run_softmax(const SoftmaxPlan& p, const HostTensor& x, HostTensor& y) {
   for (int64_t o = 0; o < p.outer; ++o)
     for (int64_t i = 0; i < p.inner; ++i) {
       auto index = [&](int64_t r) { return (o * p.axis_len + r) * p.inner + i; };
@@ -172,7 +204,7 @@ void run_softmax(const OpPlan& p, const HostTensor& x, HostTensor& y) {
     }
 }
 
-void run_layer_norm(const OpPlan& p, const HostTensor& x, const HostTensor* scale, const HostTensor* bias, HostTensor& y) {
+void run_layer_norm(const LayerNormPlan& p, const HostTensor& x, const HostTensor* scale, const HostTensor* bias, HostTensor& y) {
   const int64_t n = p.axis_len;
   for (int64_t o = 0; o < p.outer; ++o) {
     const float* row = &x.data[o * n];
@@ -196,23 +228,30 @@ void run_layer_norm(const OpPlan& p, const HostTensor& x, const HostTensor* scal
 void run_cpu_reference(const NodeSpec& spec, const OpPlan& plan, const std::vector<const HostTensor*>& in,
                        std::vector<HostTensor>& out) {
   auto input = [&](size_t i) -> const HostTensor* { return i < in.size() ? in[i] : nullptr; };
-  switch (plan.kind) {
-    case OpKind::kUnary: case OpKind::kBinary: run_elementwise(plan, in, out[0]); break;
-    case OpKind::kCopy: run_copies(plan, in, out); break;
-    case OpKind::kGather: run_gather(plan, *in[0], *in[1], out[0]); break;
-    case OpKind::kReduce: run_reduce(plan, *in[0], out[0]); break;
-    case OpKind::kSoftmax: run_softmax(plan, *in[0], out[0]); break;
-    case OpKind::kLayerNorm: run_layer_norm(plan, *in[0], input(1), input(2), out[0]); break;
-    case OpKind::kConv: cpu_conv(plan.conv, *in[0], *in[1], input(2), out[0]); break;
-    case OpKind::kPool: cpu_pool(plan.pool, *in[0], out[0]); break;
-    case OpKind::kMatMul: cpu_matmul(plan.matmul, *in[0], *in[1], input(2), out[0]); break;
-    case OpKind::kResize: cpu_resize(plan, *in[0], out[0]); break;
-    case OpKind::kWhere: run_where(plan, in, out[0]); break;
-    case OpKind::kBatchNorm: run_batch_norm(plan, in, out[0]); break;
-    case OpKind::kZeroCost: return;
-    case OpKind::kUnsupported: throw Error(kExitRuntime, "node '" + spec.name + "': " + plan.reason);
-  }
-  for (auto& o : out) round_to_dtype(o);
+  bool ran = true;
+  std::visit(Overloaded{
+                 [&](const ElementwisePlan& p) { run_elementwise(p, in, out[0]); },
+                 [&](const CopyPlan& p) { run_copies(p, in, out); },
+                 [&](const GatherPlan& p) { run_gather(p, *in[0], *in[1], out[0]); },
+                 [&](const ReducePlan& p) { run_reduce(p, *in[0], out[0]); },
+                 [&](const SoftmaxPlan& p) { run_softmax(p, *in[0], out[0]); },
+                 [&](const LayerNormPlan& p) { run_layer_norm(p, *in[0], input(1), input(2), out[0]); },
+                 [&](const BatchNormPlan& p) { run_batch_norm(p, in, out[0]); },
+                 [&](const ScanPlan& p) { run_scan(p, *in[0], out[0]); },
+                 [&](const ConvParams& p) { cpu_conv(p, *in[0], *in[1], input(2), out[0]); },
+                 [&](const PoolParams& p) { cpu_pool(p, *in[0], out[0]); },
+                 [&](const MatMulParams& p) { cpu_matmul(p, *in[0], *in[1], input(2), out[0]); },
+                 [&](const ResizePlan& p) { cpu_resize(p, *in[0], out[0]); },
+                 [&](const IndexedPlan& p) { cpu_indexed(p, in, out[0]); },
+                 [&](const RangePlan&) { run_range(*in[0], *in[2], out[0]); },
+                 [&](const ZeroCostPlan&) { ran = false; },
+                 [&](const UnsupportedPlan& p) {
+                   throw Error(kExitRuntime, "node '" + spec.name + "': " + p.reason);
+                 },
+             },
+             plan);
+  if (ran)
+    for (auto& o : out) round_to_dtype(o);
 }
 
 }  // namespace modelcost

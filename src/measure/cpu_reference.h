@@ -17,14 +17,15 @@ std::vector<HostTensor> make_outputs(const NodeSpec& spec);
 void run_cpu_reference(const NodeSpec& spec, const OpPlan& plan, const std::vector<const HostTensor*>& inputs,
                        std::vector<HostTensor>& outputs);
 
-// The unary and binary functions, shared by the reference loops.
-double apply_unary(UnaryOp op, double x, double alpha, double beta);
-double apply_binary(BinaryOp op, double a, double b);
+// The elementwise functions of elementwise_ops.h in double (inputs past the op's arity ignored).
+double apply_elementwise(ElementwiseOp op, double a, double b, double c, double alpha, double beta);
 
 // The reference kernels of the heavier kinds (cpu_reference_nn.cpp).
 void cpu_conv(const ConvParams& c, const HostTensor& x, const HostTensor& w, const HostTensor* bias, HostTensor& y);
 void cpu_pool(const PoolParams& p, const HostTensor& x, HostTensor& y);
 void cpu_matmul(const MatMulParams& m, const HostTensor& a, const HostTensor& b, const HostTensor* bias, HostTensor& y);
-void cpu_resize(const OpPlan& plan, const HostTensor& x, HostTensor& y);
+void cpu_resize(const ResizePlan& plan, const HostTensor& x, HostTensor& y);
+// Gathers and scatters by index tensors (cpu_reference_indexed.cpp); inputs as run_cpu_reference's.
+void cpu_indexed(const IndexedPlan& plan, const std::vector<const HostTensor*>& inputs, HostTensor& y);
 
 }  // namespace modelcost

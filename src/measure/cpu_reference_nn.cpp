@@ -153,7 +153,7 @@ int64_t nearest_index(const std::string& mode, double x, int64_t in) {
 }
 }  // namespace
 
-void cpu_resize(const OpPlan& p, const HostTensor& x, HostTensor& y) {
+void cpu_resize(const ResizePlan& p, const HostTensor& x, HostTensor& y) {
   const int64_t planes = x.shape[0] * x.shape[1], ih = x.shape[2], iw = x.shape[3], oh = y.shape[2], ow = y.shape[3];
   for (int64_t plane = 0; plane < planes; ++plane) {
     const float* src = &x.data[plane * ih * iw];
@@ -162,7 +162,7 @@ void cpu_resize(const OpPlan& p, const HostTensor& x, HostTensor& y) {
       for (int64_t c = 0; c < ow; ++c) {
         const double sy = source_coordinate(p.coordinate_mode, r, ih, oh);
         const double sx = source_coordinate(p.coordinate_mode, c, iw, ow);
-        if (!p.resize_linear) {
+        if (!p.linear) {
           dst[r * ow + c] = src[nearest_index(p.nearest_mode, sy, ih) * iw + nearest_index(p.nearest_mode, sx, iw)];
           continue;
         }

@@ -30,15 +30,12 @@ HostTensor random_input(const NodeSpec& spec, const OpPlan& plan, size_t index, 
     // Known contents (shape constants, Clip bounds, scalar weights) are used as they are.
     for (size_t i = 0; i < h.data.size(); ++i) h.data[i] = static_cast<float>(t.value->as_double(i));
   } else if (!dtype_is_float(t.dtype)) {
-    const int64_t range = plan.kind == OpKind::kGather ? plan.axis_len : t.dtype == 9 ? 2 : 4;
-    std::uniform_int_distribution<int64_t> dist(0, std::max<int64_t>(0, range - 1));
+    const InputRange range = input_range(spec, plan, index);
+    std::uniform_int_distribution<int64_t> dist(0, std::max<int64_t>(0, range.int_range - 1));
     for (float& v : h.data) v = static_cast<float>(dist(rng));
   } else {
-    const bool positive = plan.kind == OpKind::kUnary &&
-                          (plan.unary == UnaryOp::kLog || plan.unary == UnaryOp::kSqrt || plan.unary == UnaryOp::kReciprocal);
-    const bool positive_base = plan.kind == OpKind::kBinary && plan.binary == BinaryOp::kPow && index == 0;
-    const bool variance = plan.kind == OpKind::kBatchNorm && index == 4;
-    std::uniform_real_distribution<float> dist(positive || positive_base || variance ? 0.1f : -1.f, 1.f);
+    const InputRange range = input_range(spec, plan, index);
+    std::uniform_real_distribution<float> dist(range.lo, range.hi);
     for (float& v : h.data) v = dist(rng);
   }
   round_to_dtype(h);

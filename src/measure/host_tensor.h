@@ -4,11 +4,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "measure/node_spec.h"
+#include "measure/op_plan.h"
 
 namespace modelcost {
-
-struct OpPlan;
 
 struct HostTensor {
   Shape shape;

@@ -71,6 +71,33 @@ void read_attributes(const onnx::NodeProto& proto, Attributes& out) {
 
 }  // namespace
 
+namespace {
+void append_tensor(std::string& key, const TensorSpec& t) {
+  key += t.present ? "|" + std::to_string(t.dtype) + ":" + shape_to_string(t.shape) : "|-";
+  if (!t.value) return;
+  key += "=";
+  for (size_t i = 0; i < t.value->size(); ++i) key += std::to_string(t.value->as_double(i)) + ",";
+}
+}  // namespace
+
+std::string measurement_key(const NodeSpec& s) {
+  std::string key = s.domain + "::" + s.op_type + "@" + std::to_string(s.opset) + (s.allow_tf32 ? " tf32" : "");
+  const Attributes& a = s.attributes;
+  for (const auto& [name, v] : a.ints) key += ";" + name + "=" + std::to_string(v);
+  for (const auto& [name, v] : a.floats) key += ";" + name + "=" + std::to_string(v);
+  for (const auto& [name, v] : a.strings) key += ";" + name + "=" + v;
+  for (const auto& [name, v] : a.int_lists) key += ";" + name + "=" + shape_to_string(v);
+  for (const auto& [name, v] : a.float_lists) {
+    key += ";" + name + "=";
+    for (double f : v) key += std::to_string(f) + ",";
+  }
+  key += " in";
+  for (const auto& t : s.inputs) append_tensor(key, t);
+  key += " out";
+  for (const auto& t : s.outputs) append_tensor(key, t);
+  return key;
+}
+
 NodeSpec make_node_spec(const NodeAnalysis& analysis, const std::string& dtype_option) {
   const Node& node = *analysis.node;
   const Graph& graph = *analysis.graph;

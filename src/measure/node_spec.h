@@ -52,6 +52,10 @@ struct NodeSpec {
 // unchanged. Throws Error(kExitUsage) for an unknown name.
 int32_t measurement_dtype(int32_t dtype, const std::string& dtype_option);
 
+// A key equal for two nodes exactly when they run the same work: op, domain, opset, attributes,
+// every input's and output's presence, dtype and shape, and known contents (axes, Clip bounds).
+std::string measurement_key(const NodeSpec& spec);
+
 // Builds the spec of a node of the analysis; the dtype option as for measurement_dtype.
 NodeSpec make_node_spec(const NodeAnalysis& node, const std::string& dtype_option);
 

@@ -62,12 +62,7 @@ int64_t product(const Shape& s, size_t begin, size_t end) {
 
 int64_t normalize_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
 
-OpPlan unsupported(const std::string& why) {
-  OpPlan p;
-  p.kind = OpKind::kUnsupported;
-  p.reason = why;
-  return p;
-}
+UnsupportedPlan unsupported(const std::string& why) { return UnsupportedPlan{why}; }
 
 std::vector<int64_t> known_ints(const TensorSpec& t, bool* ok) {
   if (!t.present) return {};
@@ -83,52 +78,53 @@ bool known_scalar(const TensorSpec& t, double* out) {
   return true;
 }
 
-OpPlan zero_cost(const std::string& why) {
-  OpPlan p;
-  p.kind = OpKind::kZeroCost;
-  p.reason = why;
-  return p;
-}
-
-bool all_float(const NodeSpec& s) {
-  for (const auto& t : s.inputs)
-    if (t.present && !dtype_is_float(t.dtype)) return false;
+bool float_data(const NodeSpec& s) {
+  if (!s.has_input(0) || !dtype_is_float(s.in(0).dtype)) return false;
   for (const auto& t : s.outputs)
     if (t.present && !dtype_is_float(t.dtype)) return false;
   return true;
+}
+
+RowView row_view(const Shape& shape, int64_t first, int64_t last) {
+  RowView v;
+  v.outer = product(shape, 0, static_cast<size_t>(first));
+  v.axis_len = product(shape, static_cast<size_t>(first), static_cast<size_t>(last + 1));
+  v.inner = product(shape, static_cast<size_t>(last + 1), shape.size());
+  return v;
 }
 
 }  // namespace plan_detail
 
 using namespace plan_detail;
 
+std::string plan_reason(const OpPlan& plan) {
+  if (auto* z = std::get_if<ZeroCostPlan>(&plan)) return z->reason;
+  if (auto* u = std::get_if<UnsupportedPlan>(&plan)) return u->reason;
+  return "";
+}
+
 namespace {
 
-const std::unordered_map<std::string, UnaryOp>& unary_ops() {
-  static const std::unordered_map<std::string, UnaryOp> ops = {
-      {"Relu", UnaryOp::kRelu}, {"Sigmoid", UnaryOp::kSigmoid}, {"Tanh", UnaryOp::kTanh},
-      {"Erf", UnaryOp::kErf}, {"Exp", UnaryOp::kExp}, {"Log", UnaryOp::kLog}, {"Sqrt", UnaryOp::kSqrt},
-      {"Neg", UnaryOp::kNeg}, {"Abs", UnaryOp::kAbs}, {"Reciprocal", UnaryOp::kReciprocal},
-      {"Gelu", UnaryOp::kGelu}, {"HardSigmoid", UnaryOp::kHardSigmoid}, {"HardSwish", UnaryOp::kHardSwish},
-      {"LeakyRelu", UnaryOp::kLeakyRelu}, {"Clip", UnaryOp::kClip}, {"Softplus", UnaryOp::kSoftplus},
-      {"Elu", UnaryOp::kElu}, {"Floor", UnaryOp::kFloor}, {"Ceil", UnaryOp::kCeil}, {"Cast", UnaryOp::kIdentity},
-      {"CastLike", UnaryOp::kIdentity}};
-  return ops;
-}
+using Planner = OpPlan (*)(const NodeSpec&);
 
-const std::unordered_map<std::string, BinaryOp>& binary_ops() {
-  static const std::unordered_map<std::string, BinaryOp> ops = {
-      {"Add", BinaryOp::kAdd}, {"Sub", BinaryOp::kSub}, {"Mul", BinaryOp::kMul}, {"Div", BinaryOp::kDiv},
-      {"Pow", BinaryOp::kPow}, {"Max", BinaryOp::kMax}, {"Min", BinaryOp::kMin}, {"PRelu", BinaryOp::kPRelu}};
-  return ops;
-}
-
-const std::unordered_map<std::string, ReduceOp>& reduce_ops() {
-  static const std::unordered_map<std::string, ReduceOp> ops = {
-      {"ReduceSum", ReduceOp::kSum}, {"ReduceMean", ReduceOp::kMean}, {"ReduceMax", ReduceOp::kMax},
-      {"ReduceMin", ReduceOp::kMin}, {"ReduceSumSquare", ReduceOp::kSumSquare}, {"ReduceL2", ReduceOp::kL2},
-      {"ReduceL1", ReduceOp::kL1}, {"ReduceLogSumExp", ReduceOp::kLogSumExp}};
-  return ops;
+// The measured kind of every standard op that runs something, by op type. Elementwise ops come
+// from elementwise_ops.h (plan_elementwise); ops absent here name their reason.
+const std::unordered_map<std::string, Planner>& planners() {
+  static const std::unordered_map<std::string, Planner> table = {
+      {"Transpose", plan_transpose}, {"Slice", plan_slice}, {"Concat", plan_concat}, {"Split", plan_split},
+      {"Gather", plan_gather}, {"Expand", plan_expand}, {"Pad", plan_pad}, {"Tile", plan_tile},
+      {"GatherElements", plan_gather_elements}, {"ScatterElements", plan_scatter_elements},
+      {"Scatter", plan_scatter_elements}, {"GatherND", plan_gather_nd}, {"ScatterND", plan_scatter_nd},
+      {"Range", plan_range},
+      {"ReduceSum", plan_reduce}, {"ReduceMean", plan_reduce}, {"ReduceMax", plan_reduce}, {"ReduceMin", plan_reduce},
+      {"ReduceSumSquare", plan_reduce}, {"ReduceL2", plan_reduce}, {"ReduceL1", plan_reduce},
+      {"ReduceLogSumExp", plan_reduce}, {"ReduceLogSum", plan_reduce}, {"ReduceProd", plan_reduce}, {"ArgMax", plan_arg_reduce},
+      {"ArgMin", plan_arg_reduce}, {"GlobalAveragePool", plan_global_pool}, {"GlobalMaxPool", plan_global_pool},
+      {"Softmax", plan_softmax}, {"LogSoftmax", plan_softmax}, {"LayerNormalization", plan_layer_norm},
+      {"BatchNormalization", plan_batch_norm}, {"CumSum", plan_cumsum},
+      {"Conv", plan_conv}, {"MaxPool", plan_pool}, {"AveragePool", plan_pool}, {"MatMul", plan_matmul},
+      {"Gemm", plan_gemm}, {"Resize", plan_resize}, {"Upsample", plan_resize}};
+  return table;
 }
 
 const std::set<std::string>& zero_cost_ops() {
@@ -139,55 +135,47 @@ const std::set<std::string>& zero_cost_ops() {
 
 }  // namespace
 
+bool plan_detail::has_planner(const std::string& op_type) {
+  return is_elementwise(op_type) || planners().count(op_type) > 0 || zero_cost_ops().count(op_type) > 0;
+}
+
 OpPlan plan_operation(const NodeSpec& s) {
   for (const auto& t : s.outputs)
-    if (t.present && element_count(t.shape) == 0) {
-      OpPlan p;
-      p.kind = OpKind::kZeroCost;
-      p.reason = "empty output";
-      return p;
-    }
+    if (t.present && element_count(t.shape) == 0) return ZeroCostPlan{"empty output"};
   if (!s.domain.empty() && s.domain != "ai.onnx") return unsupported("op of domain " + s.domain);
-  if (zero_cost_ops().count(s.op_type)) {
-    OpPlan p;
-    p.kind = OpKind::kZeroCost;
-    p.reason = "reinterprets its input; moves no data";
-    return p;
-  }
+  if (zero_cost_ops().count(s.op_type)) return ZeroCostPlan{"reinterprets its input; moves no data"};
   bool all_folded = !s.outputs.empty();
   for (const auto& t : s.outputs)
     if (t.present && !t.value) all_folded = false;
-  if (all_folded) {
-    OpPlan p;
-    p.kind = OpKind::kZeroCost;
-    p.reason = "output folded at analysis time";
-    return p;
-  }
-  if (s.outputs.empty() || !s.outputs[0].present || !s.has_input(0)) return unsupported("node without input or output");
-  const std::string& op = s.op_type;
-  if (auto it = unary_ops().find(op); it != unary_ops().end()) return plan_unary(s, it->second);
-  if (auto it = binary_ops().find(op); it != binary_ops().end()) return plan_binary(s, it->second);
-  if (auto it = reduce_ops().find(op); it != reduce_ops().end()) return plan_reduce(s, it->second);
-  if (op == "Where") return plan_where(s);
-  if (op == "Tile") return plan_tile(s);
-  if (op == "BatchNormalization") return plan_batch_norm(s);
-  if (op == "Transpose") return plan_transpose(s);
-  if (op == "Slice") return plan_slice(s);
-  if (op == "Concat") return plan_concat(s);
-  if (op == "Split") return plan_split(s);
-  if (op == "Gather") return plan_gather(s);
-  if (op == "Expand") return plan_expand(s);
-  if (op == "Pad") return plan_pad(s);
-  if (op == "GlobalAveragePool") return plan_global_pool(s, ReduceOp::kMean);
-  if (op == "GlobalMaxPool") return plan_global_pool(s, ReduceOp::kMax);
-  if (op == "Softmax" || op == "LogSoftmax") return plan_softmax(s);
-  if (op == "LayerNormalization") return plan_layer_norm(s);
-  if (op == "Conv") return plan_conv(s);
-  if (op == "MaxPool" || op == "AveragePool") return plan_pool(s);
-  if (op == "MatMul") return plan_matmul(s);
-  if (op == "Gemm") return plan_gemm(s);
-  if (op == "Resize" || op == "Upsample") return plan_resize(s);
-  return unsupported("no measurement kernel for " + op);
+  if (all_folded) return ZeroCostPlan{"output folded at analysis time"};
+  if (s.outputs.empty() || !s.outputs[0].present) return unsupported("node without output");
+  if (!s.has_input(0) && s.op_type != "Range") return unsupported("node without its first input");
+  if (is_elementwise(s.op_type)) return plan_elementwise(s);
+  if (auto it = planners().find(s.op_type); it != planners().end()) return it->second(s);
+  return unsupported(gap_is_named(s.op_type) ? s.op_type + ": " + measurement_gap(s.op_type) : measurement_gap(s.op_type));
+}
+
+InputRange input_range(const NodeSpec& spec, const OpPlan& plan, size_t index) {
+  InputRange r;
+  if (spec.in(index).dtype == 9) r.int_range = 2;  // bool
+  std::visit(Overloaded{
+                 [&](const ElementwisePlan& e) {
+                   using Op = ElementwiseOp;
+                   const bool positive = e.op == Op::kLog || e.op == Op::kSqrt || e.op == Op::kReciprocal ||
+                                         (e.op == Op::kPow && index == 0) || e.op == Op::kMod || e.op == Op::kFMod;
+                   if (positive) r.lo = 0.1f;
+                   if (e.op == Op::kAcosh) { r.lo = 1.f; r.hi = 2.f; }
+                   if ((e.op == Op::kMod || e.op == Op::kFMod) && index == 1) r.int_range = 3;
+                 },
+                 [&](const BatchNormPlan&) { if (index == 4) r.lo = 0.1f; },  // a variance
+                 [&](const ReducePlan& p) { if (p.op == ReduceOp::kLogSum) r.lo = 0.1f; },
+                 [&](const GatherPlan& g) { r.int_range = g.axis_len; },
+                 [&](const IndexedPlan& p) { if (index == 1) r.int_range = p.smallest_indexed_dim(); },
+                 [&](const RangePlan&) { r.lo = 0; r.hi = 1; r.int_range = 1; },
+                 [&](const auto&) {},
+             },
+             plan);
+  return r;
 }
 
 }  // namespace modelcost

@@ -6,8 +6,7 @@
 namespace modelcost::plan_detail {
 
 OpPlan copy_plan(std::vector<StridedCopy> copies) {
-  OpPlan p;
-  p.kind = OpKind::kCopy;
+  CopyPlan p;
   for (auto& c : copies) c.merge_dims();
   p.copies = std::move(copies);
   return p;
@@ -116,11 +115,8 @@ OpPlan plan_gather(const NodeSpec& s) {
     return copy_plan({c});
   }
   if (indices.dtype != 7 && indices.dtype != 6) return unsupported("Gather indices neither int64 nor int32");
-  OpPlan p;
-  p.kind = OpKind::kGather;
-  p.outer = product(data, 0, axis);
-  p.axis_len = data[axis];
-  p.inner = product(data, axis + 1, data.size());
+  GatherPlan p;
+  static_cast<RowView&>(p) = row_view(data, axis, axis);
   p.indices = static_cast<int64_t>(element_count(indices.shape));
   return p;
 }
@@ -161,8 +157,8 @@ OpPlan plan_pad(const NodeSpec& s) {
     c.dst_offset += pads[i] * c.dst_strides[normalize_axis(axes[i], in.size())];
   }
   OpPlan p = copy_plan({c});
-  p.fill_output = true;
-  p.fill_value = value;
+  std::get<CopyPlan>(p).fill_output = true;
+  std::get<CopyPlan>(p).fill_value = value;
   return p;
 }
 
@@ -185,7 +181,7 @@ OpPlan plan_tile(const NodeSpec& s) {
     c.dst_strides.push_back(dst[i]);
   }
   OpPlan p = copy_plan({c});
-  if (p.copies[0].dims.size() > static_cast<size_t>(kMaxCopyRank)) return unsupported("Tile of more than 4 repeated dims");
+  if (std::get<CopyPlan>(p).copies[0].dims.size() > static_cast<size_t>(kMaxCopyRank)) return unsupported("Tile of more than 4 repeated dims");
   return p;
 }
 

@@ -28,14 +28,12 @@ bool window_pads(const NodeSpec& s, const std::vector<int64_t>& in, const std::v
 }
 
 OpPlan plan_conv(const NodeSpec& s) {
-  if (!all_float(s)) return unsupported("Conv on non-float tensors");
+  if (!float_data(s) || !dtype_is_float(s.in(1).dtype)) return unsupported("Conv on non-float tensors");
   const Shape& x = s.in(0).shape;
   const Shape& w = s.in(1).shape;
   const Shape& y = s.outputs[0].shape;
   if (x.size() < 3 || x.size() > 5 || w.size() != x.size()) return unsupported("Conv of rank other than 3-5");
-  OpPlan p;
-  p.kind = OpKind::kConv;
-  ConvParams& c = p.conv;
+  ConvParams c;
   c.spatial = static_cast<int>(x.size()) - 2;
   c.batch = x[0];
   c.in_channels = x[1];
@@ -51,17 +49,15 @@ OpPlan plan_conv(const NodeSpec& s) {
   if (!window_pads(s, c.in_size, c.out_size, c.kernel, c.strides, c.dilations, &c.pads))
     return unsupported("Conv pads do not match the kernel rank");
   c.has_bias = s.has_input(2);
-  return p;
+  return c;
 }
 
 OpPlan plan_pool(const NodeSpec& s) {
-  if (!all_float(s)) return unsupported(s.op_type + " on non-float tensors");
+  if (!float_data(s)) return unsupported(s.op_type + " on non-float tensors");
   if (s.outputs.size() > 1 && s.outputs[1].present) return unsupported("MaxPool with an Indices output");
   const Shape& x = s.in(0).shape;
   if (x.size() < 3) return unsupported("pooling needs N, C and spatial dims");
-  OpPlan p;
-  p.kind = OpKind::kPool;
-  PoolParams& pool = p.pool;
+  PoolParams pool;
   pool.max = s.op_type == "MaxPool";
   pool.count_include_pad = s.attributes.get_int("count_include_pad", 0) != 0;
   pool.kernel = s.attributes.get_ints("kernel_shape");
@@ -77,18 +73,16 @@ OpPlan plan_pool(const NodeSpec& s) {
   const std::vector<int64_t> out(s.outputs[0].shape.begin() + 2, s.outputs[0].shape.end());
   if (!window_pads(s, in, out, pool.kernel, pool.strides, dilations, &pool.pads))
     return unsupported("pool pads do not match the kernel rank");
-  return p;
+  return pool;
 }
 
 OpPlan plan_matmul(const NodeSpec& s) {
-  if (!all_float(s)) return unsupported("MatMul on non-float tensors");
+  if (!float_data(s) || !dtype_is_float(s.in(1).dtype)) return unsupported("MatMul on non-float tensors");
   Shape a = s.in(0).shape, b = s.in(1).shape;
   if (a.empty() || b.empty()) return unsupported("MatMul of a scalar");
   if (a.size() == 1) a.insert(a.begin(), 1);
   if (b.size() == 1) b.push_back(1);
-  OpPlan p;
-  p.kind = OpKind::kMatMul;
-  MatMulParams& m = p.matmul;
+  MatMulParams m;
   m.m = a[a.size() - 2];
   m.k = a.back();
   m.n = b.back();
@@ -108,17 +102,15 @@ OpPlan plan_matmul(const NodeSpec& s) {
     m.a_batch_stride = m.m * m.k;
     m.b_batch_stride = m.k * m.n;
   }
-  return p;
+  return m;
 }
 
 OpPlan plan_gemm(const NodeSpec& s) {
-  if (!all_float(s)) return unsupported("Gemm on non-float tensors");
+  if (!float_data(s) || !dtype_is_float(s.in(1).dtype)) return unsupported("Gemm on non-float tensors");
   const Shape& a = s.in(0).shape;
   const Shape& b = s.in(1).shape;
   if (a.size() != 2 || b.size() != 2) return unsupported("Gemm inputs not 2-D");
-  OpPlan p;
-  p.kind = OpKind::kMatMul;
-  MatMulParams& m = p.matmul;
+  MatMulParams m;
   m.trans_a = s.attributes.get_int("transA", 0) != 0;
   m.trans_b = s.attributes.get_int("transB", 0) != 0;
   m.m = m.trans_a ? a[1] : a[0];
@@ -135,18 +127,18 @@ OpPlan plan_gemm(const NodeSpec& s) {
     else if (n == m.m * m.n) m.bias = MatMulParams::Bias::kFull;
     else return unsupported("Gemm bias of shape " + shape_to_string(c));
   }
-  return p;
+  return m;
 }
 
 OpPlan plan_resize(const NodeSpec& s) {
   const Shape& in = s.in(0).shape;
   const Shape& out = s.outputs[0].shape;
   if (in.size() != 4 || in[0] != out[0] || in[1] != out[1]) return unsupported("Resize other than of H and W of NCHW");
-  OpPlan p;
-  p.kind = OpKind::kResize;
+  if (!float_data(s)) return unsupported("Resize on non-float tensors");
+  ResizePlan p;
   const std::string mode = s.attributes.get_string("mode", "nearest");
   if (mode != "nearest" && mode != "linear") return unsupported("Resize mode " + mode);
-  p.resize_linear = mode == "linear";
+  p.linear = mode == "linear";
   p.coordinate_mode = s.attributes.get_string("coordinate_transformation_mode", s.opset >= 11 ? "half_pixel" : "asymmetric");
   p.nearest_mode = s.attributes.get_string("nearest_mode", "round_prefer_floor");
   if (p.coordinate_mode != "half_pixel" && p.coordinate_mode != "asymmetric" && p.coordinate_mode != "align_corners" &&

@@ -64,6 +64,19 @@ void print_answers(const LlmPlan& plan, std::ostream& out) {
   for (const std::string& note : plan.notes) out << "note: " << note << "\n";
 }
 
+void print_measured(const LlmPlan& plan, std::ostream& out) {
+  if (plan.measured.empty()) return;
+  out << "\nmeasured on this GPU (the whole graph, CUDA graph replays, median):\n";
+  for (const LlmMeasuredStep& m : plan.measured) {
+    const std::string what = fmt::format("{} batch {}, {} {}", m.phase, m.batch, m.tokens, m.phase == "prefill" ? "tokens" : "context");
+    if (m.measured)
+      out << fmt::format("  {}: {:.3f} ms, predicted {:.3f} ms (measured / predicted {:.2f})\n", what, m.measured_ms,
+                         m.predicted_ms, m.measured_ms / m.predicted_ms);
+    else
+      out << fmt::format("  {}: not measured: {}\n", what, m.reason);
+  }
+}
+
 nlohmann::json step_json(const StepTime& t) {
   return {{"total_ms", t.total_ms()}, {"gemm_ms", t.gemm_ms},       {"attention_ms", t.attention_ms},
           {"elementwise_ms", t.elementwise_ms}, {"launch_ms", t.launch_ms}, {"communication_ms", t.communication_ms},
@@ -92,6 +105,7 @@ void print_llm_plan(const LlmPlan& plan, const std::string& model_name, std::ost
   print_setup(plan, out);
   print_tables(plan, out);
   print_answers(plan, out);
+  print_measured(plan, out);
 }
 
 void write_llm_json(const LlmPlan& plan, const std::string& model_name, std::ostream& out) {
@@ -122,6 +136,11 @@ void write_llm_json(const LlmPlan& plan, const std::string& model_name, std::ost
   if (o.tensor_parallel > 1)
     j["interconnect"] = {{"link", plan.link}, {"allreduce_bus_gbps", plan.allreduce_bus_gbps},
                          {"allreduce_latency_us", plan.allreduce_latency_us}};
+  nlohmann::json measured = nlohmann::json::array();
+  for (const LlmMeasuredStep& m : plan.measured)
+    measured.push_back({{"phase", m.phase}, {"batch", m.batch}, {"tokens", m.tokens}, {"measured", m.measured},
+                        {"reason", m.reason}, {"measured_ms", m.measured_ms}, {"predicted_ms", m.predicted_ms}});
+  if (!measured.empty()) j["measured"] = measured;
   j["max_sequences"] = plan.max_sequences ? nlohmann::json(*plan.max_sequences) : nlohmann::json(nullptr);
   j["best_batch"] = plan.best_batch ? nlohmann::json(*plan.best_batch) : nlohmann::json(nullptr);
   j["devices_needed"] = plan.devices_needed ? nlohmann::json(*plan.devices_needed) : nlohmann::json(nullptr);

@@ -73,14 +73,17 @@ void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes,
                            nullptr});
   report.add_column_after("kernels", {"implementation", "implementation", "", ColumnKind::kText, kSinkFiles, false,
                                        [measured](const NodeAnalysis&, size_t row) {
-                                         return CellValue::of_text(measured(row).implementation);
+                                         const auto& n = measured(row);
+                                         return CellValue::of_text(n.same_as.empty() ? n.implementation
+                                                                                     : n.implementation + " (figure of identical node " + n.same_as + ")");
                                        },
                                        nullptr});
   report.rank_by = "measured_us";
 
-  size_t measured_nodes = 0, failed = 0;
+  size_t measured_nodes = 0, failed = 0, reused = 0;
   double sum = 0;
   for (const auto& n : nodes) {
+    if (!n.same_as.empty() && n.measured && !n.zero_cost) ++reused;
     if (n.measured) ++measured_nodes;
     else if (!n.zero_cost) ++failed;
     if (n.measured) sum += n.median_us;
@@ -96,6 +99,7 @@ void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes,
                 {"driver", device.driver},
                 {"nodes_measured", measured_nodes},
                 {"nodes_not_measured", failed},
+                {"nodes_reusing_an_identical_nodes_figure", reused},
                 {"sum_of_node_medians_ms", sum / 1e3},
                 {"model_measured", whole.measured},
                 {"model_latency_ms", whole.measured ? Json(whole.median_us / 1e3) : Json(nullptr)},
@@ -114,6 +118,8 @@ void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes,
        [=](std::ostream& out) {
          out << fmt::format("\nMeasured on {} ({}): {} nodes measured, {} not measured\n", device.name, device.driver, measured_nodes, failed);
          out << fmt::format("  sum of per-node medians  {:.4g} ms\n", sum / 1e3);
+         if (reused > 0)
+           out << fmt::format("  {} nodes identical to an earlier one (op, attributes, shapes, dtypes) reuse its figure\n", reused);
          if (whole.measured) {
            out << fmt::format("  whole model ({})  {:.4g} ms (spread {:.1f}%); sum / whole = {:.2f}\n", whole.method, whole.median_us / 1e3,
                               100 * whole.rel_stddev, whole.median_us > 0 ? sum / whole.median_us : 0.0);

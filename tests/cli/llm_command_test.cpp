@@ -61,5 +61,16 @@ TEST(LlmCommand, TensorParallelOverNvlink) {
   EXPECT_NE(r.out.find("tensor parallel over 2 (nvlink"), std::string::npos) << r.out;
 }
 
+TEST(LlmCommand, MeasureWithoutAGpuIsOneLine) {
+  const CliResult r = run_modelcost("llm " + export_path("llama_gqa_kv") + " --gpu h100 --measure --batch 2 --prompt 8 --context 16");
+  if (r.code == 0) {  // a machine with a GPU: the steps are listed beside their predictions
+    EXPECT_NE(r.out.find("prefill batch 2, 8 tokens"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("decode batch 2, 16 context"), std::string::npos) << r.out;
+    return;
+  }
+  EXPECT_EQ(r.code, 6) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+}
+
 }  // namespace
 }  // namespace modelcost::testing

@@ -329,7 +329,7 @@ void launch_gather(int bytes, const void* data, const void* indices, bool i64, v
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_resize(ElementType type, const OpPlan& plan, const void* x, void* y, int64_t planes, int64_t ih, int64_t iw,
+void launch_resize(ElementType type, const ResizePlan& plan, const void* x, void* y, int64_t planes, int64_t ih, int64_t iw,
                    int64_t oh, int64_t ow, cudaStream_t stream) {
   const int coord = plan.coordinate_mode == "asymmetric" ? kAsymmetric
                     : plan.coordinate_mode == "align_corners" ? kAlignCorners
@@ -338,7 +338,7 @@ void launch_resize(ElementType type, const OpPlan& plan, const void* x, void* y,
                    : plan.nearest_mode == "round_prefer_ceil" ? kRoundPreferCeil : kRoundPreferFloor;
   const int64_t n = planes * oh * ow;
   MC_DISPATCH_TYPE(type, resize_kernel<T><<<capped_grid(n), kThreads, 0, stream>>>(
-                             static_cast<const T*>(x), static_cast<T*>(y), plan.resize_linear, coord, near, ih, iw, oh, ow, n));
+                             static_cast<const T*>(x), static_cast<T*>(y), plan.linear, coord, near, ih, iw, oh, ow, n));
   MC_CUDA_CHECK_LAUNCH();
 }
 

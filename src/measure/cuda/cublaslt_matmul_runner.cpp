@@ -27,7 +27,7 @@ cudaDataType_t cuda_type(int32_t dtype) {
 
 class CublasLtMatmulRunner : public OperatorRunner {
  public:
-  CublasLtMatmulRunner(const NodeSpec& spec, const OpPlan& plan) : spec_(spec), m_(plan.matmul) {}
+  CublasLtMatmulRunner(const NodeSpec& spec, const MatMulParams& m) : spec_(spec), m_(m) {}
   ~CublasLtMatmulRunner() override {
     if (a_) cublasLtMatrixLayoutDestroy(a_);
     if (b_) cublasLtMatrixLayoutDestroy(b_);
@@ -159,13 +159,13 @@ class CublasLtMatmulRunner : public OperatorRunner {
 
 }  // namespace
 
-std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason) {
+std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason) {
   const int32_t dtype = spec.outputs[0].dtype;
   if (dtype != 1 && dtype != 10 && dtype != 16) {
     *reason = std::string("MatMul in ") + dtype_name(dtype);
     return nullptr;
   }
-  return std::make_unique<CublasLtMatmulRunner>(spec, plan);
+  return std::make_unique<CublasLtMatmulRunner>(spec, m);
 }
 
 }  // namespace modelcost::cuda

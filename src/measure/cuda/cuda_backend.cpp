@@ -73,11 +73,11 @@ NodeMeasurement CudaBackend::measure_node(const NodeAnalysis& node, const Measur
     context_.channels_last_half = true;
     const NodeSpec spec = make_node_spec(node, options.dtype);
     const OpPlan plan = plan_operation(spec);
-    if (plan.kind == OpKind::kZeroCost) {
+    if (is_zero_cost(plan)) {
       NodeMeasurement m;
       m.measured = true;
       m.zero_cost = true;
-      m.reason = plan.reason;
+      m.reason = plan_reason(plan);
       m.implementation = "none (0 us)";
       m.has_counters = options.counters;  // nothing runs: no DRAM traffic, no FLOPs
       return m;

@@ -25,7 +25,7 @@ namespace {
 
 class CudnnConvRunner : public OperatorRunner {
  public:
-  CudnnConvRunner(const NodeSpec& spec, const OpPlan& plan) : spec_(spec), c_(plan.conv) {}
+  CudnnConvRunner(const NodeSpec& spec, const ConvParams& conv) : spec_(spec), c_(conv) {}
   ~CudnnConvRunner() override { destroy_descriptors(); }
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
@@ -258,8 +258,7 @@ class CudnnConvRunner : public OperatorRunner {
 
 }  // namespace
 
-std::unique_ptr<OperatorRunner> make_cudnn_conv_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason) {
-  const ConvParams& c = plan.conv;
+std::unique_ptr<OperatorRunner> make_cudnn_conv_runner(const NodeSpec& spec, const ConvParams& c, std::string* reason) {
   const size_t n = c.kernel.size();
   for (size_t i = 0; i < n; ++i)
     if (c.pads[i] != c.pads[i + n]) {
@@ -271,7 +270,7 @@ std::unique_ptr<OperatorRunner> make_cudnn_conv_runner(const NodeSpec& spec, con
     *reason = std::string("Conv in ") + dtype_name(dtype);
     return nullptr;
   }
-  return std::make_unique<CudnnConvRunner>(spec, plan);
+  return std::make_unique<CudnnConvRunner>(spec, c);
 }
 
 }  // namespace modelcost::cuda

@@ -7,7 +7,7 @@ namespace {
 
 class CudnnPoolRunner : public OperatorRunner {
  public:
-  CudnnPoolRunner(const NodeSpec& spec, const OpPlan& plan) : spec_(spec), p_(plan.pool) {}
+  CudnnPoolRunner(const NodeSpec& spec, const PoolParams& pool) : spec_(spec), p_(pool) {}
   ~CudnnPoolRunner() override {
     if (x_) cudnnDestroyTensorDescriptor(x_);
     if (y_) cudnnDestroyTensorDescriptor(y_);
@@ -60,8 +60,7 @@ class CudnnPoolRunner : public OperatorRunner {
 
 }  // namespace
 
-std::unique_ptr<OperatorRunner> make_cudnn_pool_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason) {
-  const PoolParams& p = plan.pool;
+std::unique_ptr<OperatorRunner> make_cudnn_pool_runner(const NodeSpec& spec, const PoolParams& p, std::string* reason) {
   const size_t n = p.kernel.size();
   const Shape& x = spec.in(0).shape;
   const Shape& y = spec.outputs[0].shape;
@@ -80,7 +79,7 @@ std::unique_ptr<OperatorRunner> make_cudnn_pool_runner(const NodeSpec& spec, con
     *reason = "pooling over more than 3 spatial dims";
     return nullptr;
   }
-  return std::make_unique<CudnnPoolRunner>(spec, plan);
+  return std::make_unique<CudnnPoolRunner>(spec, p);
 }
 
 }  // namespace modelcost::cuda

@@ -17,47 +17,70 @@ struct Indexing {
   int64_t a[kMaxRank], b[kMaxRank];
 };
 
-__device__ __forceinline__ float unary(UnaryOp op, float x, float alpha, float beta) {
+// The math helpers the expressions of elementwise_ops.h use, in float (fast intrinsics where
+// PyTorch's kernels use them too).
+namespace device_math {
+__device__ __forceinline__ float exp_(float x) { return __expf(x); }
+__device__ __forceinline__ float log_(float x) { return __logf(x); }
+__device__ __forceinline__ float log1p_(float x) { return log1pf(x); }
+__device__ __forceinline__ float erf_(float x) { return erff(x); }
+__device__ __forceinline__ float tanh_(float x) { return tanhf(x); }
+__device__ __forceinline__ float sqrt_(float x) { return sqrtf(x); }
+__device__ __forceinline__ float fabs_(float x) { return fabsf(x); }
+__device__ __forceinline__ float floor_(float x) { return floorf(x); }
+__device__ __forceinline__ float ceil_(float x) { return ceilf(x); }
+__device__ __forceinline__ float rint_(float x) { return rintf(x); }
+__device__ __forceinline__ float sin_(float x) { return sinf(x); }
+__device__ __forceinline__ float cos_(float x) { return cosf(x); }
+__device__ __forceinline__ float tan_(float x) { return tanf(x); }
+__device__ __forceinline__ float asin_(float x) { return asinf(x); }
+__device__ __forceinline__ float acos_(float x) { return acosf(x); }
+__device__ __forceinline__ float atan_(float x) { return atanf(x); }
+__device__ __forceinline__ float sinh_(float x) { return sinhf(x); }
+__device__ __forceinline__ float cosh_(float x) { return coshf(x); }
+__device__ __forceinline__ float asinh_(float x) { return asinhf(x); }
+__device__ __forceinline__ float acosh_(float x) { return acoshf(x); }
+__device__ __forceinline__ float atanh_(float x) { return atanhf(x); }
+__device__ __forceinline__ float pow_(float x, float y) { return powf(x, y); }
+__device__ __forceinline__ float fmod_(float x, float y) { return fmodf(x, y); }
+__device__ __forceinline__ float clamp_(float x, float lo, float hi) { return fminf(fmaxf(x, lo), hi); }
+__device__ __forceinline__ long long int_(float x) { return static_cast<long long>(x); }
+}  // namespace device_math
+
+#define MC_CASE(name, onnx, flops, expr) \
+  case ElementwiseOp::k##name: return expr;
+
+// Ops of one input (the vector and scalar unary kernels) and of two (the broadcast binary kernels).
+__device__ __forceinline__ float unary(ElementwiseOp op, float a, float alpha, float beta) {
+  using namespace device_math;
+  using F = float;
   switch (op) {
-    case UnaryOp::kIdentity: return x;
-    case UnaryOp::kRelu: return x > 0.f ? x : 0.f;
-    case UnaryOp::kSigmoid: return 1.f / (1.f + __expf(-x));
-    case UnaryOp::kTanh: return tanhf(x);
-    case UnaryOp::kErf: return erff(x);
-    case UnaryOp::kExp: return __expf(x);
-    case UnaryOp::kLog: return __logf(x);
-    case UnaryOp::kSqrt: return sqrtf(x);
-    case UnaryOp::kNeg: return -x;
-    case UnaryOp::kAbs: return fabsf(x);
-    case UnaryOp::kReciprocal: return 1.f / x;
-    case UnaryOp::kGelu: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
-    case UnaryOp::kGeluTanh: return 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
-    case UnaryOp::kHardSigmoid: return fminf(fmaxf(alpha * x + beta, 0.f), 1.f);
-    case UnaryOp::kHardSwish: return x * fminf(fmaxf(x / 6.f + 0.5f, 0.f), 1.f);
-    case UnaryOp::kLeakyRelu: return x >= 0.f ? x : alpha * x;
-    case UnaryOp::kClip: return fminf(fmaxf(x, alpha), beta);
-    case UnaryOp::kSoftplus: return log1pf(__expf(x));
-    case UnaryOp::kSilu: return x / (1.f + __expf(-x));
-    case UnaryOp::kElu: return x >= 0.f ? x : alpha * (__expf(x) - 1.f);
-    case UnaryOp::kFloor: return floorf(x);
-    case UnaryOp::kCeil: return ceilf(x);
+    MC_UNARY_OPS(MC_CASE)
+    default: return a;
   }
-  return x;
 }
 
-__device__ __forceinline__ float binary(BinaryOp op, float a, float b) {
+__device__ __forceinline__ float binary(ElementwiseOp op, float a, float b) {
+  using namespace device_math;
+  using F = float;
   switch (op) {
-    case BinaryOp::kAdd: return a + b;
-    case BinaryOp::kSub: return a - b;
-    case BinaryOp::kMul: return a * b;
-    case BinaryOp::kDiv: return a / b;
-    case BinaryOp::kPow: return powf(a, b);
-    case BinaryOp::kMax: return fmaxf(a, b);
-    case BinaryOp::kMin: return fminf(a, b);
-    case BinaryOp::kPRelu: return a >= 0.f ? a : a * b;
+    MC_BINARY_OPS(MC_CASE)
+    default: return a;
+  }
+}
+
+// Any op: the generic kernel over operands of any dtype.
+__device__ __forceinline__ float any_op(ElementwiseOp op, float a, float b, float c, float alpha, float beta) {
+  using namespace device_math;
+  using F = float;
+  switch (op) {
+    MC_UNARY_OPS(MC_CASE)
+    MC_BINARY_OPS(MC_CASE)
+    MC_TERNARY_OPS(MC_CASE)
   }
   return a;
 }
+#undef MC_CASE
 
 template <typename T>
 struct alignas(16) Vec {
@@ -66,7 +89,7 @@ struct alignas(16) Vec {
 };
 
 template <typename T>
-__global__ void unary_vector_kernel(UnaryOp op, const Vec<T>* x, Vec<T>* y, int64_t vectors, float alpha, float beta) {
+__global__ void unary_vector_kernel(ElementwiseOp op, const Vec<T>* x, Vec<T>* y, int64_t vectors, float alpha, float beta) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < vectors; i += int64_t(gridDim.x) * blockDim.x) {
     Vec<T> in = x[i], out;
 #pragma unroll
@@ -76,7 +99,7 @@ __global__ void unary_vector_kernel(UnaryOp op, const Vec<T>* x, Vec<T>* y, int6
 }
 
 template <typename T>
-__global__ void unary_scalar_kernel(UnaryOp op, const T* x, T* y, int64_t begin, int64_t n, float alpha, float beta) {
+__global__ void unary_scalar_kernel(ElementwiseOp op, const T* x, T* y, int64_t begin, int64_t n, float alpha, float beta) {
   for (int64_t i = begin + blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     y[i] = from_float<T>(unary(op, to_float(x[i]), alpha, beta));
 }
@@ -93,7 +116,7 @@ __device__ __forceinline__ Vec<T> load_vector(const T* p, bool contiguous) {
 }
 
 template <typename T>
-__device__ __forceinline__ Vec<T> binary_vector(BinaryOp op, const Vec<T>& a, const Vec<T>& b) {
+__device__ __forceinline__ Vec<T> binary_vector(ElementwiseOp op, const Vec<T>& a, const Vec<T>& b) {
   Vec<T> out;
 #pragma unroll
   for (int k = 0; k < Vec<T>::kSize; ++k) out.v[k] = from_float<T>(binary(op, to_float(a.v[k]), to_float(b.v[k])));
@@ -114,7 +137,7 @@ __device__ __forceinline__ void offsets(const Indexing& ix, int64_t i, int64_t* 
 }
 
 template <typename T>
-__global__ void binary_kernel(BinaryOp op, const T* a, const T* b, T* y, Indexing ix, int64_t n) {
+__global__ void binary_kernel(ElementwiseOp op, const T* a, const T* b, T* y, Indexing ix, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t oa, ob;
     offsets(ix, i, &oa, &ob);
@@ -125,7 +148,7 @@ __global__ void binary_kernel(BinaryOp op, const T* a, const T* b, T* y, Indexin
 // Innermost dim contiguous (stride 1) or broadcast (stride 0) in both inputs and a multiple of the
 // vector width: each thread produces one 16-byte vector of outputs.
 template <typename T>
-__global__ void binary_vector_kernel(BinaryOp op, const T* a, const T* b, T* y, Indexing ix, int64_t vectors) {
+__global__ void binary_vector_kernel(ElementwiseOp op, const T* a, const T* b, T* y, Indexing ix, int64_t vectors) {
   constexpr int W = Vec<T>::kSize;
   const int last = ix.rank - 1;
   const bool a_vector = ix.a[last] == 1, b_vector = ix.b[last] == 1;
@@ -160,7 +183,7 @@ __device__ __forceinline__ void offsets32(const Indexing32& ix, uint32_t i, uint
 }
 
 template <typename T>
-__global__ void binary_kernel32(BinaryOp op, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ y,
+__global__ void binary_kernel32(ElementwiseOp op, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ y,
                                 Indexing32 ix, uint32_t n) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     uint32_t oa, ob, oc;
@@ -170,7 +193,7 @@ __global__ void binary_kernel32(BinaryOp op, const T* __restrict__ a, const T* _
 }
 
 template <typename T>
-__global__ void binary_vector_kernel32(BinaryOp op, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ y,
+__global__ void binary_vector_kernel32(ElementwiseOp op, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ y,
                                        Indexing32 ix, uint32_t vectors) {
   constexpr int W = Vec<T>::kSize;
   const int last = ix.rank - 1;
@@ -182,14 +205,59 @@ __global__ void binary_vector_kernel32(BinaryOp op, const T* __restrict__ a, con
   }
 }
 
-// Where: y = condition ? x : z (condition as bytes), all three broadcast.
-template <typename T>
-__global__ void where_kernel32(const uint8_t* __restrict__ cond, const T* __restrict__ x, const T* __restrict__ z,
-                               T* __restrict__ y, Indexing32 ix, uint32_t n) {
+// Operands of any dtype, loaded to and stored from float: the generic path (integers, bools,
+// comparisons, mixed dtypes, Where).
+struct AnyOperands {
+  const void* in[3];
+  StorageType in_type[3];
+  void* out;
+  StorageType out_type;
+};
+
+__device__ __forceinline__ float load_any(const void* p, StorageType t, uint32_t i) {
+  switch (t) {
+    case StorageType::kF32: return static_cast<const float*>(p)[i];
+    case StorageType::kF16: return __half2float(static_cast<const __half*>(p)[i]);
+    case StorageType::kBF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    case StorageType::kF64: return static_cast<float>(static_cast<const double*>(p)[i]);
+    case StorageType::kI64: return static_cast<float>(static_cast<const int64_t*>(p)[i]);
+    case StorageType::kI32: return static_cast<float>(static_cast<const int32_t*>(p)[i]);
+    case StorageType::kI16: return static_cast<float>(static_cast<const int16_t*>(p)[i]);
+    case StorageType::kI8: return static_cast<float>(static_cast<const int8_t*>(p)[i]);
+    case StorageType::kU8: return static_cast<float>(static_cast<const uint8_t*>(p)[i]);
+    case StorageType::kU16: return static_cast<float>(static_cast<const uint16_t*>(p)[i]);
+    case StorageType::kU32: return static_cast<float>(static_cast<const uint32_t*>(p)[i]);
+    case StorageType::kU64: return static_cast<float>(static_cast<const uint64_t*>(p)[i]);
+  }
+  return 0.f;
+}
+
+__device__ __forceinline__ void store_any(void* p, StorageType t, uint32_t i, float v) {
+  switch (t) {
+    case StorageType::kF32: static_cast<float*>(p)[i] = v; break;
+    case StorageType::kF16: static_cast<__half*>(p)[i] = __float2half_rn(v); break;
+    case StorageType::kBF16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v); break;
+    case StorageType::kF64: static_cast<double*>(p)[i] = v; break;
+    case StorageType::kI64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
+    case StorageType::kI32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
+    case StorageType::kI16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); break;
+    case StorageType::kI8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
+    case StorageType::kU8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
+    case StorageType::kU16: static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(v); break;
+    case StorageType::kU32: static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(v); break;
+    case StorageType::kU64: static_cast<uint64_t*>(p)[i] = static_cast<uint64_t>(v); break;
+  }
+}
+
+__global__ void elementwise_any_kernel(ElementwiseOp op, AnyOperands o, int arity, Indexing32 ix, uint32_t n, float alpha,
+                                       float beta) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    uint32_t oc, ox, oz;
-    offsets32(ix, i, &oc, &ox, &oz);
-    y[i] = cond[oc] ? x[ox] : z[oz];
+    uint32_t oa, ob, oc;
+    offsets32(ix, i, &oa, &ob, &oc);
+    const float a = load_any(o.in[0], o.in_type[0], oa);
+    const float b = arity > 1 ? load_any(o.in[1], o.in_type[1], ob) : 0.f;
+    const float c = arity > 2 ? load_any(o.in[2], o.in_type[2], oc) : 0.f;
+    store_any(o.out, o.out_type, i, any_op(op, a, b, c, alpha, beta));
   }
 }
 
@@ -292,7 +360,7 @@ bool to_indexing32(const Indexing& ix, const std::vector<int64_t>& c, Indexing32
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 }  // namespace
 
-void launch_unary(ElementType type, UnaryOp op, const void* x, void* y, int64_t n, float alpha, float beta,
+void launch_unary(ElementType type, ElementwiseOp op, const void* x, void* y, int64_t n, float alpha, float beta,
                   cudaStream_t stream) {
   MC_DISPATCH_TYPE(type, {
     const int64_t width = Vec<T>::kSize;
@@ -307,7 +375,7 @@ void launch_unary(ElementType type, UnaryOp op, const void* x, void* y, int64_t 
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_binary(ElementType type, BinaryOp op, const void* a, const void* b, void* y, const std::vector<int64_t>& dims,
+void launch_binary(ElementType type, ElementwiseOp op, const void* a, const void* b, void* y, const std::vector<int64_t>& dims,
                    const std::vector<int64_t>& sa, const std::vector<int64_t>& sb, cudaStream_t stream) {
   const Indexing ix = make_indexing(dims, sa, sb);
   int64_t n = 1;
@@ -336,19 +404,45 @@ void launch_binary(ElementType type, BinaryOp op, const void* a, const void* b, 
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_where(ElementType type, const void* condition, const void* x, const void* z, void* y,
-                  const std::vector<int64_t>& dims, const std::vector<int64_t>& s_condition,
-                  const std::vector<int64_t>& s_x, const std::vector<int64_t>& s_z, cudaStream_t stream) {
-  std::vector<int64_t> merged_z;
-  const Indexing ix = make_indexing(dims, s_condition, s_x, &s_z, &merged_z);
+StorageType storage_type(int32_t dtype) {
+  switch (dtype) {
+    case 1: return StorageType::kF32;
+    case 10: return StorageType::kF16;
+    case 16: return StorageType::kBF16;
+    case 11: return StorageType::kF64;
+    case 7: return StorageType::kI64;
+    case 6: return StorageType::kI32;
+    case 5: return StorageType::kI16;
+    case 3: return StorageType::kI8;
+    case 2: case 9: return StorageType::kU8;
+    case 4: return StorageType::kU16;
+    case 12: return StorageType::kU32;
+    case 13: return StorageType::kU64;
+  }
+  throw Error(kExitRuntime, std::string("no elementwise kernel for dtype ") + dtype_name(dtype));
+}
+
+void launch_elementwise_any(const ElementwisePlan& plan, const std::vector<AnyOperand>& inputs, void* output,
+                            int32_t output_dtype, cudaStream_t stream) {
+  const int arity = static_cast<int>(plan.input_strides.size());
+  std::vector<int64_t> zeros(plan.dims.size(), 0), merged_c;
+  const auto& sb = arity > 1 ? plan.input_strides[1] : zeros;
+  const auto& sc = arity > 2 ? plan.input_strides[2] : zeros;
+  const Indexing ix = make_indexing(plan.dims, plan.input_strides[0], sb, &sc, &merged_c);
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : plan.dims) n *= d;
   if (n == 0) return;
   Indexing32 ix32;
-  if (!to_indexing32(ix, merged_z, &ix32)) throw Error(kExitRuntime, "Where over more than 2^31 elements");
-  MC_DISPATCH_TYPE(type, where_kernel32<T><<<capped_grid(n), kThreads, 0, stream>>>(
-                             static_cast<const uint8_t*>(condition), static_cast<const T*>(x), static_cast<const T*>(z),
-                             static_cast<T*>(y), ix32, static_cast<uint32_t>(n)));
+  if (!to_indexing32(ix, merged_c, &ix32)) throw Error(kExitRuntime, "elementwise op of mixed dtypes over more than 2^31 elements");
+  AnyOperands o{};
+  for (int k = 0; k < arity; ++k) {
+    o.in[k] = inputs[k].data;
+    o.in_type[k] = storage_type(inputs[k].dtype);
+  }
+  o.out = output;
+  o.out_type = storage_type(output_dtype);
+  elementwise_any_kernel<<<capped_grid(n), kThreads, 0, stream>>>(plan.op, o, arity, ix32, static_cast<uint32_t>(n),
+                                                                  static_cast<float>(plan.alpha), static_cast<float>(plan.beta));
   MC_CUDA_CHECK_LAUNCH();
 }
 

@@ -16,16 +16,23 @@ enum class ElementType { kFloat32, kFloat16, kBFloat16 };
 ElementType element_type(int32_t onnx_dtype);
 size_t element_bytes(ElementType type);
 
-// Elementwise (elementwise.cu).
-void launch_unary(ElementType type, UnaryOp op, const void* x, void* y, int64_t n, float alpha, float beta,
+// Elementwise (elementwise.cu). Fast paths for float tensors of one dtype: unary over contiguous
+// data, binary with broadcast strides.
+void launch_unary(ElementType type, ElementwiseOp op, const void* x, void* y, int64_t n, float alpha, float beta,
                   cudaStream_t stream);
-void launch_binary(ElementType type, BinaryOp op, const void* a, const void* b, void* y,
+void launch_binary(ElementType type, ElementwiseOp op, const void* a, const void* b, void* y,
                    const std::vector<int64_t>& dims, const std::vector<int64_t>& a_strides,
                    const std::vector<int64_t>& b_strides, cudaStream_t stream);
-// Where: y = condition ? x : z, each operand with its own broadcast strides over dims (condition: bytes).
-void launch_where(ElementType type, const void* condition, const void* x, const void* z, void* y,
-                  const std::vector<int64_t>& dims, const std::vector<int64_t>& s_condition,
-                  const std::vector<int64_t>& s_x, const std::vector<int64_t>& s_z, cudaStream_t stream);
+// Any op of elementwise_ops.h over operands of any numeric or bool dtype (computed in float).
+enum class StorageType : uint8_t { kF32, kF16, kBF16, kF64, kI64, kI32, kI16, kI8, kU8, kU16, kU32, kU64 };
+// Throws Error(kExitRuntime) for a dtype no kernel stores (strings, fp8, 4-bit).
+StorageType storage_type(int32_t onnx_dtype);
+struct AnyOperand {
+  const void* data;
+  int32_t dtype;
+};
+void launch_elementwise_any(const ElementwisePlan& plan, const std::vector<AnyOperand>& inputs, void* output,
+                            int32_t output_dtype, cudaStream_t stream);
 // Conversion between float element types (Cast).
 void launch_cast(ElementType from, ElementType to, const void* x, void* y, int64_t n, cudaStream_t stream);
 void launch_fill(ElementType type, void* y, int64_t n, float value, cudaStream_t stream);
@@ -38,7 +45,7 @@ void launch_strided_copy(int element_bytes, const void* src, void* dst, const St
 void launch_gather(int element_bytes, const void* data, const void* indices, bool indices_int64, void* out,
                    int64_t outer, int64_t axis_len, int64_t inner, int64_t count, cudaStream_t stream);
 // NCHW resize of H and W; coordinate modes as in ONNX.
-void launch_resize(ElementType type, const OpPlan& plan, const void* x, void* y, int64_t planes, int64_t in_h,
+void launch_resize(ElementType type, const ResizePlan& plan, const void* x, void* y, int64_t planes, int64_t in_h,
                    int64_t in_w, int64_t out_h, int64_t out_w, cudaStream_t stream);
 
 // Row operations over [outer, n, inner] (norm_kernels.cu).
@@ -52,6 +59,23 @@ void launch_batch_norm(ElementType type, const void* x, const void* scale, const
                        cudaStream_t stream);
 void launch_layer_norm(ElementType type, const void* x, const void* scale, const void* bias, void* y, int64_t rows,
                        int64_t cols, float epsilon, cudaStream_t stream);
+
+// Indexed access, scans, ranges (index_kernels.cu). ArgMax / ArgMin write int64 indices.
+void launch_arg_reduce(ElementType type, const ReducePlan& plan, const void* x, int64_t* y, cudaStream_t stream);
+void launch_scan(ElementType type, const ScanPlan& plan, const void* x, void* y, cudaStream_t stream);
+// data, indices (int64 or int32), updates (scatters; nullptr for gathers); element bytes 1-8.
+void launch_indexed(int element_bytes, const IndexedPlan& plan, const void* data, const void* indices, bool indices_int64,
+                    const void* updates, void* y, cudaStream_t stream);
+void launch_range(StorageType type, const void* start, const void* delta, void* y, int64_t count, cudaStream_t stream);
+
+// Depthwise 2-D convolution (depthwise_kernels.cu): channels-last takes weights laid out
+// [KH, KW, C], NCHW the ONNX [C, 1, KH, KW]; bias may be nullptr.
+struct DepthwiseGeometry {
+  int64_t batch, channels, in_h, in_w, out_h, out_w;
+  int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+};
+void launch_depthwise_conv(ElementType type, bool channels_last, const DepthwiseGeometry& g, const void* x, const void* w,
+                           const void* bias, void* y, cudaStream_t stream);
 
 // Calibration (calibrate_kernels.cu).
 void launch_stream_copy(const void* src, void* dst, size_t bytes, int blocks, cudaStream_t stream);

@@ -94,7 +94,7 @@ ModelMeasurement CudaBackend::measure_model(const Analysis& analysis, const Meas
         }
         in[i].data = pointer[id];
       }
-      if (plan.kind == OpKind::kZeroCost) {
+      if (is_zero_cost(plan)) {
         for (size_t o = 0; o < node.outputs.size(); ++o) {
           const int id = node.outputs[o];
           if (id < 0) continue;

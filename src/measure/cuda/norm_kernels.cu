@@ -23,8 +23,13 @@ __device__ __forceinline__ float warp_min(float v) {
   return v;
 }
 
+__device__ __forceinline__ float warp_product(float v) {
+  for (int o = 16; o > 0; o >>= 1) v *= __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
 __device__ __forceinline__ float reduce_init(ReduceOp op) {
-  return op == ReduceOp::kMax ? -FLT_MAX : op == ReduceOp::kMin ? FLT_MAX : 0.f;
+  return op == ReduceOp::kMax ? -FLT_MAX : op == ReduceOp::kMin ? FLT_MAX : op == ReduceOp::kProd ? 1.f : 0.f;
 }
 __device__ __forceinline__ float reduce_step(ReduceOp op, float acc, float v, float peak) {
   switch (op) {
@@ -33,17 +38,19 @@ __device__ __forceinline__ float reduce_step(ReduceOp op, float acc, float v, fl
     case ReduceOp::kSumSquare: case ReduceOp::kL2: return acc + v * v;
     case ReduceOp::kL1: return acc + fabsf(v);
     case ReduceOp::kLogSumExp: return acc + __expf(v - peak);
+    case ReduceOp::kProd: return acc * v;
     default: return acc + v;
   }
 }
 __device__ __forceinline__ float reduce_finish(ReduceOp op, float acc, int64_t n, float peak) {
   if (op == ReduceOp::kMean) return acc / static_cast<float>(n);
   if (op == ReduceOp::kL2) return sqrtf(acc);
+  if (op == ReduceOp::kLogSum) return __logf(acc);
   if (op == ReduceOp::kLogSumExp) return peak + __logf(acc);
   return acc;
 }
 __device__ __forceinline__ float warp_combine(ReduceOp op, float v) {
-  return op == ReduceOp::kMax ? warp_max(v) : op == ReduceOp::kMin ? warp_min(v) : warp_sum(v);
+  return op == ReduceOp::kMax ? warp_max(v) : op == ReduceOp::kMin ? warp_min(v) : op == ReduceOp::kProd ? warp_product(v) : warp_sum(v);
 }
 
 constexpr int kWarpsPerBlock = 8;

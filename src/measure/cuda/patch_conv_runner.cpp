@@ -17,7 +17,7 @@ namespace {
 
 class PatchConvRunner : public OperatorRunner {
  public:
-  PatchConvRunner(const NodeSpec& spec, const OpPlan& plan) : spec_(spec), c_(plan.conv) {}
+  PatchConvRunner(const NodeSpec& spec, const ConvParams& conv) : spec_(spec), c_(conv) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     const int32_t dtype = out[0].spec.dtype;
@@ -55,15 +55,14 @@ class PatchConvRunner : public OperatorRunner {
     patches_.resize(static_cast<size_t>(rows_ * patch) * element_bytes_);
 
     // [N*O, C*K] x [OC, C*K]^T (+ bias over OC) = [N*O, OC].
-    OpPlan gemm_plan;
-    gemm_plan.kind = OpKind::kMatMul;
-    gemm_plan.matmul.m = rows_;
-    gemm_plan.matmul.n = c_.out_channels;
-    gemm_plan.matmul.k = patch;
-    gemm_plan.matmul.trans_b = true;
+    MatMulParams gemm_plan;
+    gemm_plan.m = rows_;
+    gemm_plan.n = c_.out_channels;
+    gemm_plan.k = patch;
+    gemm_plan.trans_b = true;
     if (c_.has_bias) {
-      gemm_plan.matmul.bias = MatMulParams::Bias::kRow;
-      gemm_plan.matmul.beta = 1;
+      gemm_plan.bias = MatMulParams::Bias::kRow;
+      gemm_plan.beta = 1;
     }
     NodeSpec gemm_spec = spec_;
     gemm_spec.allow_tf32 = true;  // fp32 convs may use TF32, as the cuDNN runner's default math allows
@@ -119,13 +118,13 @@ bool is_patch_conv(const ConvParams& c) {
   return true;
 }
 
-std::unique_ptr<OperatorRunner> make_patch_conv_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason) {
+std::unique_ptr<OperatorRunner> make_patch_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason) {
   const int32_t dtype = spec.outputs[0].dtype;
   if (dtype != 1 && dtype != 10 && dtype != 16) {
     *reason = std::string("Conv in ") + dtype_name(dtype);
     return nullptr;
   }
-  return std::make_unique<PatchConvRunner>(spec, plan);
+  return std::make_unique<PatchConvRunner>(spec, conv);
 }
 
 }  // namespace modelcost::cuda

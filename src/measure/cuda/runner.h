@@ -48,11 +48,17 @@ class OperatorRunner {
 std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
 
 // Strategy factories (one file each).
+// make_kernel_runner takes every kind the project's own kernels run (kernel_runners.cpp).
 std::unique_ptr<OperatorRunner> make_kernel_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
-std::unique_ptr<OperatorRunner> make_cudnn_conv_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
-std::unique_ptr<OperatorRunner> make_cudnn_pool_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
-std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
-std::unique_ptr<OperatorRunner> make_patch_conv_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
+std::unique_ptr<OperatorRunner> make_cudnn_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason);
+std::unique_ptr<OperatorRunner> make_cudnn_pool_runner(const NodeSpec& spec, const PoolParams& pool, std::string* reason);
+std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason);
+std::unique_ptr<OperatorRunner> make_patch_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason);
+std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason);
+// Prepares every candidate, times each and runs the fastest (at least one candidate).
+std::unique_ptr<OperatorRunner> make_fastest_runner(std::vector<std::unique_ptr<OperatorRunner>> candidates);
+// groups == in channels == out channels, 2 spatial dims.
+bool is_depthwise_2d(const ConvParams& conv);
 // Kernel == stride, no padding or dilation, one group: the conv is a GEMM over gathered patches.
 bool is_patch_conv(const ConvParams& conv);
 

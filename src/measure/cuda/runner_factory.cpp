@@ -3,22 +3,49 @@
 namespace modelcost::cuda {
 
 std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason) {
-  switch (plan.kind) {
-    case OpKind::kConv:
-      // Patch convs over channels tensor cores cannot take as they are (3-channel images) run
-      // as gather + GEMM; cuDNN has no fast kernel for them (patch_conv_runner.cpp).
-      if (is_patch_conv(plan.conv) && plan.conv.in_channels % 8 != 0) return make_patch_conv_runner(spec, plan, reason);
-      return make_cudnn_conv_runner(spec, plan, reason);
-    case OpKind::kPool: return make_cudnn_pool_runner(spec, plan, reason);
-    case OpKind::kMatMul: return make_cublaslt_matmul_runner(spec, plan, reason);
-    case OpKind::kUnary: case OpKind::kBinary: case OpKind::kCopy: case OpKind::kGather: case OpKind::kReduce:
-    case OpKind::kSoftmax: case OpKind::kLayerNorm: case OpKind::kResize: case OpKind::kWhere: case OpKind::kBatchNorm:
-      return make_kernel_runner(spec, plan, reason);
-    case OpKind::kZeroCost: *reason = "nothing to run: " + plan.reason; return nullptr;
-    case OpKind::kUnsupported: *reason = plan.reason; return nullptr;
-  }
-  *reason = "unknown plan kind";
-  return nullptr;
+  return std::visit(
+      Overloaded{
+          [&](const ConvParams& c) -> std::unique_ptr<OperatorRunner> {
+            // Patch convs over channels tensor cores cannot take as they are (3-channel images)
+            // run as gather + GEMM; cuDNN has no fast kernel for them (patch_conv_runner.cpp).
+            if (is_patch_conv(c) && c.in_channels % 8 != 0) return make_patch_conv_runner(spec, c, reason);
+            auto cudnn = make_cudnn_conv_runner(spec, c, reason);
+            // Depthwise: the own kernel against cuDNN's timed choice, the faster one kept.
+            if (!cudnn || !is_depthwise_2d(c)) return cudnn;
+            std::string why;
+            auto own = make_depthwise_conv_runner(spec, c, &why);
+            if (!own) return cudnn;
+            std::vector<std::unique_ptr<OperatorRunner>> candidates;
+            candidates.push_back(std::move(own));
+            candidates.push_back(std::move(cudnn));
+            return make_fastest_runner(std::move(candidates));
+          },
+          [&](const PoolParams& p) -> std::unique_ptr<OperatorRunner> { return make_cudnn_pool_runner(spec, p, reason); },
+          [&](const MatMulParams& m) -> std::unique_ptr<OperatorRunner> {
+            return make_cublaslt_matmul_runner(spec, m, reason);
+          },
+          [&](const ZeroCostPlan& z) -> std::unique_ptr<OperatorRunner> {
+            *reason = "nothing to run: " + z.reason;
+            return nullptr;
+          },
+          [&](const UnsupportedPlan& u) -> std::unique_ptr<OperatorRunner> {
+            *reason = u.reason;
+            return nullptr;
+          },
+          // Every other kind runs on the project's own kernels.
+          [&](const ElementwisePlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const CopyPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const GatherPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const ReducePlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const SoftmaxPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const LayerNormPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const BatchNormPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const ScanPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const ResizePlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const IndexedPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const RangePlan&) { return make_kernel_runner(spec, plan, reason); },
+      },
+      plan);
 }
 
 }  // namespace modelcost::cuda

@@ -73,15 +73,11 @@ void fill_input(const NodeSpec& spec, const OpPlan& plan, size_t index, void* de
     upload(random_input(spec, plan, index, seed), device, stream);
     return;
   }
-  if (float_type) {
-    const bool positive = (plan.kind == OpKind::kUnary && (plan.unary == UnaryOp::kLog || plan.unary == UnaryOp::kSqrt ||
-                                                           plan.unary == UnaryOp::kReciprocal)) ||
-                          (plan.kind == OpKind::kBatchNorm && index == 4);  // a variance
-    launch_fill_random(element_type(t.dtype), device, n, positive ? 0.1f : -1.f, 1.f, seed * 131 + index, stream);
-  } else {
-    const int64_t range = plan.kind == OpKind::kGather ? plan.axis_len : 2;
-    launch_fill_random_int(device, n, static_cast<int>(dtype_size(t.dtype)), range, seed * 131 + index, stream);
-  }
+  const InputRange range = input_range(spec, plan, index);
+  if (float_type)
+    launch_fill_random(element_type(t.dtype), device, n, range.lo, range.hi, seed * 131 + index, stream);
+  else
+    launch_fill_random_int(device, n, static_cast<int>(dtype_size(t.dtype)), range.int_range, seed * 131 + index, stream);
 }
 
 }  // namespace modelcost::cuda

@@ -1,0 +1,81 @@
+#include "cli/llm_measure.h"
+
+#include "costs/cost_model.h"
+#include "load/model_loader.h"
+#include "modelcost/errors.h"
+#include "ops/op_registry.h"
+#include "shapes/shape_engine.h"
+
+namespace modelcost {
+namespace {
+
+// The graph's dims for one phase: the recognition's naming of the token, cache and mask dims at
+// this phase's sequence and past lengths, the batch, then the user's --dim.
+ShapeOptions phase_dims(const Model& model, const DecoderModel& m, const LlmMeasureRequest& request, int64_t batch,
+                        int64_t sequence, int64_t past) {
+  ShapeOptions options;
+  RecognitionProbe probe;
+  probe.sequence = sequence;
+  probe.past = past;
+  for (const auto& [name, value] : probe_dims(model, probe)) options.dims[name] = value;
+  if (!m.batch_symbol.empty()) options.dims[m.batch_symbol] = batch;
+  for (const auto& [name, value] : request.user_dims) options.dims[name] = value;
+  return options;
+}
+
+LlmMeasuredStep run_phase(const LlmMeasureRequest& request, const DecoderModel& m, Backend& backend,
+                          LlmMeasuredStep step, int64_t sequence, int64_t past) {
+  try {
+    Model model = load_model(request.model_path);
+    Diagnostics diagnostics;
+    ShapeEngine(OpRegistry::instance(), diagnostics).run(model, phase_dims(model, m, request, step.batch, sequence, past));
+    const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
+    MeasureOptions options;
+    options.dtype = request.dtype;
+    const ModelMeasurement whole = backend.measure_model(analysis, options);
+    step.measured = whole.measured;
+    step.reason = whole.reason;
+    step.measured_ms = whole.median_us / 1e3;
+  } catch (const Error& e) {
+    step.reason = e.what();
+  }
+  return step;
+}
+
+}  // namespace
+
+std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request, const LlmPlan& plan, Backend& backend) {
+  const DecoderModel& m = plan.model;
+  const LlmBatchRow& row = plan.rows.front();
+  std::vector<LlmMeasuredStep> steps;
+  LlmMeasuredStep prefill;
+  prefill.phase = "prefill";
+  prefill.batch = row.batch;
+  prefill.tokens = plan.options.prompt;
+  prefill.predicted_ms = row.ttft_ms;
+  if (m.fixed_batch > 0 && m.fixed_batch != row.batch) {
+    prefill.reason = "the file fixes batch " + std::to_string(m.fixed_batch) + "; measure with --batch " + std::to_string(m.fixed_batch);
+    steps.push_back(prefill);
+    return steps;
+  }
+  if (m.fixed_sequence > 0 && m.fixed_sequence != plan.options.prompt)
+    prefill.reason = "the file fixes the sequence at " + std::to_string(m.fixed_sequence) + " (a decode-shaped graph)";
+  else
+    prefill = run_phase(request, m, backend, prefill, plan.options.prompt, 0);
+  steps.push_back(prefill);
+  for (const LlmContextRow& c : row.contexts) {
+    LlmMeasuredStep decode;
+    decode.phase = "decode";
+    decode.batch = row.batch;
+    decode.tokens = c.context;
+    decode.predicted_ms = c.tpot_ms;
+    if (m.kv_cache.empty())
+      decode.reason = "the graph has no KV cache: its decode step is derived, not runnable";
+    else
+      decode = run_phase(request, m, backend, decode, 1, c.context - 1);
+    steps.push_back(decode);
+  }
+  return steps;
+}
+
+}  // namespace modelcost

@@ -1,0 +1,25 @@
+// `modelcost llm --measure`: runs the decoder graph itself on this machine's GPU, shaped as the
+// prefill (sequence = prompt, past 0) and as a decode step at each context (sequence 1, a KV cache
+// of context - 1 positions filled with random data), and puts the medians beside the plan's
+// predictions (docs/llm.md, "Measuring").
+#pragma once
+#include <string>
+#include <vector>
+
+#include "modelcost/llm.h"
+#include "modelcost/measure.h"
+
+namespace modelcost {
+
+struct LlmMeasureRequest {
+  std::string model_path;
+  std::vector<std::pair<std::string, int64_t>> user_dims;  // --dim, applied after the phase's dims
+  std::string dtype;                                       // the activations' precision (fp32, fp16, bf16)
+};
+
+// One entry per phase and context; a phase the graph cannot run (no cache, fixed sequence) is
+// listed with the reason. `plan` gives the batch (the first of the list, or the file's fixed one)
+// and the predictions.
+std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request, const LlmPlan& plan, Backend& backend);
+
+}  // namespace modelcost

@@ -1,0 +1,115 @@
+// Hand-computed cases for the CPU reference of the kinds and elementwise ops added for
+// coverage: comparisons, logical and trigonometric ops, Where on bools, CumSum, ArgMax,
+// reductions with axes as an input, gathers and scatters by index, Range.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "measure/cpu_reference.h"
+#include "test_support.h"
+
+namespace modelcost::testing {
+namespace {
+
+std::vector<float> run_on(const AnalysisRun& run, const std::string& name, const std::vector<std::vector<float>>& values) {
+  const NodeSpec spec = make_node_spec(run.node(name), "");
+  const OpPlan plan = plan_operation(spec);
+  EXPECT_FALSE(is_unsupported(plan)) << name << ": " << plan_reason(plan);
+  std::vector<HostTensor> inputs;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    HostTensor t(spec.inputs[i].shape, spec.inputs[i].dtype);
+    if (i < values.size() && !values[i].empty()) t.data = values[i];
+    else if (spec.inputs[i].value)
+      for (size_t k = 0; k < t.data.size(); ++k) t.data[k] = static_cast<float>(spec.inputs[i].value->as_double(k));
+    inputs.push_back(t);
+  }
+  std::vector<const HostTensor*> in;
+  for (size_t i = 0; i < inputs.size(); ++i) in.push_back(spec.has_input(i) ? &inputs[i] : nullptr);
+  auto out = make_outputs(spec);
+  run_cpu_reference(spec, plan, in, out);
+  return out[0].data;
+}
+
+}  // namespace
+
+TEST(MeasureCpuReferenceCoverage, ComparisonsLogicalAndTrigonometry) {
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{4}).input("row", kFloat, Shape{1});
+  b.node("Less", {"x", "row"}, {"lt"});
+  b.node("Equal", {"x", "row"}, {"eq"});
+  b.input("p", kBool, Shape{4}).input("q", kBool, Shape{4});
+  b.node("And", {"p", "q"}, {"and"});
+  b.node("Xor", {"p", "q"}, {"xor"});
+  b.node("Not", {"p"}, {"not"});
+  b.node("Where", {"p", "x", "row"}, {"where"});
+  b.node("Sin", {"x"}, {"sin"});
+  b.input("i", kInt64, Shape{4}).input("d", kInt64, Shape{4});
+  b.node("Mod", {"i", "d"}, {"mod"});
+  for (const char* n : {"lt", "eq", "and", "xor", "not", "where", "sin", "mod"}) b.output(n);
+  auto run = analyse(b);
+  const std::vector<float> x = {-1, 0.5f, 2, 0.5f}, row = {0.5f}, p = {1, 1, 0, 0}, q = {1, 0, 1, 0};
+  EXPECT_EQ(run_on(*run, "lt", {x, row}), (std::vector<float>{1, 0, 0, 0}));
+  EXPECT_EQ(run_on(*run, "eq", {x, row}), (std::vector<float>{0, 1, 0, 1}));
+  EXPECT_EQ(run_on(*run, "and", {p, q}), (std::vector<float>{1, 0, 0, 0}));
+  EXPECT_EQ(run_on(*run, "xor", {p, q}), (std::vector<float>{0, 1, 1, 0}));
+  EXPECT_EQ(run_on(*run, "not", {p}), (std::vector<float>{0, 0, 1, 1}));
+  EXPECT_EQ(run_on(*run, "where", {p, x, row}), (std::vector<float>{-1, 0.5f, 0.5f, 0.5f}));
+  EXPECT_FLOAT_EQ(run_on(*run, "sin", {x})[2], std::sin(2.f));
+  // Integer Mod takes the divisor's sign (Python's %): -7 % 3 = 2, 7 % -3 = -2.
+  EXPECT_EQ(run_on(*run, "mod", {{-7, 7, 8, 9}, {3, -3, 3, 4}}), (std::vector<float>{2, -2, 2, 1}));
+}
+
+TEST(MeasureCpuReferenceCoverage, CumSumArgMaxAndReduceMeanWithAxesInput) {
+  ModelBuilder b(18);
+  b.input("x", kFloat, Shape{2, 3});
+  b.ints("axis", {1}, {});
+  b.node("CumSum", {"x", "axis"}, {"cs"});
+  auto& rev = b.node("CumSum", {"x", "axis"}, {"cs_rev_excl"});
+  set_attr(rev, "reverse", int64_t{1});
+  set_attr(rev, "exclusive", int64_t{1});
+  set_attr(b.node("ArgMax", {"x"}, {"am"}), "axis", int64_t{1});
+  b.ints("axes", {1});
+  b.node("ReduceMean", {"x", "axes"}, {"mean"});
+  for (const char* n : {"cs", "cs_rev_excl", "am", "mean"}) b.output(n);
+  auto run = analyse(b);
+  const std::vector<float> x = {1, 5, 2, 4, 3, 9};
+  EXPECT_EQ(run_on(*run, "cs", {x}), (std::vector<float>{1, 6, 8, 4, 7, 16}));
+  EXPECT_EQ(run_on(*run, "cs_rev_excl", {x}), (std::vector<float>{7, 2, 0, 12, 9, 0}));
+  EXPECT_EQ(run_on(*run, "am", {x}), (std::vector<float>{1, 2}));
+  EXPECT_EQ(run_on(*run, "mean", {x}), (std::vector<float>{8.f / 3, 16.f / 3}));
+}
+
+TEST(MeasureCpuReferenceCoverage, GathersAndScattersByIndex) {
+  ModelBuilder b(16);
+  b.input("data", kFloat, Shape{2, 3});
+  b.input("ie", kInt64, Shape{2, 2});
+  set_attr(b.node("GatherElements", {"data", "ie"}, {"ge"}), "axis", int64_t{1});
+  b.input("upd", kFloat, Shape{2, 2});
+  set_attr(b.node("ScatterElements", {"data", "ie", "upd"}, {"se"}), "axis", int64_t{1});
+  b.input("ind", kInt64, Shape{2, 1});
+  b.node("GatherND", {"data", "ind"}, {"gnd"});
+  b.input("rows", kFloat, Shape{1, 3}).input("one", kInt64, Shape{1, 1});
+  b.node("ScatterND", {"data", "one", "rows"}, {"snd"});
+  for (const char* n : {"ge", "se", "gnd", "snd"}) b.output(n);
+  auto run = analyse(b);
+  const std::vector<float> data = {1, 2, 3, 4, 5, 6};
+  // GatherElements axis 1: out[i][j] = data[i][idx[i][j]]; -1 counts from the end.
+  EXPECT_EQ(run_on(*run, "ge", {data, {2, 0, -1, 1}}), (std::vector<float>{3, 1, 6, 5}));
+  // ScatterElements: data[i][idx[i][j]] = upd[i][j].
+  EXPECT_EQ(run_on(*run, "se", {data, {2, 0, 1, 0}, {10, 20, 30, 40}}), (std::vector<float>{20, 2, 10, 40, 30, 6}));
+  // GatherND with 1-component tuples picks whole rows: rows 1 then 0.
+  EXPECT_EQ(run_on(*run, "gnd", {data, {1, 0}}), (std::vector<float>{4, 5, 6, 1, 2, 3}));
+  EXPECT_EQ(run_on(*run, "snd", {data, {1}, {7, 8, 9}}), (std::vector<float>{1, 2, 3, 7, 8, 9}));
+}
+
+TEST(MeasureCpuReferenceCoverage, RangeFromItsInputs) {
+  ModelBuilder b(13);
+  b.input("start", kFloat, Shape{}).input("limit", kFloat, Shape{}).input("delta", kFloat, Shape{});
+  b.node("Range", {"start", "limit", "delta"}, {"r"});
+  b.value_info("r", kFloat, Shape{4});
+  b.output("r");
+  auto run = analyse(b);
+  EXPECT_EQ(run_on(*run, "r", {{1}, {3}, {0.5f}}), (std::vector<float>{1, 1.5f, 2, 2.5f}));
+}
+
+}  // namespace modelcost::testing
