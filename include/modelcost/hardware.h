@@ -30,6 +30,21 @@ struct SourceDocument {
   std::string url;
 };
 
+// What kernels really reach on the device, beside the datasheet peaks: measured by `calibrate` on
+// the GPU itself, or derived from the measured fraction of the same architecture (each figure's
+// source says which). 0 or absent: not given, the datasheet figure applies.
+struct AchievableCeilings {
+  double memory_bandwidth_gbps = 0;
+  std::map<std::string, double> vector_tflops;
+  std::map<std::string, double> tensor_tflops;
+  double kernel_overhead_us = 0;  // least time of one kernel in a CUDA graph (launch and ramp)
+  double kernel_gap_us = 0;       // idle time between two dependent kernels
+  bool empty() const {
+    return memory_bandwidth_gbps <= 0 && vector_tflops.empty() && tensor_tflops.empty() && kernel_overhead_us <= 0 &&
+           kernel_gap_us <= 0;
+  }
+};
+
 struct Device {
   std::string id;  // "a100-sxm4-80gb"
   std::vector<std::string> aliases;
@@ -47,7 +62,8 @@ struct Device {
   std::map<std::string, double> vector_tflops;  // dense peaks, TFLOP/s (TOP/s for ints)
   std::map<std::string, double> tensor_tflops;
   double tdp_w = 0;
-  double launch_overhead_us = 0;  // fixed cost added to every kernel a node launches
+  double launch_overhead_us = 0;  // least time of a kernel when no achievable figure is given
+  AchievableCeilings achievable;
   std::optional<double> price_per_hour_usd;
   // [interconnect]: per-GPU link figures for tensor parallelism (nvlink_gbps, nvlink_latency_us,
   // pcie_gbps, pcie_latency_us; allreduce_bus_gbps, allreduce_latency_us when calibrated).
@@ -60,6 +76,8 @@ struct Device {
 
   // Dense peak in FLOP/s for exactly this path and dtype; 0 when the device lacks it.
   double peak_flops(MathPath path, const std::string& dtype) const;
+  // The achievable ceiling for this path and dtype, FLOP/s; 0 when none is given.
+  double achievable_flops(MathPath path, const std::string& dtype) const;
   double bandwidth_bytes_per_s() const { return memory_bandwidth_gbps * 1e9; }
   double memory_bytes() const { return memory_gb * 1e9; }
 };

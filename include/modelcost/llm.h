@@ -53,6 +53,10 @@ struct DecoderModel {
   double gemm_weight_bytes = 0;  // stored, every weight GEMM
   double other_weight_bytes = 0; // stored, embeddings, norms, biases (float initializers outside GEMMs)
   double other_weight_elements = 0;
+  // The deployed view of the graph (the fusion stage's kernels): kernels per step, and the bytes
+  // its non-matrix, non-attention kernels move per token (at act_dtype). 0 when not known.
+  double deployed_kernels = 0;
+  double elementwise_bytes_per_token = 0;
   bool decode_derived = false;   // no cache in the graph: the decode step is derived (see `how`)
   std::vector<std::string> how;  // how each figure was found, one line each
 };

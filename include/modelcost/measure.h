@@ -88,6 +88,10 @@ struct CalibrationResult {
   double fp32_vector_tflops = 0;      // FMA kernel, 2 flops per FMA
   double fp16_vector_tflops = 0;      // half2 FMA kernel
   std::map<std::string, double> tensor_tflops;  // "fp32", "tf32", "fp16", "bf16", "fp8": large GEMMs
+  double graph_kernel_us = 0;   // time per empty kernel launched back to back in a CUDA graph
+  double small_kernel_us = 0;   // time per small DRAM-copy kernel (256 KiB) back to back in a CUDA graph
+  double kernel_gap_us = 0;     // idle time between the end of one kernel and the start of the next dependent one
+  double kernel_overhead_us = 0;  // small_kernel_us less the gap and its traffic: the least time a kernel takes
   int allreduce_ranks = 0;            // GPUs of the NCCL all-reduce measured (0: one GPU or no NCCL)
   double allreduce_bus_gbps = 0;      // its bus bandwidth and per-step latency (docs/llm.md)
   double allreduce_latency_us = 0;

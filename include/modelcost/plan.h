@@ -32,6 +32,8 @@ using AnalysisForBatch = std::function<Analysis(int64_t batch)>;
 struct PlanOptions {
   std::vector<int64_t> batches = {1};  // the sweep (--batch 1,8,32,128)
   std::string dtype;                   // --dtype, as for the roofline
+  std::string view = "deployed";       // --view, as for the roofline
+  bool datasheet = false;              // --ceilings datasheet, as for the roofline
   std::optional<double> target_qps;    // --target-qps
   std::optional<double> latency_slo_ms;  // --latency-slo-ms
   std::optional<double> price_per_hour_usd;  // overrides the device's price
@@ -82,7 +84,7 @@ struct DeviceComparisonRow {
   const Device* device = nullptr;
   double latency_ms = 0;
   double throughput_per_s = 0;
-  size_t compute_bound = 0, memory_bound = 0;
+  size_t compute_bound = 0, memory_bound = 0, overhead_bound = 0;
   double memory_bytes = 0;
   bool fits = true;
   std::optional<double> cost_per_million_usd;

@@ -22,8 +22,25 @@ def time_graph(model, x, reps=100):
         times.append(a.elapsed_time(b))
     return statistics.median(times)
 
+def bert_base(seq=128):
+    # BERT-base as Hugging Face runs it deployed: fp16, SDPA attention, padding mask of ones.
+    from transformers import BertConfig, BertModel
+    try:
+        model = BertModel(BertConfig(), attn_implementation="sdpa")
+    except TypeError:  # older transformers: SDPA is the default where it is supported
+        model = BertModel(BertConfig())
+    model = model.eval().half().cuda()
+    for batch in (1, 32):
+        ids = torch.randint(0, 30000, (batch, seq), device='cuda')
+        mask = torch.ones(batch, seq, dtype=torch.long, device='cuda')
+        t = time_graph(lambda x: model(input_ids=x, attention_mask=mask).last_hidden_state, ids)
+        print(f"TORCH bert_base fp16 seq {seq} batch {batch}: {t:.3f} ms", flush=True)
+
 torch.backends.cudnn.benchmark = True
 for name in sys.argv[1:]:
+    if name == 'bert_base':
+        bert_base()
+        continue
     base = getattr(torchvision.models, name)().eval()
     try:
         base = fuse(base)  # BatchNorm folded into the convs (ConvNeXt has none; fx may refuse a model)

@@ -18,6 +18,7 @@
 #include "ops/op_registry.h"
 #include "ops/user_rules.h"
 #include "report/csv_writer.h"
+#include "report/group_columns.h"
 #include "modelcost/measure.h"
 #include "report/json_writer.h"
 #include "report/measured_columns.h"
@@ -136,6 +137,11 @@ int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostrea
   if (hardware) hardware->write_svg(analysis, measured_points(analysis, *hardware->roofline(), measured));
 
   if (!options.csv_path.empty()) emit_report(options.csv_path, csv_report_text(report), out);
+  if (!options.groups_csv.empty()) {
+    std::ostringstream groups;
+    write_groups_csv(analysis, *hardware->roofline(), groups);
+    write_report_file(options.groups_csv, groups.str());
+  }
   if (!options.json_path.empty()) emit_report(options.json_path, json_report_text(report), out);
   // A report on stdout stays machine-readable: no table, the warnings on stderr.
   if (report_to_stdout(options)) {

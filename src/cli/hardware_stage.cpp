@@ -23,6 +23,7 @@ void HardwareStage::check_options(const CliOptions& o) {
     return;
   }
   const char* needs = !o.dtype.empty() ? "--dtype" : !o.batches.empty() ? "--batch" : !o.roofline_svg.empty() ? "--roofline-svg"
+                      : !o.groups_csv.empty() ? "--groups-csv"
                       : o.target_qps ? "--target-qps" : o.latency_slo_ms ? "--latency-slo-ms" : nullptr;
   if (needs) throw Error(kExitUsage, std::string(needs) + " needs a device: --gpu NAME (see --list-gpus) or --peak-tflops with --bandwidth-gbps");
 }
@@ -70,12 +71,17 @@ void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, c
   RooflineOptions ro;
   ro.dtype = options_.dtype;
   ro.batch = have_batch_dim ? batch_dim.current : 0;
+  ro.view = options_.view;
+  ro.datasheet = options_.ceilings == "datasheet";
+  ro.fusion = std::make_shared<const FusionPlan>(fuse(analysis));
   roofline_ = std::make_unique<RooflineReport>(compute_roofline(analysis, *devices_.front(), ro));
   add_roofline(report, *roofline_, resolution_);
   if (devices_.size() > 1) add_device_comparison(report, compare_devices(analysis, devices_, ro), roofline_->dtype);
   if (planning) {
     PlanOptions po;
     po.dtype = options_.dtype;
+    po.view = options_.view;
+    po.datasheet = ro.datasheet;
     po.batches = options_.batches.empty() ? std::vector<int64_t>{batch_dim.current} : parse_batch_list(options_.batches);
     po.target_qps = options_.target_qps;
     po.latency_slo_ms = options_.latency_slo_ms;

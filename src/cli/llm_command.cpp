@@ -111,7 +111,13 @@ int run_llm_command(const LlmCommandOptions& o, std::ostream& out) {
   const DecoderModel decoder = recognise_decoder(analysis);
   LlmPlan plan = plan_llm(decoder, device, options);
   if (o.measure) {
-    std::unique_ptr<Backend> backend = make_backend(false);
+    std::unique_ptr<Backend> backend;
+    try {
+      backend = make_backend(false);
+    } catch (const Error& e) {  // its hint (--cpu) is not an option of this command
+      const std::string why = e.what();
+      throw Error(e.code(), "--measure runs on an NVIDIA GPU: " + why.substr(0, why.find("; use --cpu")));
+    }
     LlmMeasureRequest request;
     request.model_path = o.model_path;
     for (const auto& dim : shape_options_from(dims_only).dims) request.user_dims.push_back(dim);

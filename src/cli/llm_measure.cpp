@@ -1,5 +1,7 @@
 #include "cli/llm_measure.h"
 
+#include <fmt/format.h>
+
 #include "costs/cost_model.h"
 #include "load/model_loader.h"
 #include "modelcost/errors.h"
@@ -23,8 +25,18 @@ ShapeOptions phase_dims(const Model& model, const DecoderModel& m, const LlmMeas
   return options;
 }
 
+// A whole-graph time below its FLOPs at the device's peak cannot be a run of the whole graph.
+void check_compute_floor(const Analysis& analysis, const Device& device, const std::string& dtype, LlmMeasuredStep& step) {
+  const double peak = choose_peak(device, MathPath::kTensor, dtype.empty() ? "fp16" : dtype).flops_per_s;
+  const double floor_ms = peak > 0 ? analysis.totals.flops / peak * 1e3 : 0;
+  if (!step.measured || step.measured_ms >= floor_ms) return;
+  step.measured = false;
+  step.reason = fmt::format("the median {:.3f} ms is below {:.3f} ms, its {:.3g} FLOPs at the device's peak: the run did "
+                            "not do the whole graph, so it is not reported", step.measured_ms, floor_ms, analysis.totals.flops);
+}
+
 LlmMeasuredStep run_phase(const LlmMeasureRequest& request, const DecoderModel& m, Backend& backend,
-                          LlmMeasuredStep step, int64_t sequence, int64_t past) {
+                          LlmMeasuredStep step, int64_t sequence, int64_t past, const Device& device) {
   try {
     Model model = load_model(request.model_path);
     Diagnostics diagnostics;
@@ -36,6 +48,7 @@ LlmMeasuredStep run_phase(const LlmMeasureRequest& request, const DecoderModel& 
     step.measured = whole.measured;
     step.reason = whole.reason;
     step.measured_ms = whole.median_us / 1e3;
+    check_compute_floor(analysis, device, request.dtype, step);
   } catch (const Error& e) {
     step.reason = e.what();
   }
@@ -61,7 +74,7 @@ std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request,
   if (m.fixed_sequence > 0 && m.fixed_sequence != plan.options.prompt)
     prefill.reason = "the file fixes the sequence at " + std::to_string(m.fixed_sequence) + " (a decode-shaped graph)";
   else
-    prefill = run_phase(request, m, backend, prefill, plan.options.prompt, 0);
+    prefill = run_phase(request, m, backend, prefill, plan.options.prompt, 0, *plan.device);
   steps.push_back(prefill);
   for (const LlmContextRow& c : row.contexts) {
     LlmMeasuredStep decode;
@@ -72,7 +85,7 @@ std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request,
     if (m.kv_cache.empty())
       decode.reason = "the graph has no KV cache: its decode step is derived, not runnable";
     else
-      decode = run_phase(request, m, backend, decode, 1, c.context - 1);
+      decode = run_phase(request, m, backend, decode, 1, c.context - 1, *plan.device);
     steps.push_back(decode);
   }
   return steps;

@@ -47,6 +47,15 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
   app.add_option("--peak-tflops", options.peak_tflops, "Custom device peak (TFLOP/s, every math path)")->check(positive);
   app.add_option("--bandwidth-gbps", options.bandwidth_gbps, "Custom device memory bandwidth (GB/s)")->check(positive);
   app.add_option("--roofline-svg", options.roofline_svg, "Write the roofline plot (SVG) to FILE")->type_name("FILE");
+  app.add_option("--view", options.view,
+                 "Which kernels the verdict, plan and plot count: deployed (fused, as a runtime runs them) or as-written")
+      ->check(CLI::IsMember({"deployed", "as-written"}))
+      ->type_name("VIEW");
+  app.add_option("--ceilings", options.ceilings,
+                 "Device figures: achievable (measured ceilings where the hwdb gives them) or datasheet peaks")
+      ->check(CLI::IsMember({"achievable", "datasheet"}))
+      ->type_name("KIND");
+  app.add_option("--groups-csv", options.groups_csv, "Write one row per fused kernel (group) to FILE")->type_name("FILE");
   app.add_option("--batch", options.batches, "Capacity plan over these batch sizes, e.g. 1,8,32,128")->type_name("LIST");
   app.add_option("--batch-dim", options.batch_dim, "Name of the symbolic batch dim (default: the first input's first dim)")
       ->type_name("NAME");

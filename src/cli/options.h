@@ -33,6 +33,9 @@ struct CliOptions {
   std::optional<double> peak_tflops;     // --peak-tflops: a custom device, or override of --gpu
   std::optional<double> bandwidth_gbps;  // --bandwidth-gbps
   std::string roofline_svg;            // --roofline-svg FILE
+  std::string view = "deployed";       // --view deployed|as-written: fused kernels or one kernel per node
+  std::string ceilings = "achievable"; // --ceilings achievable|datasheet
+  std::string groups_csv;              // --groups-csv FILE: one row per fused kernel
   std::string batches;                 // --batch 1,8,32,128
   std::string batch_dim;               // --batch-dim NAME (default: the first input's first dim)
   std::optional<double> target_qps;

@@ -31,6 +31,7 @@ void check_report_paths(const CliOptions& options) {
   check_one("--csv", options.csv_path, options);
   check_one("--json", options.json_path, options);
   check_one("--roofline-svg", options.roofline_svg, options);
+  check_one("--groups-csv", options.groups_csv, options);
   if (options.csv_path == kStdoutPath && options.json_path == kStdoutPath)
     throw Error(kExitUsage, "--csv - and --json - both name standard output; send one of them to a file");
   if (!options.csv_path.empty() && !options.json_path.empty()) {

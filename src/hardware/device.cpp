@@ -20,6 +20,12 @@ double Device::peak_flops(MathPath path, const std::string& dtype) const {
   return it == peaks.end() ? 0 : it->second * 1e12;
 }
 
+double Device::achievable_flops(MathPath path, const std::string& dtype) const {
+  const auto& peaks = path == MathPath::kTensor ? achievable.tensor_tflops : achievable.vector_tflops;
+  auto it = peaks.find(dtype);
+  return it == peaks.end() || uniform_peak_tflops ? 0 : it->second * 1e12;
+}
+
 namespace {
 
 // Vector units have no tf32/fp8/int formats of their own: such work runs at a wider format's rate.
@@ -74,6 +80,14 @@ std::vector<std::pair<std::string, double>> device_figures(const Device& d) {
   for (const auto& dtype : peak_dtype_names()) {
     if (auto it = d.tensor_tflops.find(dtype); it != d.tensor_tflops.end()) out.emplace_back("peak.tensor." + dtype, it->second);
   }
+  const AchievableCeilings& a = d.achievable;
+  add("achievable.memory_bandwidth_gbps", a.memory_bandwidth_gbps);
+  for (const auto& dtype : peak_dtype_names())
+    if (auto it = a.vector_tflops.find(dtype); it != a.vector_tflops.end()) out.emplace_back("achievable.vector." + dtype, it->second);
+  for (const auto& dtype : peak_dtype_names())
+    if (auto it = a.tensor_tflops.find(dtype); it != a.tensor_tflops.end()) out.emplace_back("achievable.tensor." + dtype, it->second);
+  add("achievable.kernel_overhead_us", a.kernel_overhead_us);
+  add("achievable.kernel_gap_us", a.kernel_gap_us);
   for (const auto& [key, value] : d.interconnect) out.emplace_back("interconnect." + key, value);
   return out;
 }

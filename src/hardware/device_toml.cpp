@@ -25,6 +25,8 @@ class DeviceReader {
   std::string string_key(const toml::table& t, const std::string& key, bool required) const;
   std::optional<double> number_key(const toml::table& t, const std::string& key, const std::string& path) const;
   void read_peaks(Device& d) const;
+  void read_peak_table(const toml::node& node, const std::string& prefix, std::map<std::string, double>& out) const;
+  void read_achievable(Device& d) const;
   void read_documents(Device& d) const;
   void read_sources(Device& d) const;
   void read_interconnect(Device& d) const;
@@ -59,14 +61,37 @@ void DeviceReader::read_peaks(Device& d) const {
   for (const auto& [path_key, path_node] : *peak->as_table()) {
     const std::string path(path_key.str());
     if (path != "vector" && path != "tensor") fail("unknown math path 'peak." + path + "' (expected vector or tensor)");
-    if (!path_node.is_table()) fail("'peak." + path + "' must be a table");
-    auto& out = path == "vector" ? d.vector_tflops : d.tensor_tflops;
-    for (const auto& [dtype_key, value] : *path_node.as_table()) {
-      const std::string dtype(dtype_key.str());
-      const std::string full = "peak." + path + "." + dtype;
-      if (!dtypes.count(dtype)) fail("unknown dtype '" + full + "' (expected one of fp64 fp32 tf32 fp16 bf16 fp8 int8 int4)");
-      auto v = number_key(*path_node.as_table(), dtype, full);
-      out[dtype] = *v;
+    read_peak_table(path_node, "peak." + path, path == "vector" ? d.vector_tflops : d.tensor_tflops);
+  }
+}
+
+void DeviceReader::read_peak_table(const toml::node& node, const std::string& prefix, std::map<std::string, double>& out) const {
+  static const std::set<std::string> dtypes(peak_dtype_names().begin(), peak_dtype_names().end());
+  if (!node.is_table()) fail("'" + prefix + "' must be a table");
+  for (const auto& [dtype_key, value] : *node.as_table()) {
+    const std::string dtype(dtype_key.str());
+    const std::string full = prefix + "." + dtype;
+    if (!dtypes.count(dtype)) fail("unknown dtype '" + full + "' (expected one of fp64 fp32 tf32 fp16 bf16 fp8 int8 int4)");
+    out[dtype] = *number_key(*node.as_table(), dtype, full);
+  }
+}
+
+// [achievable]: memory_bandwidth_gbps, kernel_overhead_us, kernel_gap_us, [achievable.vector], [achievable.tensor].
+void DeviceReader::read_achievable(Device& d) const {
+  const toml::node* node = root_.get("achievable");
+  if (!node) return;
+  if (!node->is_table()) fail("'achievable' must be a table");
+  const toml::table& t = *node->as_table();
+  AchievableCeilings& a = d.achievable;
+  for (const auto& [key, value] : t) {
+    const std::string k(key.str());
+    if (k == "vector" || k == "tensor") {
+      read_peak_table(value, "achievable." + k, k == "vector" ? a.vector_tflops : a.tensor_tflops);
+    } else if (k == "memory_bandwidth_gbps" || k == "kernel_overhead_us" || k == "kernel_gap_us") {
+      const double v = *number_key(t, k, "achievable." + k);
+      (k == "memory_bandwidth_gbps" ? a.memory_bandwidth_gbps : k == "kernel_overhead_us" ? a.kernel_overhead_us : a.kernel_gap_us) = v;
+    } else {
+      fail("unknown key 'achievable." + k + "'");
     }
   }
 }
@@ -133,7 +158,7 @@ Device DeviceReader::read() {
   static const std::set<std::string> known = {
       "id", "aliases", "name", "vendor", "architecture", "kind", "sm_count", "cu_count", "cores",
       "boost_clock_mhz", "memory_gb", "memory_bandwidth_gbps", "l2_mb", "l3_mb", "tdp_w", "launch_overhead_us",
-      "price_per_hour_usd", "peak", "documents", "sources", "notes", "interconnect"};
+      "price_per_hour_usd", "peak", "achievable", "documents", "sources", "notes", "interconnect"};
   for (const auto& [key, node] : root_)
     if (!known.count(std::string(key.str()))) fail("unknown key '" + std::string(key.str()) + "'");
 
@@ -171,6 +196,7 @@ Device DeviceReader::read() {
   d.launch_overhead_us = *launch;
   d.price_per_hour_usd = number_key(root_, "price_per_hour_usd", "price_per_hour_usd");
   read_peaks(d);
+  read_achievable(d);
   read_documents(d);
   read_sources(d);
   read_interconnect(d);

@@ -43,6 +43,24 @@ bool is_figure_key(const std::string& key, const Device& d) {
   return false;
 }
 
+// An achievable ceiling is at most its datasheet figure (and is only given where that exists).
+template <typename Report>
+void check_achievable(const Device& d, Report problem) {
+  const AchievableCeilings& a = d.achievable;
+  if (a.memory_bandwidth_gbps > d.memory_bandwidth_gbps * 1.01)
+    problem(fmt::format("achievable.memory_bandwidth_gbps = {} is above the datasheet {}", a.memory_bandwidth_gbps,
+                        d.memory_bandwidth_gbps));
+  for (MathPath path : {MathPath::kVector, MathPath::kTensor})
+    for (const auto& [dtype, tflops] : path == MathPath::kTensor ? a.tensor_tflops : a.vector_tflops) {
+      const double sheet = d.peak_flops(path, dtype) / 1e12;
+      if (!(sheet > 0)) problem(fmt::format("achievable.{}.{} has no datasheet peak.{}.{} beside it", math_path_name(path), dtype,
+                                            math_path_name(path), dtype));
+      else if (tflops > sheet * 1.01)
+        problem(fmt::format("achievable.{}.{} = {} is above the datasheet {}", math_path_name(path), dtype, tflops, sheet));
+    }
+  if (a.kernel_overhead_us > 1000 || a.kernel_gap_us > 1000) problem("achievable kernel overhead and gap must be under 1000 us");
+}
+
 }  // namespace
 
 std::vector<std::string> validate_device(const Device& d) {
@@ -72,7 +90,8 @@ std::vector<std::string> validate_device(const Device& d) {
     // (launch_overhead_us is checked above with its own message)
     if (auto it = kAbsoluteMax.find(key); it != kAbsoluteMax.end() && value > it->second)
       problem(fmt::format("{} = {} is above the sanity bound {}", key, value, it->second));
-    if (key.rfind("peak.", 0) == 0 && value > kMaxPeakTflops)
+    if ((key.rfind("peak.", 0) == 0 || key.rfind("achievable.vector.", 0) == 0 || key.rfind("achievable.tensor.", 0) == 0) &&
+        value > kMaxPeakTflops)
       problem(fmt::format("{} = {} TFLOP/s is above the sanity bound {}", key, value, kMaxPeakTflops));
     auto src = d.sources.find(key);
     if (src == d.sources.end()) {
@@ -83,8 +102,9 @@ std::vector<std::string> validate_device(const Device& d) {
     auto doc = d.documents.find(s.document);
     if (doc == d.documents.end()) {
       problem("source of '" + key + "' names document '" + s.document + "', which [documents] lacks");
-    } else if (doc->second.title.empty() || doc->second.url.rfind("http", 0) != 0) {
-      problem("document '" + s.document + "' needs a title and an http(s) URL");
+    } else if (doc->second.title.empty() ||
+               (doc->second.url.rfind("http", 0) != 0 && doc->second.url.rfind("docs/", 0) != 0)) {
+      problem("document '" + s.document + "' needs a title and an http(s) URL (or a docs/ page of this repository)");
     }
     if (s.derived && s.note.empty()) problem("derived figure '" + key + "' needs a note saying how it was derived");
     if (s.sparse_figure > 0) {
@@ -95,6 +115,8 @@ std::vector<std::string> validate_device(const Device& d) {
   }
   for (const auto& [key, s] : d.sources)
     if (!is_figure_key(key, d)) problem("[sources] names '" + key + "', which is not a figure of this entry");
+
+  check_achievable(d, problem);
 
   // Matrix units never run slower than the vector units on the same dtype.
   for (const auto& [dtype, tensor] : d.tensor_tflops) {

@@ -4,6 +4,7 @@
 
 #include "llm/recognition_parts.h"
 #include "modelcost/errors.h"
+#include "modelcost/fusion.h"
 #include "modelcost/roofline.h"
 
 namespace modelcost {
@@ -43,6 +44,19 @@ void read_cache(const CacheInputs& cache, const AttentionBlocks& attention, Deco
     m.how.push_back(fmt::format("{} cache layers but {} attention blocks: the cache's count is used", cache.layers,
                                 attention.count));
   m.layers = cache.layers;
+}
+
+// Kernels of the deployed view (fused groups that launch) and the bytes per token of the ones
+// that are neither a GEMM nor attention.
+void read_deployed_view(const Analysis& analysis, double tokens, DecoderModel& m) {
+  const FusionPlan plan = fuse(analysis);
+  double elementwise = 0;
+  for (const FusedGroup& g : plan.groups)
+    if (g.launches && !g.matrix && g.pattern != "attention") elementwise += g.bytes();
+  m.deployed_kernels = static_cast<double>(plan.kernels());
+  m.elementwise_bytes_per_token = tokens > 0 ? elementwise / tokens : 0;
+  m.how.push_back(fmt::format("deployed view: {} kernels per step; its elementwise kernels move {:.0f} bytes per token",
+                              plan.kernels(), m.elementwise_bytes_per_token));
 }
 
 }  // namespace
@@ -126,6 +140,7 @@ DecoderModel recognise_decoder(const Analysis& analysis) {
   m.how.push_back(fmt::format("{} weight GEMMs ({} per layer and the LM head '{}'); logits for {}", m.gemms.size(),
                               m.layers > 0 ? static_cast<double>(m.gemms.size() - 1) / m.layers : 0.0, head->node,
                               m.logits_every_position ? "every position" : "the last position"));
+  read_deployed_view(analysis, static_cast<double>(tokens), m);
   m.rotary = has_rotary(index);
   m.max_positions = position_table_rows(index, *token);
   if (m.kv_cache.empty()) {

@@ -134,10 +134,15 @@ StepTime predict_step(const StepSetup& s, int64_t batch, int64_t new_tokens, int
   double gemm_outputs = 0;
   for (const WeightGemm& g : m.gemms)
     if (!g.lm_head) gemm_outputs += static_cast<double>(g.n) / tp;
+  // The graph's deployed view where known (its elementwise bytes rescaled to the activations'
+  // precision), else the estimate of a fused runtime.
   const double elementwise_bytes =
-      rows_all * s.act_bytes * (m.layers * kElementwiseHiddenPerLayer * m.hidden + 2 * gemm_outputs + 2 * m.hidden);
+      m.elementwise_bytes_per_token > 0
+          ? rows_all * m.elementwise_bytes_per_token * s.act_bytes / precision_bytes(m.act_dtype.empty() ? "fp32" : m.act_dtype)
+          : rows_all * s.act_bytes * (m.layers * kElementwiseHiddenPerLayer * m.hidden + 2 * gemm_outputs + 2 * m.hidden);
   t.elementwise_ms = elementwise_bytes / s.bandwidth * 1e3;
-  t.kernels = static_cast<double>(m.gemms.size()) + m.layers * (1 + kElementwiseKernelsPerLayer) + 2;
+  t.kernels = m.deployed_kernels > 0 ? m.deployed_kernels
+                                     : static_cast<double>(m.gemms.size()) + m.layers * (1 + kElementwiseKernelsPerLayer) + 2;
   if (s.tp > 1) {
     // Megatron: an all-reduce after the attention output and after the MLP down projection.
     const double block_bytes = rows_all * m.hidden * s.act_bytes;

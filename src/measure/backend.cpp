@@ -78,7 +78,7 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
   out += fmt::format("memory_bandwidth_gbps = {:.1f}\n", r.dram_gbps);
   figures.push_back("memory_bandwidth_gbps");
   if (d.l2_bytes > 0) { out += fmt::format("l2_mb = {:.1f}\n", d.l2_bytes / 1e6); figures.push_back("l2_mb"); }
-  out += fmt::format("launch_overhead_us = {}\n", d.is_gpu ? 3 : 1);
+  out += fmt::format("launch_overhead_us = {:.2f}\n", r.kernel_overhead_us > 0 ? r.kernel_overhead_us : d.is_gpu ? 3.0 : 1.0);
   out += "\n[peak.vector]  # TFLOP/s, achieved\n";
   if (r.fp32_vector_tflops > 0) { out += fmt::format("fp32 = {:.2f}\n", r.fp32_vector_tflops); figures.push_back("peak.vector.fp32"); }
   if (r.fp16_vector_tflops > 0) { out += fmt::format("fp16 = {:.2f}\n", r.fp16_vector_tflops); figures.push_back("peak.vector.fp16"); }
@@ -88,6 +88,12 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
     out += fmt::format("{} = {:.1f}\n", dtype, tflops);
     figures.push_back("peak.tensor." + dtype);
   }
+  // The same figures as achievable ceilings, so a prediction with this entry uses them by default.
+  out += "\n[achievable]\n";
+  out += fmt::format("memory_bandwidth_gbps = {:.1f}\n", r.dram_gbps);
+  figures.push_back("achievable.memory_bandwidth_gbps");
+  if (r.kernel_overhead_us > 0) { out += fmt::format("kernel_overhead_us = {:.2f}\n", r.kernel_overhead_us); figures.push_back("achievable.kernel_overhead_us"); }
+  if (r.kernel_gap_us > 0) { out += fmt::format("kernel_gap_us = {:.2f}\n", r.kernel_gap_us); figures.push_back("achievable.kernel_gap_us"); }
   if (r.allreduce_ranks > 1) {
     out += fmt::format("\n[interconnect]  # NCCL all-reduce over {} GPUs\n", r.allreduce_ranks);
     out += fmt::format("allreduce_bus_gbps = {:.1f}\nallreduce_latency_us = {:.2f}\n", r.allreduce_bus_gbps, r.allreduce_latency_us);
@@ -101,7 +107,8 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
   out += fmt::format("calibration = {{ title = \"modelcost calibrate on {}: {}\", url = \"\" }}\n", d.name, how);
   out += "\n[sources]\n";
   for (const auto& f : figures) out += fmt::format("\"{}\" = \"calibration\"\n", f);
-  out += "launch_overhead_us = { doc = \"calibration\", derived = true, note = \"not measured by calibrate; the hwdb default\" }\n";
+  if (r.kernel_overhead_us > 0) out += "launch_overhead_us = \"calibration\"\n";
+  else out += "launch_overhead_us = { doc = \"calibration\", derived = true, note = \"not measured by calibrate; the hwdb default\" }\n";
   return out;
 }
 
@@ -121,6 +128,10 @@ std::string format_calibration(const CalibrationResult& r, const std::map<std::s
   row("vector fp32", "fp32_vector", r.fp32_vector_tflops, "TF");
   row("vector fp16", "fp16_vector", r.fp16_vector_tflops, "TF");
   for (const auto& [dtype, tflops] : r.tensor_tflops) row("tensor " + dtype + " (GEMM)", dtype, tflops, "TF");
+  row("empty kernel in a graph", "graph_kernel_us", r.graph_kernel_us, "us");
+  row("small kernel in a graph", "small_kernel_us", r.small_kernel_us, "us");
+  row("kernel overhead", "kernel_overhead_us", r.kernel_overhead_us, "us");
+  row("inter-kernel gap", "kernel_gap_us", r.kernel_gap_us, "us");
   row("all-reduce bus bandwidth", "allreduce_bus_gbps", r.allreduce_bus_gbps, "GB/s");
   row("all-reduce step latency", "allreduce_latency_us", r.allreduce_latency_us, "us");
   for (const auto& note : r.notes) out += "  " + note + "\n";

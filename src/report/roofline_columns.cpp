@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "report/group_columns.h"
 #include "report/number_format.h"
 #include "report/text_table.h"
 
@@ -32,6 +33,11 @@ Json device_json(const Device& d, const RooflineReport& r, const std::string& re
               {"memory_gb", d.memory_gb},
               {"memory_bandwidth_gbps", d.memory_bandwidth_gbps},
               {"launch_overhead_us", d.launch_overhead_us},
+              {"view", r.view},
+              {"ceilings", r.ceilings.achievable ? "achievable" : "datasheet"},
+              {"bandwidth_gbps_used", r.ceilings.bandwidth_bytes_per_s / 1e9},
+              {"kernel_overhead_us", r.ceilings.overhead_us},
+              {"kernel_gap_us", r.ceilings.gap_us},
               {"dtype", r.dtype},
               {"peaks_used", peaks},
               {"origin", d.origin},
@@ -113,12 +119,14 @@ void add_roofline(Report& report, const RooflineReport& roofline, const std::str
                                                      : CellValue::empty();
                            },
                            nullptr});
-  report.totals.push_back({"predicted_latency_ms", "predicted latency (ms)", "ms", ColumnKind::kTime, kSinkTable | kSinkJson,
+  report.totals.push_back({"predicted_latency_ms", "predicted latency as written (ms)", "ms", ColumnKind::kTime, kSinkTable | kSinkJson,
                            [r](const Analysis&) { return CellValue::of_number(r->totals.predicted_latency_ms); }});
   report.totals.push_back({"compute_bound_nodes", "compute-bound nodes", "1", ColumnKind::kInteger, kSinkTable | kSinkJson,
                            [r](const Analysis&) { return CellValue::of_number(double(r->totals.compute_bound)); }});
   report.totals.push_back({"memory_bound_nodes", "memory-bound nodes", "1", ColumnKind::kInteger, kSinkTable | kSinkJson,
                            [r](const Analysis&) { return CellValue::of_number(double(r->totals.memory_bound)); }});
+  report.totals.push_back({"overhead_bound_nodes", "overhead-bound nodes", "1", ColumnKind::kInteger, kSinkTable | kSinkJson,
+                           [r](const Analysis&) { return CellValue::of_number(double(r->totals.overhead_bound)); }});
   report.rank_by = "predicted_us";
   const Device* device = roofline.device;
   report.sections.push_back({"hardware", [=] { return device_json(*device, *r, resolution); },
@@ -127,6 +135,7 @@ void add_roofline(Report& report, const RooflineReport& roofline, const std::str
                                if (!resolution.empty()) out << resolution << "\n";
                                out << r->verdict << "\n";
                              }});
+  if (roofline.fusion) add_groups(report, roofline);
 }
 
 void add_plan(Report& report, const CapacityPlan& plan) {

@@ -14,6 +14,12 @@ namespace {
 
 const char* kComputeColour = "#d62728";
 const char* kMemoryColour = "#1f77b4";
+const char* kOverheadColour = "#e6a100";
+const char* kGroupColour = "#222";
+
+const char* bound_colour(Bound bound) {
+  return bound == Bound::kCompute ? kComputeColour : bound == Bound::kOverhead ? kOverheadColour : kMemoryColour;
+}
 const char* kRoofColours[] = {"#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#ff7f0e"};
 
 std::string xml_escape(const std::string& s) {
@@ -64,7 +70,8 @@ struct Mark {
 
 std::string render_roofline_svg(const RooflineReport& report, const Analysis& analysis, const RooflineSvgOptions& options) {
   const Device& device = *report.device;
-  const double bandwidth = device.bandwidth_bytes_per_s();
+  const double bandwidth = report.ceilings.bandwidth_bytes_per_s > 0 ? report.ceilings.bandwidth_bytes_per_s : device.bandwidth_bytes_per_s();
+  const double sheet_bandwidth = device.bandwidth_bytes_per_s();
   const double W = options.width, H = options.height;
   const double left = 90, right = W - 320, top = 78, bottom = H - 130;
 
@@ -95,8 +102,10 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
   for (const auto& roof : report.roofs) {
     x_max = std::max(x_max, roof.ridge_intensity);
     x_min = std::min(x_min, roof.ridge_intensity);
-    y_max = std::max(y_max, roof.peak_flops);
+    y_max = std::max({y_max, roof.peak_flops, roof.datasheet_peak_flops});
   }
+  for (const auto& g : report.groups)
+    if (g.launches && g.flops > 0 && g.predicted_us > 0) include(g.intensity, g.flops / (g.predicted_us * 1e-6));
   if (x_max <= 0) x_min = 0.1, x_max = 100;
   if (y_max <= 0) y_min = 1e9, y_max = 1e12;
   LogAxis x{std::floor(std::log10(x_min)) - 0.0, std::ceil(std::log10(x_max * 1.5)), left, right};
@@ -113,7 +122,7 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
 )", W, H);
   s += fmt::format(R"(<text x="{}" y="26" font-size="15" font-weight="bold">{}</text>
 )", left, xml_escape(shorten(report.verdict, 150)));
-  s += fmt::format(R"(<text x="{}" y="46" fill="#444">Roofline of {} ({} GB/s). x: arithmetic intensity (FLOP/byte); y: predicted FLOP/s incl. launch overhead. Hover a mark for the node.</text>
+  s += fmt::format(R"(<text x="{}" y="46" fill="#444">Roofline of {} ({} GB/s). x: arithmetic intensity (FLOP/byte); y: predicted FLOP/s incl. kernel overhead; dashed: datasheet roof. Hover a mark for the node or kernel.</text>
 )", left, xml_escape(device.name), fmt::format("{:g}", device.memory_bandwidth_gbps));
 
   // Grid and decade ticks.
@@ -144,6 +153,16 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
                                             roof.dtype, si(roof.peak_flops, "FLOP/s"), roof.ridge_intensity, roof.nodes)));
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\" stroke=\"none\" text-anchor=\"end\">{} {}: {}</text>\n", right - 6,
                      y(roof.peak_flops) - 5, colour, math_path_name(roof.path), roof.dtype, si(roof.peak_flops, "FLOP/s"));
+    // The datasheet roof above an achievable ceiling: the upper bound, dashed.
+    if (roof.datasheet_peak_flops > roof.peak_flops * 1.001 || sheet_bandwidth > bandwidth * 1.001) {
+      const double sheet_ridge = std::min(roof.datasheet_peak_flops / sheet_bandwidth, x_ceiling);
+      const double sheet_start = std::max(x_floor, y_floor / sheet_bandwidth);
+      s += fmt::format("<polyline class=\"datasheet\" stroke=\"{}\" stroke-dasharray=\"5 4\" stroke-width=\"1\" points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"><title>{}</title></polyline>\n",
+                       colour, x(sheet_start), y(std::max(y_floor, sheet_start * sheet_bandwidth)), x(sheet_ridge),
+                       y(std::min(roof.datasheet_peak_flops, sheet_ridge * sheet_bandwidth)), x(x_ceiling), y(roof.datasheet_peak_flops),
+                       xml_escape(fmt::format("datasheet {} {} peak {} at {:g} GB/s (upper bound)", math_path_name(roof.path), roof.dtype,
+                                              si(roof.datasheet_peak_flops, "FLOP/s"), sheet_bandwidth / 1e9)));
+    }
   }
   s += "</g>\n";
   if (!report.roofs.empty()) {
@@ -152,7 +171,7 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
     const double dx = x(bx * 10) - x(bx), dy = y(bx * 10 * bandwidth) - y(bx * bandwidth);
     const double lx0 = x(bx) + 4, ly0 = y(bx * bandwidth) - 6;
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#555\" transform=\"rotate({:.1f} {:.1f} {:.1f})\">{} GB/s</text>\n", lx0, ly0,
-                     std::atan2(dy, dx) * 180 / M_PI, lx0, ly0, fmt::format("{:g}", device.memory_bandwidth_gbps));
+                     std::atan2(dy, dx) * 180 / M_PI, lx0, ly0, fmt::format("{:.4g}", bandwidth / 1e9));
   }
 
   // Heaviest nodes by predicted time get numbers.
@@ -188,7 +207,7 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
     const double cy = y(std::clamp(m.achieved, y_floor, std::pow(10.0, y.hi)));
     const double r = 3 + 8 * std::sqrt(max_share > 0 ? n.share / max_share : 0);
     s += fmt::format("<circle class=\"node {}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}</title></circle>\n",
-                     bound_name(n.bound), cx, cy, r, n.bound == Bound::kCompute ? kComputeColour : kMemoryColour, tooltip(m.node));
+                     bound_name(n.bound), cx, cy, r, bound_colour(n.bound), tooltip(m.node));
     if (rank[m.node]) {
       // Nudge the number down until it clears the numbers already placed.
       double tx = cx + r + 2, ty = cy - r + 6;
@@ -214,7 +233,7 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
       const MeasuredPoint& p = options.measured[m.node];
       if (!p.present || p.achieved_flops <= 0) continue;
       const NodeRoofline& n = report.nodes[m.node];
-      const char* colour = n.bound == Bound::kCompute ? kComputeColour : kMemoryColour;
+      const char* colour = bound_colour(n.bound);
       const double px = m.intensity > 0 ? x(std::clamp(m.intensity, x_floor, x_ceiling)) : right;
       const double py = y(std::clamp(m.achieved, y_floor, std::pow(10.0, y.hi)));
       const double mx = p.intensity > 0 ? x(std::clamp(p.intensity, x_floor, x_ceiling)) : px;
@@ -231,16 +250,34 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
     s += "</g>\n";
   }
 
+  // Deployed kernels: one hollow diamond per fused group, at the group's boundary intensity.
+  size_t group_marks = 0;
+  s += "<g fill=\"none\" stroke-width=\"1.2\">\n";
+  for (size_t k = 0; k < report.groups.size(); ++k) {
+    const NodeRoofline& g = report.groups[k];
+    if (!g.launches || g.flops <= 0 || g.predicted_us <= 0 || !report.fusion) continue;
+    const FusedGroup& fg = report.fusion->groups[k];
+    const double gx = g.intensity > 0 ? x(std::clamp(g.intensity, x_floor, x_ceiling)) : right;
+    const double gy = y(std::clamp(g.flops / (g.predicted_us * 1e-6), y_floor, std::pow(10.0, y.hi)));
+    s += fmt::format("<path class=\"group {}\" d=\"M{:.1f},{:.1f} l5,5 l-5,5 l-5,-5 z\" stroke=\"{}\"><title>{}</title></path>\n",
+                     bound_name(g.bound), gx, gy - 5, bound_colour(g.bound),
+                     xml_escape(fmt::format("kernel #{} {} ({} nodes from {}): {}-bound, {:.3g} us deployed; {:.4g} FLOP, {:.4g} bytes",
+                                            fg.id, fg.label, fg.members.size(), analysis.nodes[fg.members.front()].node->name,
+                                            bound_name(g.bound), g.predicted_us, g.flops, g.bytes)));
+    ++group_marks;
+  }
+  s += "</g>\n";
+
   // Data movement (no FLOPs): one square per node in a strip under the axis, in graph order.
   const double strip_y = bottom + 62;
-  s += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#333\">0-FLOP nodes (data movement, memory-bound): {}</text>\n", left, strip_y - 8,
+  s += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#333\">0-FLOP nodes (data movement): {}</text>\n", left, strip_y - 8,
                    movers.size());
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"22\" fill=\"#f7f7f7\" stroke=\"#ddd\"/>\n<g>\n", left, strip_y, right - left);
   for (size_t k = 0; k < movers.size(); ++k) {
     const size_t i = movers[k];
     const double cx = left + 6 + (right - left - 12) * (movers.size() == 1 ? 0.5 : static_cast<double>(k) / (movers.size() - 1));
-    s += fmt::format("<rect class=\"node memory\" x=\"{:.1f}\" y=\"{}\" width=\"6\" height=\"12\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}</title></rect>\n",
-                     cx - 3, strip_y + 5, kMemoryColour, tooltip(i));
+    s += fmt::format("<rect class=\"node {}\" x=\"{:.1f}\" y=\"{}\" width=\"6\" height=\"12\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}</title></rect>\n",
+                     bound_name(report.nodes[i].bound), cx - 3, strip_y + 5, bound_colour(report.nodes[i].bound), tooltip(i));
     if (rank[i])
       s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" font-weight=\"bold\">{}</text>\n", cx - 3, strip_y + 36, rank[i]);
   }
@@ -254,8 +291,16 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
   ly += 20;
   s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"6\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">memory-bound ({})</text>\n", lx + 6, ly, kMemoryColour,
                    lx + 18, ly + 4, report.totals.memory_bound);
+  ly += 20;
+  s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"6\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">overhead-bound ({})</text>\n", lx + 6, ly,
+                   kOverheadColour, lx + 18, ly + 4, report.totals.overhead_bound);
   ly += 18;
   s += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">mark area ~ share of predicted time</text>\n", lx, ly + 4);
+  if (group_marks) {
+    ly += 18;
+    s += fmt::format("<path d=\"M{},{} l5,5 l-5,5 l-5,-5 z\" fill=\"none\" stroke=\"{}\"/><text x=\"{}\" y=\"{}\" fill=\"#555\">deployed kernel ({} fused groups)</text>\n",
+                     lx + 6, ly - 5, kGroupColour, lx + 18, ly + 4, group_marks);
+  }
   if (measured_marks) {
     ly += 18;
     s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"none\" stroke=\"#555\" stroke-width=\"1.4\"/><text x=\"{}\" y=\"{}\" "
@@ -271,12 +316,17 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
     ly += 18;
     const NodeRoofline& n = report.nodes[i];
     s += fmt::format("<text x=\"{}\" y=\"{}\"><tspan font-weight=\"bold\" fill=\"{}\">{}.</tspan> {} <tspan fill=\"#555\">{:.3g} us, {:.1f}%</tspan><title>{}</title></text>\n",
-                     lx, ly, n.bound == Bound::kCompute ? kComputeColour : kMemoryColour, rank[i],
+                     lx, ly, bound_colour(n.bound), rank[i],
                      xml_escape(shorten_tail(analysis.nodes[i].node->name, 26)), n.predicted_us, n.share * 100, tooltip(i));
   }
   ly += 30;
-  s += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">total predicted {:.3g} ms over {} kernels</text>\n", lx, ly,
+  s += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">as written {:.3g} ms over {} kernels</text>\n", lx, ly,
                    report.totals.predicted_latency_ms, report.totals.launches);
+  if (report.fusion) {
+    ly += 18;
+    s += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">deployed {:.3g} ms over {} kernels</text>\n", lx, ly,
+                     report.deployed.predicted_latency_ms, report.deployed.launches);
+  }
   if (report.totals.uncosted)
     s += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#a00\">{} uncosted nodes not shown</text>\n", lx, ly + 18, report.totals.uncosted);
   s += "</svg>\n";

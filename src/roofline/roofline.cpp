@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "matrix_efficiency.h"
 #include "modelcost/errors.h"
 
 namespace modelcost {
@@ -17,6 +18,7 @@ const char* bound_name(Bound bound) {
   switch (bound) {
     case Bound::kCompute: return "compute";
     case Bound::kMemory: return "memory";
+    case Bound::kOverhead: return "overhead";
     default: return "none";
   }
 }
@@ -110,15 +112,7 @@ std::string node_compute_dtype(const NodeAnalysis& node, const std::string& dtyp
   return natural;
 }
 
-bool is_folded(const NodeAnalysis& node) {
-  bool any = false;
-  for (int id : node.node->outputs) {
-    if (id < 0) continue;
-    if (!node.graph->tensors[id].value) return false;
-    any = true;
-  }
-  return any;
-}
+bool is_folded(const NodeAnalysis& node) { return outputs_known(node); }
 
 double recast_node_bytes(const NodeAnalysis& node, const std::string& dtype_option) {
   const double bytes = node.cost.bytes();
@@ -139,63 +133,97 @@ double recast_node_bytes(const NodeAnalysis& node, const std::string& dtype_opti
   return original > 0 ? bytes * (recast / original) : bytes;
 }
 
+double recast_group_bytes(const FusedGroup& group, const Analysis& analysis, const std::string& dtype_option) {
+  const double bytes = group.bytes();
+  if (dtype_option.empty() || bytes <= 0 || group.members.empty()) return bytes;
+  const Graph& g = *analysis.nodes[group.members.front()].graph;
+  double original = 0, recast = 0;
+  for (const auto* ids : {&group.inputs, &group.outputs})
+    for (int id : *ids) {
+      const TensorInfo& t = g.tensors[id];
+      const double n = element_count(t.shape);
+      original += n * dtype_size(t.dtype);
+      recast += n * recast_element_size(t.dtype, dtype_option);
+    }
+  return original > 0 ? bytes * (recast / original) : bytes;
+}
+
+void check_view_option(const std::string& view) {
+  if (view != "deployed" && view != "as-written")
+    throw Error(kExitUsage, "unknown --view '" + view + "' (expected deployed or as-written)");
+}
+
 namespace {
 
-std::string model_stem(const Analysis& analysis) {
-  if (!analysis.model || analysis.model->path.empty()) return "model";
-  return std::filesystem::path(analysis.model->path).stem().string();
+// The work of one kernel: a node as written, or a fused group as deployed.
+struct KernelWork {
+  double flops = 0, bytes = 0;
+  bool matrix = false;
+  std::string compute_dtype;
+  // A deployed group with its analysis: its matrix members go through the tile model.
+  const FusedGroup* group = nullptr;
+  const Analysis* analysis = nullptr;
+};
+
+Ceilings ceilings_of(const Device& device, bool datasheet) {
+  Ceilings c;
+  const AchievableCeilings& a = device.achievable;
+  c.achievable = !datasheet && !a.empty();
+  c.datasheet_bandwidth_bytes_per_s = device.bandwidth_bytes_per_s();
+  c.bandwidth_bytes_per_s = c.achievable && a.memory_bandwidth_gbps > 0 ? a.memory_bandwidth_gbps * 1e9 : c.datasheet_bandwidth_bytes_per_s;
+  c.overhead_us = c.achievable && a.kernel_overhead_us > 0 ? a.kernel_overhead_us : device.launch_overhead_us;
+  c.gap_us = c.achievable ? a.kernel_gap_us : 0;
+  return c;
 }
 
-std::string format_ms(double ms) { return fmt::format("{:.3g} ms", ms); }
-
-std::string make_verdict(const Analysis& analysis, const RooflineReport& r, const RooflineOptions& options) {
-  // The op type that takes the most predicted time among matrix ops (Conv in a CNN, MatMul in a
-  // transformer), or among all ops when the model has none.
-  std::map<std::string, double> time_by_op;
-  std::map<std::string, std::pair<size_t, size_t>> counts;  // op -> (memory-bound, costed with work)
-  bool any_matrix = false;
-  for (size_t i = 0; i < r.nodes.size(); ++i) {
-    const auto& nr = r.nodes[i];
-    if (nr.costed && nr.launches && nr.path == MathPath::kTensor) any_matrix = true;
+// time = max(flops / peak, bytes / bandwidth, overhead) + gap; the largest term names the bound.
+void place(const KernelWork& work, const Device& device, const Ceilings& ceilings, NodeRoofline& nr) {
+  const PeakChoice peak = choose_peak(device, work.matrix ? MathPath::kTensor : MathPath::kVector, work.compute_dtype);
+  if (!(peak.flops_per_s > 0))
+    throw Error(kExitUsage, fmt::format("device '{}' has no peak usable for {} work (needs at least peak.vector.fp32)",
+                                        device.id, work.compute_dtype));
+  const double achievable = ceilings.achievable ? device.achievable_flops(peak.path, peak.dtype) : 0;
+  const double flops_per_s = achievable > 0 ? achievable : peak.flops_per_s;
+  const double bandwidth = ceilings.bandwidth_bytes_per_s;
+  nr.launches = true;
+  nr.path = peak.path;
+  nr.peak_dtype = peak.dtype;
+  nr.peak_flops = flops_per_s;
+  nr.datasheet_peak_flops = peak.flops_per_s;
+  nr.flops = work.flops;
+  nr.bytes = work.bytes;
+  nr.compute_dtype = work.compute_dtype;
+  nr.compute_us = nr.flops / flops_per_s * 1e6;
+  if (work.group && work.matrix && device.kind == "gpu" && peak.path == MathPath::kTensor) {
+    const SmArray sms{device.compute_units, flops_per_s, ceilings.bandwidth_bytes_per_s};
+    nr.compute_us = std::max(nr.compute_us, tiled_matrix_us(*work.group, *work.analysis, sms));
   }
-  for (size_t i = 0; i < r.nodes.size(); ++i) {
-    const auto& nr = r.nodes[i];
-    if (!nr.costed || !nr.launches) continue;
-    const Node& n = *analysis.nodes[i].node;
-    if (any_matrix && !(is_matrix_op(n.op_type, n.domain) || analysis.nodes[i].cost.macs > 0)) continue;
-    time_by_op[n.op_type] += nr.predicted_us;
-    auto& c = counts[n.op_type];
-    if (nr.bound == Bound::kMemory) ++c.first;
-    ++c.second;
-  }
-  std::string head = options.model_name.empty() ? model_stem(analysis) : options.model_name;
-  head += " on " + r.device->name + ", " + r.dtype;
-  if (r.batch > 0) head += fmt::format(", batch {}", r.batch);
-  std::string body;
-  if (!time_by_op.empty()) {
-    auto top = std::max_element(time_by_op.begin(), time_by_op.end(),
-                                [](const auto& a, const auto& b) { return a.second < b.second; });
-    const auto& c = counts[top->first];
-    body = fmt::format("{} of {} {} layers memory-bound; ", c.first, c.second, top->first);
-  }
-  body += "predicted " + format_ms(r.totals.predicted_latency_ms);
-  if (r.totals.uncosted) body += fmt::format(" ({} uncosted nodes not included)", r.totals.uncosted);
-  return head + ": " + body;
+  nr.memory_us = nr.bytes / bandwidth * 1e6;
+  nr.overhead_us = ceilings.overhead_us;
+  nr.intensity = nr.bytes > 0 ? nr.flops / nr.bytes : 0;
+  nr.attainable_flops = nr.bytes > 0 ? std::min(flops_per_s, nr.intensity * bandwidth) : flops_per_s;
+  // At or past the ridge point (peak / bandwidth) the math takes at least as long as the traffic.
+  nr.bound = (nr.flops > 0 && nr.compute_us >= nr.memory_us) ? Bound::kCompute : Bound::kMemory;
+  if (nr.overhead_us > std::max(nr.compute_us, nr.memory_us)) nr.bound = Bound::kOverhead;
+  nr.predicted_us = std::max({nr.compute_us, nr.memory_us, nr.overhead_us}) + ceilings.gap_us;
 }
 
-}  // namespace
+void count(const NodeRoofline& nr, RooflineTotals& t) {
+  if (!nr.launches) return;
+  t.predicted_latency_ms += nr.predicted_us / 1e3;
+  t.flops += nr.flops;
+  t.bytes += nr.bytes;
+  ++t.launches;
+  ++(nr.bound == Bound::kCompute ? t.compute_bound : nr.bound == Bound::kOverhead ? t.overhead_bound : t.memory_bound);
+}
 
-RooflineReport compute_roofline(const Analysis& analysis, const Device& device, const RooflineOptions& options) {
-  check_dtype_option(options.dtype);
-  const double bandwidth = device.bandwidth_bytes_per_s();
-  if (!(bandwidth > 0)) throw Error(kExitUsage, "device '" + device.id + "' has no memory bandwidth figure");
-  RooflineReport r;
-  r.device = &device;
-  r.batch = options.batch;
+void set_shares(std::vector<NodeRoofline>& kernels, const RooflineTotals& t) {
+  const double total_us = t.predicted_latency_ms * 1e3;
+  for (auto& k : kernels) k.share = total_us > 0 ? k.predicted_us / total_us : 0;
+}
+
+void place_nodes(const Analysis& analysis, const Device& device, const RooflineOptions& options, RooflineReport& r) {
   r.nodes.resize(analysis.nodes.size());
-  std::map<std::pair<int, std::string>, Roof> roofs;
-  std::map<std::string, double> flops_by_dtype;
-
   for (size_t i = 0; i < analysis.nodes.size(); ++i) {
     const NodeAnalysis& na = analysis.nodes[i];
     NodeRoofline& nr = r.nodes[i];
@@ -204,59 +232,152 @@ RooflineReport compute_roofline(const Analysis& analysis, const Device& device, 
       ++r.totals.uncosted;
       continue;
     }
-    nr.flops = na.cost.flops;
-    nr.bytes = recast_node_bytes(na, options.dtype);
-    nr.compute_dtype = node_compute_dtype(na, options.dtype);
+    KernelWork work{na.cost.flops, recast_node_bytes(na, options.dtype),
+                    is_matrix_op(na.node->op_type, na.node->domain) || na.cost.macs > 0,
+                    node_compute_dtype(na, options.dtype)};
+    nr.flops = work.flops;
+    nr.bytes = work.bytes;
+    nr.compute_dtype = work.compute_dtype;
     nr.folded = is_folded(na);
     if (nr.folded || (nr.flops <= 0 && nr.bytes <= 0)) {  // folded, reinterpreting or empty: no kernel runs
       ++r.totals.no_bound;
       if (nr.folded) ++r.totals.folded;
       continue;
     }
-    const bool matrix = is_matrix_op(na.node->op_type, na.node->domain) || na.cost.macs > 0;
-    const PeakChoice peak = choose_peak(device, matrix ? MathPath::kTensor : MathPath::kVector, nr.compute_dtype);
-    if (!(peak.flops_per_s > 0))
-      throw Error(kExitUsage, fmt::format("device '{}' has no peak usable for {} work (needs at least peak.vector.fp32)",
-                                          device.id, nr.compute_dtype));
-    nr.launches = true;
-    nr.path = peak.path;
-    nr.peak_dtype = peak.dtype;
-    nr.peak_flops = peak.flops_per_s;
-    const double compute_s = nr.flops / peak.flops_per_s;
-    const double memory_s = nr.bytes / bandwidth;
-    nr.intensity = nr.bytes > 0 ? nr.flops / nr.bytes : 0;
-    nr.attainable_flops = nr.bytes > 0 ? std::min(peak.flops_per_s, nr.intensity * bandwidth) : peak.flops_per_s;
-    // At or past the ridge point (peak / bandwidth) the math takes at least as long as the traffic.
-    nr.bound = (nr.flops > 0 && compute_s >= memory_s) ? Bound::kCompute : Bound::kMemory;
-    nr.predicted_us = std::max(compute_s, memory_s) * 1e6 + device.launch_overhead_us;
+    place(work, device, r.ceilings, nr);
+    count(nr, r.totals);
+  }
+  set_shares(r.nodes, r.totals);
+}
 
-    r.totals.predicted_latency_ms += nr.predicted_us / 1e3;
-    r.totals.flops += nr.flops;
-    r.totals.bytes += nr.bytes;
-    ++r.totals.launches;
-    ++(nr.bound == Bound::kCompute ? r.totals.compute_bound : r.totals.memory_bound);
-    Roof& roof = roofs[{static_cast<int>(peak.path), peak.dtype}];
-    roof.path = peak.path;
-    roof.dtype = peak.dtype;
-    roof.peak_flops = peak.flops_per_s;
-    roof.ridge_intensity = peak.flops_per_s / bandwidth;
+void place_groups(const Analysis& analysis, const Device& device, const RooflineOptions& options, RooflineReport& r) {
+  r.groups.resize(r.fusion->groups.size());
+  r.deployed.uncosted = r.totals.uncosted;
+  r.deployed.folded = r.totals.folded;
+  for (size_t k = 0; k < r.groups.size(); ++k) {
+    const FusedGroup& g = r.fusion->groups[k];
+    NodeRoofline& gr = r.groups[k];
+    gr.costed = g.costed;
+    KernelWork work{g.flops, recast_group_bytes(g, analysis, options.dtype), g.matrix,
+                    node_compute_dtype(analysis.nodes[g.anchor], options.dtype), &g, &analysis};
+    if (!g.launches || (work.flops <= 0 && work.bytes <= 0)) {
+      ++r.deployed.no_bound;
+      continue;
+    }
+    place(work, device, r.ceilings, gr);
+    count(gr, r.deployed);
+  }
+  set_shares(r.groups, r.deployed);
+}
+
+std::string model_stem(const Analysis& analysis) {
+  if (!analysis.model || analysis.model->path.empty()) return "model";
+  return std::filesystem::path(analysis.model->path).stem().string();
+}
+
+std::string format_ms(double ms) { return fmt::format("{:.3g} ms", ms); }
+
+// The kernels of the view with the op type that names them: a node's own op, a group's anchor op.
+struct VerdictKernel {
+  const NodeRoofline* roofline;
+  const Node* node;
+  bool matrix;
+};
+
+std::vector<VerdictKernel> view_kernels(const Analysis& analysis, const RooflineReport& r) {
+  std::vector<VerdictKernel> out;
+  if (r.view == "deployed") {
+    for (size_t k = 0; k < r.groups.size(); ++k) {
+      const FusedGroup& g = r.fusion->groups[k];
+      out.push_back({&r.groups[k], analysis.nodes[g.anchor].node, g.matrix});
+    }
+    return out;
+  }
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    const Node* n = analysis.nodes[i].node;
+    out.push_back({&r.nodes[i], n, is_matrix_op(n->op_type, n->domain) || analysis.nodes[i].cost.macs > 0});
+  }
+  return out;
+}
+
+std::string make_verdict(const Analysis& analysis, const RooflineReport& r, const RooflineOptions& options) {
+  // The op type that takes the most predicted time among matrix ops (Conv in a CNN, MatMul in a
+  // transformer), or among all ops when the model has none.
+  const std::vector<VerdictKernel> kernels = view_kernels(analysis, r);
+  std::map<std::string, double> time_by_op;
+  std::map<std::string, std::map<Bound, size_t>> counts;
+  bool any_matrix = false;
+  for (const auto& k : kernels) any_matrix = any_matrix || (k.roofline->costed && k.roofline->launches && k.matrix);
+  for (const auto& k : kernels) {
+    if (!k.roofline->costed || !k.roofline->launches || (any_matrix && !k.matrix)) continue;
+    time_by_op[k.node->op_type] += k.roofline->predicted_us;
+    ++counts[k.node->op_type][k.roofline->bound];
+  }
+  const bool deployed = r.view == "deployed";
+  std::string head = options.model_name.empty() ? model_stem(analysis) : options.model_name;
+  head += " on " + r.device->name + ", " + r.dtype;
+  if (r.batch > 0) head += fmt::format(", batch {}", r.batch);
+  std::string body;
+  if (!time_by_op.empty()) {
+    auto top = std::max_element(time_by_op.begin(), time_by_op.end(),
+                                [](const auto& a, const auto& b) { return a.second < b.second; });
+    auto& c = counts[top->first];
+    const size_t n = c[Bound::kCompute] + c[Bound::kMemory] + c[Bound::kOverhead];
+    body = fmt::format("{} of {} {} {} memory-bound", c[Bound::kMemory], n, top->first, deployed ? "kernels" : "layers");
+    if (c[Bound::kOverhead]) body += fmt::format(", {} overhead-bound", c[Bound::kOverhead]);
+    body += "; ";
+  }
+  const double other_ms = deployed ? r.totals.predicted_latency_ms : r.deployed.predicted_latency_ms;
+  body += "predicted " + format_ms(r.latency_ms()) + (deployed ? " deployed" : " as written");
+  body += " (" + format_ms(other_ms) + (deployed ? " as written)" : " deployed)");
+  if (r.totals.uncosted) body += fmt::format(" ({} uncosted nodes not included)", r.totals.uncosted);
+  return head + ": " + body;
+}
+
+std::string dominant_dtype(const RooflineReport& r) {
+  std::map<std::string, double> flops_by_dtype;
+  for (const auto& nr : r.nodes)
+    if (nr.launches) flops_by_dtype[nr.compute_dtype] += nr.flops;
+  if (flops_by_dtype.empty()) return "fp32";
+  return std::max_element(flops_by_dtype.begin(), flops_by_dtype.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+}
+
+// One roof per (path, dtype) some kernel of the view uses.
+std::vector<Roof> roofs_in_use(const std::vector<NodeRoofline>& kernels, double bandwidth) {
+  std::map<std::pair<int, std::string>, Roof> roofs;
+  for (const auto& k : kernels) {
+    if (!k.launches) continue;
+    Roof& roof = roofs[{static_cast<int>(k.path), k.peak_dtype}];
+    roof.path = k.path;
+    roof.dtype = k.peak_dtype;
+    roof.peak_flops = k.peak_flops;
+    roof.datasheet_peak_flops = k.datasheet_peak_flops;
+    roof.ridge_intensity = k.peak_flops / bandwidth;
     ++roof.nodes;
-    flops_by_dtype[nr.compute_dtype] += nr.flops;
   }
+  std::vector<Roof> out;
+  for (auto& [key, roof] : roofs) out.push_back(roof);
+  std::sort(out.begin(), out.end(), [](const Roof& a, const Roof& b) { return a.peak_flops > b.peak_flops; });
+  return out;
+}
 
-  const double total_us = r.totals.predicted_latency_ms * 1e3;
-  for (auto& nr : r.nodes) nr.share = total_us > 0 ? nr.predicted_us / total_us : 0;
-  for (auto& [key, roof] : roofs) r.roofs.push_back(roof);
-  std::sort(r.roofs.begin(), r.roofs.end(), [](const Roof& a, const Roof& b) { return a.peak_flops > b.peak_flops; });
+}  // namespace
 
-  if (!options.dtype.empty()) {
-    r.dtype = options.dtype;
-  } else if (!flops_by_dtype.empty()) {
-    r.dtype = std::max_element(flops_by_dtype.begin(), flops_by_dtype.end(),
-                               [](const auto& a, const auto& b) { return a.second < b.second; })->first;
-  } else {
-    r.dtype = "fp32";
-  }
+RooflineReport compute_roofline(const Analysis& analysis, const Device& device, const RooflineOptions& options) {
+  check_dtype_option(options.dtype);
+  check_view_option(options.view);
+  if (!(device.bandwidth_bytes_per_s() > 0)) throw Error(kExitUsage, "device '" + device.id + "' has no memory bandwidth figure");
+  RooflineReport r;
+  r.device = &device;
+  r.batch = options.batch;
+  r.view = options.view;
+  r.ceilings = ceilings_of(device, options.datasheet);
+  r.fusion = options.fusion ? options.fusion : std::make_shared<const FusionPlan>(fuse(analysis));
+  place_nodes(analysis, device, options, r);
+  place_groups(analysis, device, options, r);
+  r.roofs = roofs_in_use(r.view == "deployed" ? r.groups : r.nodes, r.ceilings.bandwidth_bytes_per_s);
+  r.dtype = options.dtype.empty() ? dominant_dtype(r) : options.dtype;
   r.verdict = make_verdict(analysis, r, options);
   return r;
 }

@@ -34,7 +34,8 @@ TEST(CliHardware, Resnet50OnA100PrintsBoundPredictedTimeAndVerdict) {
   const CliResult r = run_modelcost(kSample + " --gpu a100 --dim batch=1");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("'a100' is an alias of a100-sxm4-80gb"), std::string::npos) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("on A100 SXM4 80GB, fp32, batch 1: [0-9]+ of 53 Conv layers memory-bound; predicted [0-9.]+ ms")))
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("on A100 SXM4 80GB, fp32, batch 1: [0-9]+ of 53 Conv kernels memory-bound(, [0-9]+ overhead-bound)?; "
+                                                       "predicted [0-9.]+ ms deployed \\([0-9.]+ ms as written\\)")))
       << r.out;
   EXPECT_NE(r.out.find("pred us"), std::string::npos);
   EXPECT_NE(r.out.find("compute"), std::string::npos);
@@ -62,6 +63,42 @@ TEST(CliHardware, JsonAndCsvCarryTheSameRooflineFigures) {
   EXPECT_NE(header.find("bound,predicted_us,share"), std::string::npos) << header;
   EXPECT_EQ(count(csv, ",compute,"), compute);
   EXPECT_EQ(count(csv, ",memory,"), memory);
+}
+
+TEST(CliHardware, DeployedViewGroupsInJsonCsvAndGroupsCsv) {
+  TempDir dir;
+  const CliResult r = run_modelcost(kSample + " --gpu h100 --dtype fp16 --json " + dir.file("r.json") + " --csv " +
+                                    dir.file("r.csv") + " --groups-csv " + dir.file("g.csv"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Deployed: 56 kernels from 169 nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kernels memory-bound"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(read_text(dir.file("r.json")));
+  const auto& groups = j["groups"];
+  ASSERT_EQ(groups.size(), 56u);
+  double deployed_us = 0;
+  size_t members = 0;
+  for (const auto& g : groups) {
+    deployed_us += g["predicted_us"].get<double>();
+    members += g["members"].size();
+  }
+  EXPECT_NEAR(deployed_us / 1e3, j["totals"]["predicted_latency_deployed_ms"].get<double>(), 1e-9);
+  EXPECT_LT(j["totals"]["predicted_latency_deployed_ms"].get<double>(), j["totals"]["predicted_latency_ms"].get<double>());
+  // One row per ONNX node still; every node that runs is in exactly one group.
+  size_t grouped = 0;
+  for (const auto& n : j["nodes"]) grouped += n["group"].is_number();
+  EXPECT_EQ(j["nodes"].size(), 169u);
+  EXPECT_EQ(grouped, members);
+  const std::string groups_csv = read_text(dir.file("g.csv"));
+  EXPECT_EQ(groups_csv.rfind("group,pattern,label,anchor,members,nodes,", 0), 0u);
+  EXPECT_EQ(count(groups_csv, "\r\n"), 57u);  // header + one row per group
+  EXPECT_NE(read_text(dir.file("r.csv")).find(",group,"), std::string::npos);
+  // --view as-written: the verdict counts layers and gives the as-written latency first.
+  const CliResult w = run_modelcost(kSample + " --gpu h100 --dtype fp16 --view as-written");
+  ASSERT_EQ(w.code, 0) << w.err;
+  EXPECT_NE(w.out.find("Conv layers"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find("ms as written ("), std::string::npos) << w.out;
+  EXPECT_EQ(run_modelcost(kSample + " --gpu h100 --view fused").code, kExitUsage);
+  EXPECT_EQ(run_modelcost(kSample + " --groups-csv " + dir.file("x.csv")).code, kExitUsage);  // needs a device
 }
 
 TEST(CliHardware, BatchSweepWritesAPlanWithTheLargestFittingBatch) {

@@ -232,6 +232,31 @@ TEST(HardwareDb, ValidationCatchesEachKindOfProblem) {
   EXPECT_TRUE(mentions(problems(minimal_entry() + "\"peak.tensor.fp8\" = \"ds\"\n"), "not a figure of this entry"));
 }
 
+TEST(HardwareDb, AchievableCeilingsParseAndValidate) {
+  auto problems = [](const std::string& text) { return validate_device(parse_device_toml(text, "t.toml")); };
+  const std::string achievable =
+      "[achievable]\nmemory_bandwidth_gbps = 420\nkernel_overhead_us = 2.5\nkernel_gap_us = 0.8\n"
+      "[achievable.tensor]\nfp16 = 16\n";
+  const std::string sources =
+      "\"achievable.memory_bandwidth_gbps\" = \"cal\"\n\"achievable.kernel_overhead_us\" = \"cal\"\n"
+      "\"achievable.kernel_gap_us\" = \"cal\"\n"
+      "\"achievable.tensor.fp16\" = { doc = \"cal\", derived = true, note = \"80% of the datasheet\" }\n";
+  std::string text = replace(minimal_entry(), "[documents]\n", achievable + "[documents]\ncal = { title = \"calibrate\", url = \"docs/validation.md\" }\n") + sources;
+  const Device d = parse_device_toml(text, "t.toml");
+  EXPECT_DOUBLE_EQ(d.achievable.memory_bandwidth_gbps, 420);
+  EXPECT_DOUBLE_EQ(d.achievable.kernel_overhead_us, 2.5);
+  EXPECT_DOUBLE_EQ(d.achievable.kernel_gap_us, 0.8);
+  EXPECT_DOUBLE_EQ(d.achievable_flops(MathPath::kTensor, "fp16"), 16e12);
+  EXPECT_TRUE(validate_device(d).empty()) << validate_device(d).front();
+  // Above the datasheet, without a datasheet figure beside it, or without a source: each is a problem.
+  EXPECT_TRUE(mentions(problems(replace(text, "fp16 = 16\n", "fp16 = 25\n")), "is above the datasheet"));
+  EXPECT_TRUE(mentions(problems(replace(text, "[achievable.tensor]\nfp16 = 16", "[achievable.tensor]\nfp8 = 16")),
+                       "has no datasheet peak.tensor.fp8"));
+  EXPECT_TRUE(mentions(problems(replace(text, "\"achievable.kernel_gap_us\" = \"cal\"\n", "")),
+                       "'achievable.kernel_gap_us' has no entry in [sources]"));
+  EXPECT_THROW(parse_device_toml(replace(text, "kernel_gap_us = 0.8", "kernel_gaps_us = 0.8"), "t.toml"), Error);
+}
+
 TEST(HardwareDb, PeakFallbacksFollowTheDocumentedChain) {
   const HardwareDb db = shipped();
   auto pick = [&](const std::string& dev, MathPath path, const std::string& dtype) {

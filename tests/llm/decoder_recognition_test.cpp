@@ -96,6 +96,10 @@ TEST(DecoderRecognition, TinyLlamaWithoutCacheDerivesTheDecodeStep) {
   EXPECT_TRUE(m.decode_derived);
   EXPECT_EQ(m.fixed_batch, 1);
   EXPECT_EQ(m.gemms.size(), 22u * 7 + 1);
+  // The deployed view runs each GEMM and each attention block as at least one kernel.
+  EXPECT_GE(m.deployed_kernels, 22.0 * 8 + 1);
+  EXPECT_LT(m.deployed_kernels, 1619);  // fewer than the graph's nodes
+  EXPECT_GT(m.elementwise_bytes_per_token, 0);
   // The README's 1100048421 float initializer elements, stored as fp32.
   EXPECT_DOUBLE_EQ(m.gemm_weight_bytes + m.other_weight_bytes, 1100048421.0 * 4);
 

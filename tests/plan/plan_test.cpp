@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "modelcost/errors.h"
@@ -177,12 +178,18 @@ TEST(CapacityPlan, ComparesDevicesSideBySide) {
   const auto rows = compare_devices(run->analysis, {&db.resolve("a100"), &db.resolve("h100"), &slow}, options);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].device->id, "a100-sxm4-80gb");
-  // fp32 MatMul, memory-bound on both GPUs: bytes / bandwidth + 3 us launch.
+  // fp32 MatMul: max(bytes / bandwidth, kernel overhead) + gap, at the achievable figures where the entry gives them.
   const double bytes = 4194304 + 8192.0 * 8;
-  EXPECT_NEAR(rows[0].latency_ms, (bytes / 2039e9 * 1e6 + 3) / 1e3, 1e-12);
-  EXPECT_NEAR(rows[1].latency_ms, (bytes / 3350e9 * 1e6 + 3) / 1e3, 1e-12);
+  auto expected_ms = [&](const Device& d) {
+    const AchievableCeilings& a = d.achievable;
+    const double bw = a.memory_bandwidth_gbps > 0 ? a.memory_bandwidth_gbps : d.memory_bandwidth_gbps;
+    const double overhead = a.kernel_overhead_us > 0 ? a.kernel_overhead_us : d.launch_overhead_us;
+    return (std::max(bytes / (bw * 1e9) * 1e6, overhead) + a.kernel_gap_us) / 1e3;
+  };
+  EXPECT_NEAR(rows[0].latency_ms, expected_ms(db.resolve("a100")), 1e-12);
+  EXPECT_NEAR(rows[1].latency_ms, expected_ms(db.resolve("h100")), 1e-12);
   EXPECT_NEAR(rows[1].throughput_per_s, 8 / (rows[1].latency_ms / 1e3), 1e-6);
-  EXPECT_EQ(rows[0].memory_bound, 1u);
+  EXPECT_EQ(rows[0].memory_bound + rows[0].overhead_bound, 1u);
   EXPECT_TRUE(rows[0].fits);
   EXPECT_FALSE(rows[2].fits);
   EXPECT_DOUBLE_EQ(rows[2].memory_bytes, 4194304 + 8192.0 * 8);

@@ -37,7 +37,7 @@ std::unique_ptr<AnalysisRun> small_model() {
 
 TEST(RooflineSvg, OneMarkPerCostedNodeWithHoverNames) {
   auto run = small_model();
-  const Device device = make_custom_device(100, 1000, 0, 2);
+  const Device device = make_custom_device(100, 1000, 0, 0);
   RooflineOptions options;
   options.model_name = "Small";
   const RooflineReport report = compute_roofline(run->analysis, device, options);
@@ -60,16 +60,33 @@ TEST(RooflineSvg, OneMarkPerCostedNodeWithHoverNames) {
   EXPECT_EQ(count(svg, "<polyline"), report.roofs.size());
   EXPECT_NE(svg.find("1000 GB/s"), std::string::npos);
   EXPECT_NE(svg.find("Small on custom"), std::string::npos);
+  // The deployed kernel: MatMul, Relu and Transpose fused into one group, drawn as a diamond.
+  EXPECT_EQ(count(svg, "<path class=\"group "), 1u);
+  EXPECT_NE(svg.find("kernel #0 matmul+relu (4 nodes"), std::string::npos);
   // The heaviest nodes are numbered 1..3 in the legend.
   EXPECT_NE(svg.find(">1.</tspan>"), std::string::npos);
   EXPECT_NE(svg.find(">3.</tspan>"), std::string::npos);
   EXPECT_EQ(svg.find(">4.</tspan>"), std::string::npos);
 }
 
+TEST(RooflineSvg, OverheadBoundMarksAndTheDatasheetRoof) {
+  auto run = small_model();
+  const HardwareDb db = load_hardware_db({}, false);
+  const RooflineReport report = compute_roofline(run->analysis, db.resolve("h100"));
+  const std::string svg = render_roofline_svg(report, run->analysis);
+  // Tiny nodes: the per-kernel overhead is their largest term.
+  EXPECT_EQ(count(svg, "class=\"node overhead\""), 3u);
+  EXPECT_NE(svg.find("overhead-bound (3)"), std::string::npos);
+  // The H100 entry has achievable ceilings: the datasheet roof is drawn dashed above them.
+  EXPECT_GE(count(svg, "<polyline class=\"datasheet\""), 1u);
+}
+
 TEST(RooflineSvg, EscapesNamesAndDrawsEveryRoofOfARealDevice) {
   auto run = small_model();
   const HardwareDb db = load_hardware_db({}, false);
-  const RooflineReport report = compute_roofline(run->analysis, db.resolve("a100"));
+  RooflineOptions as_written;
+  as_written.view = "as-written";
+  const RooflineReport report = compute_roofline(run->analysis, db.resolve("a100"), as_written);
   // fp16 MatMul on the tensor fp16 roof, fp16 Relu/Transpose on the vector fp16 roof.
   ASSERT_EQ(report.roofs.size(), 2u);
   const std::string svg = render_roofline_svg(report, run->analysis);

@@ -80,26 +80,72 @@ const HardwareDb& db() {
 TEST(Roofline, HandComputedNodeOnACustomDevice) {
   HandAnalysis h;
   add_matmul(h);
-  const Device device = make_custom_device(/*peak_tflops=*/100, /*bandwidth_gbps=*/1000, 0, /*launch_overhead_us=*/5);
+  const Device device = make_custom_device(/*peak_tflops=*/100, /*bandwidth_gbps=*/1000, 0, /*launch_overhead_us=*/1);
   RooflineOptions options;
   options.model_name = "Tiny";
   options.batch = 1;
   const RooflineReport r = compute_roofline(h.done(), device, options);
   ASSERT_EQ(r.nodes.size(), 1u);
   const NodeRoofline& n = r.nodes[0];
-  // memory time 4202496 B / 1e12 B/s = 4.202496 us; compute 2097152 / 1e14 = 0.02097152 us.
+  // memory time 4202496 B / 1e12 B/s = 4.202496 us; compute 2097152 / 1e14 = 0.02097152 us; overhead 1 us.
   EXPECT_DOUBLE_EQ(n.bytes, 4202496);
-  EXPECT_DOUBLE_EQ(n.predicted_us, 4.202496 + 5);
+  EXPECT_DOUBLE_EQ(n.memory_us, 4.202496);
+  EXPECT_DOUBLE_EQ(n.compute_us, 0.02097152);
+  EXPECT_DOUBLE_EQ(n.overhead_us, 1);
+  EXPECT_DOUBLE_EQ(n.predicted_us, 4.202496);
   EXPECT_EQ(n.bound, Bound::kMemory);
   EXPECT_DOUBLE_EQ(n.intensity, 2097152.0 / 4202496.0);
   EXPECT_DOUBLE_EQ(n.attainable_flops, 2097152.0 / 4202496.0 * 1e12);
   EXPECT_DOUBLE_EQ(n.peak_flops, 1e14);
   EXPECT_EQ(n.path, MathPath::kTensor);  // a custom device's single peak serves both paths
   EXPECT_DOUBLE_EQ(n.share, 1.0);
-  EXPECT_DOUBLE_EQ(r.totals.predicted_latency_ms, 9.202496e-3);
+  EXPECT_DOUBLE_EQ(r.totals.predicted_latency_ms, 4.202496e-3);
+  EXPECT_DOUBLE_EQ(r.deployed.predicted_latency_ms, 4.202496e-3);  // one node, one kernel
   EXPECT_EQ(r.dtype, "fp32");
-  EXPECT_EQ(r.verdict, "Tiny on custom (100 TFLOP/s, 1000 GB/s), fp32, batch 1: 1 of 1 MatMul layers memory-bound; "
-                       "predicted 0.0092 ms");
+  EXPECT_EQ(r.verdict, "Tiny on custom (100 TFLOP/s, 1000 GB/s), fp32, batch 1: 1 of 1 MatMul kernels memory-bound; "
+                       "predicted 0.0042 ms deployed (0.0042 ms as written)");
+}
+
+TEST(Roofline, OverheadBoundWhereTheFixedCostIsLargest) {
+  HandAnalysis h;
+  add_matmul(h);
+  const Device device = make_custom_device(100, 1000, 0, /*launch_overhead_us=*/5);
+  RooflineOptions options;
+  options.model_name = "Tiny";
+  const RooflineReport r = compute_roofline(h.done(), device, options);
+  // 4.2 us of traffic, 5 us of fixed cost: the kernel takes 5 us and is not called memory-bound.
+  EXPECT_EQ(r.nodes[0].bound, Bound::kOverhead);
+  EXPECT_STREQ(bound_name(r.nodes[0].bound), "overhead");
+  EXPECT_DOUBLE_EQ(r.nodes[0].predicted_us, 5);
+  EXPECT_EQ(r.totals.overhead_bound, 1u);
+  EXPECT_EQ(r.totals.memory_bound, 0u);
+  EXPECT_NE(r.verdict.find("0 of 1 MatMul kernels memory-bound, 1 overhead-bound"), std::string::npos) << r.verdict;
+}
+
+TEST(Roofline, AchievableCeilingsByDefaultDatasheetOnRequest) {
+  HandAnalysis h;
+  add_matmul(h, kFloat16);
+  Device d = make_custom_device(100, 1000, 0, 1);
+  d.uniform_peak_tflops.reset();
+  d.tensor_tflops["fp16"] = 100;
+  d.achievable.tensor_tflops["fp16"] = 80;
+  d.achievable.memory_bandwidth_gbps = 800;
+  d.achievable.kernel_overhead_us = 2;
+  d.achievable.kernel_gap_us = 0.5;
+  const RooflineReport r = compute_roofline(h.done(), d);
+  EXPECT_TRUE(r.ceilings.achievable);
+  EXPECT_DOUBLE_EQ(r.nodes[0].peak_flops, 80e12);
+  EXPECT_DOUBLE_EQ(r.nodes[0].datasheet_peak_flops, 100e12);
+  EXPECT_DOUBLE_EQ(r.nodes[0].memory_us, 2101248 / 800e9 * 1e6);
+  EXPECT_DOUBLE_EQ(r.nodes[0].predicted_us, 2101248 / 800e9 * 1e6 + 0.5);  // max(compute, memory, 2 us) + gap
+  ASSERT_EQ(r.roofs.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.roofs[0].datasheet_peak_flops, 100e12);
+  RooflineOptions sheet;
+  sheet.datasheet = true;
+  const RooflineReport s = compute_roofline(h.done(), d, sheet);
+  EXPECT_FALSE(s.ceilings.achievable);
+  EXPECT_DOUBLE_EQ(s.nodes[0].peak_flops, 100e12);
+  EXPECT_DOUBLE_EQ(s.nodes[0].predicted_us, 2101248 / 1000e9 * 1e6);
 }
 
 TEST(Roofline, ComputeBoundPastTheRidgePoint) {
@@ -123,7 +169,7 @@ TEST(Roofline, ReinterpretAndUncostedNodesAddNothing) {
   const int z = h.tensor("z", kFloat, {1024});
   h.node("view", "Reshape", {y}, {z}, cost(0, 0, 0, 0));
   h.node("mystery", "MyOp", {z}, {h.tensor("q", kFloat, {1024})}, cost(0, 0, 0, 0, /*known=*/false));
-  const Device device = make_custom_device(100, 1000, 0, 5);
+  const Device device = make_custom_device(100, 1000, 0, 1);
   const RooflineReport r = compute_roofline(h.done(), device);
   EXPECT_EQ(r.nodes[1].bound, Bound::kNone);
   EXPECT_FALSE(r.nodes[1].launches);
@@ -133,7 +179,7 @@ TEST(Roofline, ReinterpretAndUncostedNodesAddNothing) {
   EXPECT_EQ(r.totals.uncosted, 1u);
   EXPECT_EQ(r.totals.no_bound, 1u);
   EXPECT_EQ(r.totals.launches, 1u);
-  EXPECT_DOUBLE_EQ(r.totals.predicted_latency_ms, 9.202496e-3);
+  EXPECT_DOUBLE_EQ(r.totals.predicted_latency_ms, 4.202496e-3);
   EXPECT_NE(r.verdict.find("(1 uncosted nodes not included)"), std::string::npos) << r.verdict;
 }
 
@@ -143,16 +189,18 @@ TEST(Roofline, SharesSumToOneAndTotalsSum) {
   add_matmul(h, kFloat, "b");
   const int x = h.tensor("x", kFloat, {1000});
   h.node("act", "Relu", {x}, {h.tensor("r", kFloat, {1000})}, cost(0, 1000, 4000, 4000));
-  const Device device = make_custom_device(100, 1000, 0, 5);
+  const Device device = make_custom_device(100, 1000, 0, 1);
   const RooflineReport r = compute_roofline(h.done(), device);
-  // Relu: 8000 B / 1e12 = 0.008 us + 5 us.
-  EXPECT_DOUBLE_EQ(r.nodes[2].predicted_us, 5.008);
+  // Relu: 8000 B / 1e12 = 0.008 us, under the 1 us overhead.
+  EXPECT_DOUBLE_EQ(r.nodes[2].predicted_us, 1);
+  EXPECT_EQ(r.nodes[2].bound, Bound::kOverhead);
   EXPECT_EQ(r.nodes[2].path, MathPath::kVector);
-  const double total_us = 2 * 9.202496 + 5.008;
+  const double total_us = 2 * 4.202496 + 1;
   EXPECT_NEAR(r.totals.predicted_latency_ms, total_us / 1e3, 1e-15);
   EXPECT_NEAR(r.nodes[0].share + r.nodes[1].share + r.nodes[2].share, 1.0, 1e-12);
-  EXPECT_NEAR(r.nodes[2].share, 5.008 / total_us, 1e-12);
-  EXPECT_EQ(r.totals.memory_bound, 3u);
+  EXPECT_NEAR(r.nodes[2].share, 1 / total_us, 1e-12);
+  EXPECT_EQ(r.totals.memory_bound, 2u);
+  EXPECT_EQ(r.totals.overhead_bound, 1u);
 }
 
 TEST(Roofline, MatrixOpsUseTensorPeaksByDtype) {
@@ -172,8 +220,9 @@ TEST(Roofline, MatrixOpsUseTensorPeaksByDtype) {
     const RooflineReport r = compute_roofline(h.done(), a100);
     EXPECT_EQ(r.nodes[0].path, MathPath::kVector);  // fp32 MatMul without --dtype tf32: CUDA cores
     EXPECT_DOUBLE_EQ(r.nodes[0].peak_flops, 19.5e12);
-    // bytes / 2039e9 B/s + 3 us launch
-    EXPECT_DOUBLE_EQ(r.nodes[0].predicted_us, 4202496 / 2039e9 * 1e6 + 3);
+    // max(bytes / 2039e9 B/s = 2.06 us, 3 us overhead)
+    EXPECT_DOUBLE_EQ(r.nodes[0].memory_us, 4202496 / 2039e9 * 1e6);
+    EXPECT_DOUBLE_EQ(r.nodes[0].predicted_us, 3);
   }
   {
     HandAnalysis h;
@@ -236,7 +285,8 @@ TEST(Roofline, FallbacksOnDevicesWithoutAPeak) {
   EXPECT_DOUBLE_EQ(a100.nodes[1].peak_flops, 78e12);
   const RooflineReport h100 = compute_roofline(analysis, db().resolve("h100"), fp8);
   EXPECT_EQ(h100.nodes[0].peak_dtype, "fp8");
-  EXPECT_DOUBLE_EQ(h100.nodes[0].peak_flops, 1978.9e12);
+  EXPECT_DOUBLE_EQ(h100.nodes[0].datasheet_peak_flops, 1978.9e12);
+  EXPECT_DOUBLE_EQ(h100.nodes[0].peak_flops, db().resolve("h100").achievable.tensor_tflops.at("fp8") * 1e12);
 }
 
 TEST(Roofline, RejectsAnUnknownDtype) {
@@ -264,8 +314,13 @@ TEST(Roofline, VerdictCountsTheHeaviestMatrixOp) {
   RooflineOptions o;
   o.model_name = "Net";
   const RooflineReport r = compute_roofline(h.done(), make_custom_device(100, 1000), o);
-  EXPECT_EQ(r.verdict.rfind("Net on custom (100 TFLOP/s, 1000 GB/s), fp32: 1 of 2 Conv layers memory-bound; predicted ", 0), 0u)
+  EXPECT_EQ(r.verdict.rfind("Net on custom (100 TFLOP/s, 1000 GB/s), fp32: 1 of 2 Conv kernels memory-bound; predicted ", 0), 0u)
       << r.verdict;
+  o.view = "as-written";
+  const RooflineReport w = compute_roofline(h.done(), make_custom_device(100, 1000), o);
+  EXPECT_EQ(w.verdict.rfind("Net on custom (100 TFLOP/s, 1000 GB/s), fp32: 1 of 2 Conv layers memory-bound; predicted ", 0), 0u)
+      << w.verdict;
+  EXPECT_NE(w.verdict.find("ms as written ("), std::string::npos) << w.verdict;
 }
 
 // The same arithmetic through the real pipeline: ModelBuilder graph, shape engine, cost rules.
@@ -282,11 +337,19 @@ TEST(Roofline, PipelineGraphOnACustomDevice) {
   // MatMul: 2*4*256*512 FLOPs; bytes 4*(4*256 + 256*512 + 4*512) = 536576.
   EXPECT_DOUBLE_EQ(r.nodes[0].flops, 1048576);
   EXPECT_DOUBLE_EQ(r.nodes[0].bytes, 536576);
-  EXPECT_DOUBLE_EQ(r.nodes[0].predicted_us, 536576 / 100e9 * 1e6 + 2);
-  // Relu: 2048 elements, 4*2*2048 bytes.
+  EXPECT_DOUBLE_EQ(r.nodes[0].predicted_us, 536576 / 100e9 * 1e6);
+  EXPECT_EQ(r.nodes[0].bound, Bound::kMemory);
+  // Relu: 2048 elements, 4*2*2048 bytes: 0.16 us of traffic under the 2 us overhead.
   EXPECT_DOUBLE_EQ(r.nodes[1].bytes, 16384);
-  EXPECT_DOUBLE_EQ(r.nodes[1].predicted_us, 16384 / 100e9 * 1e6 + 2);
-  EXPECT_EQ(r.nodes[1].bound, Bound::kMemory);
+  EXPECT_DOUBLE_EQ(r.nodes[1].predicted_us, 2);
+  EXPECT_EQ(r.nodes[1].bound, Bound::kOverhead);
+  // Deployed, the Relu runs in the MatMul's epilogue: one kernel reading x and w, writing z.
+  ASSERT_EQ(r.groups.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.groups[0].bytes, 536576);
+  EXPECT_DOUBLE_EQ(r.groups[0].flops, 1048576 + 2048);
+  EXPECT_DOUBLE_EQ(r.deployed.predicted_latency_ms, 536576 / 100e9 * 1e3);
+  EXPECT_DOUBLE_EQ(r.totals.predicted_latency_ms, (536576 / 100e9 * 1e6 + 2) / 1e3);
+  EXPECT_DOUBLE_EQ(r.latency_ms(), r.deployed.predicted_latency_ms);
 }
 
 }  // namespace modelcost::testing

@@ -45,6 +45,26 @@ __global__ void fma_fp16_kernel(__half2* sink, int iterations) {
   if (__low2float(s) == 12345.f) sink[threadIdx.x] = s;
 }
 
+__device__ unsigned long long global_timer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void timestamp_kernel(unsigned long long* stamps, int index, unsigned spin_ns) {
+  if (threadIdx.x != 0) return;
+  const unsigned long long start = global_timer_ns();
+  unsigned long long now = start;
+  while (now - start < spin_ns) now = global_timer_ns();
+  stamps[2 * index] = start;
+  stamps[2 * index + 1] = now;
+}
+
+void launch_timestamp_kernel(unsigned long long* stamps, int index, unsigned spin_ns, cudaStream_t stream) {
+  timestamp_kernel<<<1, 32, 0, stream>>>(stamps, index, spin_ns);
+  MC_CUDA_CHECK_LAUNCH();
+}
+
 void launch_stream_copy(const void* src, void* dst, size_t bytes, int blocks, cudaStream_t stream) {
   stream_copy_kernel<<<blocks, 512, 0, stream>>>(static_cast<const uint4*>(src), static_cast<uint4*>(dst), bytes / 16);
   MC_CUDA_CHECK_LAUNCH();

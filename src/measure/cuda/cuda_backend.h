@@ -13,6 +13,10 @@
 
 namespace modelcost::cuda {
 
+// Per-kernel overhead and inter-kernel gap of CUDA-graph launches (calibrate_overhead.cpp); the
+// small-copy kernels use `blocks` blocks and have their traffic timed at `dram_gbps`.
+void calibrate_kernel_overhead(cudaStream_t stream, CalibrationResult& result, double dram_gbps, int blocks);
+
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(int device);

@@ -83,5 +83,9 @@ void launch_stream_copy(const void* src, void* dst, size_t bytes, int blocks, cu
 double launch_fma_fp32(float* sink, int blocks, int threads, int iterations, cudaStream_t stream);
 // chains: independent half2 accumulators per thread (8, 16 or 32).
 double launch_fma_fp16(void* sink, int blocks, int threads, int iterations, int chains, cudaStream_t stream);
+// One block that records the GPU's global timer at its start and end into stamps[2 * index] and
+// stamps[2 * index + 1], spinning `spin_ns` in between (0: an empty kernel): the per-kernel overhead
+// and the idle gap between dependent kernels in a CUDA graph.
+void launch_timestamp_kernel(unsigned long long* stamps, int index, unsigned spin_ns, cudaStream_t stream);
 
 }  // namespace modelcost::cuda

@@ -1,0 +1,47 @@
+// The fusion stage: groups the nodes of an analysis into the kernels a deployment runtime runs
+// (conv/GEMM epilogues, pointwise chains, norms, flash attention). Patterns and formulas are in
+// docs/fusion.md. The analysis is not changed; fuse() returns new data beside it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "modelcost/analysis.h"
+
+namespace modelcost {
+
+struct FusedGroup {
+  size_t id = 0;
+  std::string pattern;  // the pattern table row that made it: "attention", "epilogue", "norm", ...
+  std::string label;    // what it computes: "conv+bias+relu+add", "layer_norm", "attention", ...
+  std::vector<size_t> members;  // indices into Analysis::nodes, in topological order
+  size_t anchor = 0;            // the member that names the group (the matrix op, the Softmax, ...)
+  double macs = 0, flops = 0;
+  // Bytes crossing the group boundary: its external inputs, each read once, and the outputs some
+  // node outside the group (or the graph's output) reads; tensors that live only inside are free.
+  double bytes_read = 0, bytes_written = 0;
+  std::vector<int> inputs, outputs;  // boundary tensor ids (top-level graph), for the --dtype recast
+  bool costed = true;    // every member's cost is known
+  bool launches = true;  // runs a kernel (false: only folded or reinterpreting nodes)
+  bool matrix = false;   // a member is a matrix op: the group runs on the tensor path
+  double bytes() const { return bytes_read + bytes_written; }
+  double arithmetic_intensity() const { return bytes() > 0 ? flops / bytes() : 0; }
+};
+
+struct FusionPlan {
+  std::vector<FusedGroup> groups;  // in the order their first member runs
+  std::vector<int> group_of;       // per node of the analysis: its group id, -1 for none (folded constants)
+  size_t kernels() const;          // groups that launch
+};
+
+// Every output's contents are known at analysis time (Constant, folded shape arithmetic): a
+// runtime folds the node too, so it runs no kernel.
+bool outputs_known(const NodeAnalysis& node);
+
+// Groups every top-level node of `analysis`. Nodes that run nothing (folded shape arithmetic,
+// Constant) belong to no group; every other node belongs to exactly one.
+FusionPlan fuse(const Analysis& analysis);
+
+// The names of the pattern table's rows, in the order they are tried.
+std::vector<std::string> fusion_pattern_names();
+
+}  // namespace modelcost

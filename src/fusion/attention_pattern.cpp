@@ -1,0 +1,150 @@
+// Scaled-dot-product attention as exporters spell it out: Q K^T MatMul, scale and mask ops,
+// Softmax (and the NaN guard after it), P V MatMul; with the rotary embedding, the grouped-query
+// repeat of K/V, a KV-cache Concat and the head split/merge layout around it. One flash-attention
+// kernel runs all of it, reading Q, K, V and the mask and writing O.
+#include <algorithm>
+#include <set>
+
+#include "fusion/patterns.h"
+
+namespace modelcost::fusion {
+namespace {
+
+constexpr int kMaxChain = 8;  // ops between a MatMul and the Softmax (scale, mask, casts, NaN guard)
+
+bool is_product_of_activations(const FusionGraph& g, size_t i) {
+  return g.kind(i) == OpKind::kMatrix && (g.op(i) == "MatMul" || g.op(i) == "Einsum") && !g.claimed(i) &&
+         g.dynamic_inputs(i).size() >= 2;
+}
+
+bool chain_op(const FusionGraph& g, size_t i) {
+  return !g.claimed(i) && (g.kind(i) == OpKind::kPointwise || g.kind(i) == OpKind::kLayout);
+}
+
+// Nodes on a path from `from` to `to` through `through` (both ends excluded).
+std::vector<size_t> between(const FusionGraph& g, size_t from, size_t to, const std::set<size_t>& through) {
+  std::set<size_t> forward = {from};
+  for (size_t n : through)  // `through` is in topological order: one pass reaches every descendant
+    for (int id : g.dynamic_inputs(n))
+      if (g.producer(id) >= 0 && forward.count(size_t(g.producer(id)))) forward.insert(n);
+  std::vector<size_t> out;
+  std::set<size_t> backward = {to};
+  for (auto it = through.rbegin(); it != through.rend(); ++it) {
+    bool feeds = false;
+    for (int id : g.node(*it).outputs)
+      if (id >= 0)
+        for (size_t c : g.consumers(id)) feeds = feeds || backward.count(c);
+    if (feeds) backward.insert(*it);
+    if (feeds && forward.count(*it)) out.push_back(*it);
+  }
+  return out;
+}
+
+// The Q K^T product feeding Softmax `s` through a few scale/mask ops, and the ops between.
+std::optional<std::pair<size_t, std::vector<size_t>>> find_scores(const FusionGraph& g, size_t s) {
+  std::set<size_t> seen;
+  std::vector<size_t> frontier = {s};
+  for (int depth = 0; depth < kMaxChain && !frontier.empty(); ++depth) {
+    std::vector<size_t> next;
+    for (size_t n : frontier)
+      for (int id : g.dynamic_inputs(n)) {
+        const int p = g.producer(id);
+        if (p < 0 || seen.count(size_t(p))) continue;
+        if (is_product_of_activations(g, size_t(p))) return std::make_pair(size_t(p), between(g, size_t(p), s, seen));
+        if (chain_op(g, size_t(p))) {
+          seen.insert(size_t(p));
+          next.push_back(size_t(p));
+        }
+      }
+    frontier = next;
+  }
+  return std::nullopt;
+}
+
+// The P V product the Softmax result flows into, and the ops between (casts, NaN guard, dropout).
+std::optional<std::pair<size_t, std::vector<size_t>>> find_values(const FusionGraph& g, size_t s) {
+  std::set<size_t> seen;
+  std::vector<size_t> frontier = {s};
+  for (int depth = 0; depth < kMaxChain && !frontier.empty(); ++depth) {
+    std::vector<size_t> next;
+    for (size_t n : frontier)
+      for (int id : g.node(n).outputs)
+        if (id >= 0)
+          for (size_t c : g.consumers(id)) {
+            if (seen.count(c)) continue;
+            if (is_product_of_activations(g, c) && g.node(c).inputs.front() != -1) return std::make_pair(c, between(g, s, c, seen));
+            if (chain_op(g, c)) {
+              seen.insert(c);
+              next.push_back(c);
+            }
+          }
+    frontier = next;
+  }
+  return std::nullopt;
+}
+
+// A producer of the attention inputs that is part of the attention kernel: layout, rotary and
+// repeat ops whose every reader is already in the group. A bias or scale applied right after a
+// projection GEMM stays that GEMM's epilogue.
+bool joins_prologue(const FusionGraph& g, size_t p, const std::vector<size_t>& members) {
+  if (!chain_op(g, p) || contains(members, p)) return false;
+  for (int id : g.node(p).outputs)
+    if (id >= 0) {
+      if (g.is_graph_output(id)) return false;
+      for (size_t c : g.consumers(id))
+        if (!contains(members, c)) return false;
+    }
+  if (g.kind(p) == OpKind::kPointwise && g.dynamic_inputs(p).size() < g.node(p).inputs.size())
+    for (int id : g.dynamic_inputs(p)) {
+      const int q = g.producer(g.alias_root(id));
+      if (q >= 0 && g.kind(size_t(q)) == OpKind::kMatrix) return false;
+    }
+  return true;
+}
+
+void absorb_prologue(const FusionGraph& g, std::vector<size_t>& members) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t k = 0; k < members.size(); ++k)
+      for (int id : g.dynamic_inputs(members[k])) {
+        const int p = g.producer(id);
+        if (p >= 0 && joins_prologue(g, size_t(p), members)) {
+          members.push_back(size_t(p));
+          changed = true;
+        }
+      }
+  }
+}
+
+// The head merge after P V (Transpose, Reshape) writes O in its final layout.
+void absorb_epilogue_layout(const FusionGraph& g, std::vector<size_t>& members, size_t last) {
+  for (int guard = 0; guard < kMaxChain; ++guard) {
+    const int out = g.node(last).outputs.empty() ? -1 : g.node(last).outputs.front();
+    if (out < 0 || g.is_graph_output(out) || g.consumers(out).size() != 1) return;
+    const size_t c = g.consumers(out).front();
+    if (g.claimed(c) || g.kind(c) != OpKind::kLayout || g.dynamic_inputs(c).size() != 1) return;
+    members.push_back(c);
+    last = c;
+  }
+}
+
+}  // namespace
+
+std::optional<GroupCandidate> match_attention(const FusionGraph& g, size_t i) {
+  if (g.op(i) != "Softmax" || g.claimed(i)) return std::nullopt;
+  const auto scores = find_scores(g, i);
+  if (!scores) return std::nullopt;
+  const auto values = find_values(g, i);
+  if (!values || values->first == scores->first) return std::nullopt;
+  std::vector<size_t> members = {scores->first, i, values->first};
+  members.insert(members.end(), scores->second.begin(), scores->second.end());
+  members.insert(members.end(), values->second.begin(), values->second.end());
+  // Side inputs of the score chain built only for it (a per-layer mask Where) come along.
+  absorb_prologue(g, members);
+  absorb_epilogue_layout(g, members, values->first);
+  std::sort(members.begin(), members.end());
+  members.erase(std::unique(members.begin(), members.end()), members.end());
+  return GroupCandidate{members, i};
+}
+
+}  // namespace modelcost::fusion

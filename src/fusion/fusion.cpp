@@ -1,0 +1,123 @@
+// Runs the pattern table over the nodes and builds the groups.
+#include <algorithm>
+#include <map>
+
+#include "fusion/patterns.h"
+
+namespace modelcost {
+
+size_t FusionPlan::kernels() const {
+  return static_cast<size_t>(std::count_if(groups.begin(), groups.end(), [](const FusedGroup& g) { return g.launches; }));
+}
+
+bool outputs_known(const NodeAnalysis& node) {
+  bool any = false;
+  for (int id : node.node->outputs) {
+    if (id < 0) continue;
+    if (!node.graph->tensors[id].value) return false;
+    any = true;
+  }
+  return any;
+}
+
+std::vector<std::string> fusion_pattern_names() {
+  std::vector<std::string> names;
+  for (const auto& row : fusion::pattern_table()) names.push_back(row.name);
+  return names;
+}
+
+namespace {
+
+struct Draft {
+  const fusion::FusionPattern* row = nullptr;
+  std::vector<size_t> members;
+  size_t anchor = 0;
+};
+
+// Claims a candidate's members: a new group, or (for a candidate that names a node of an
+// existing group, as a layout op folding into its neighbour) more members of that group.
+void claim(fusion::FusionGraph& g, std::vector<Draft>& drafts, const fusion::FusionPattern& row,
+           const fusion::GroupCandidate& candidate) {
+  int group = -1;
+  for (size_t m : candidate.members)
+    if (g.claimed(m)) group = g.group_of(m);
+  if (group < 0) {
+    group = static_cast<int>(drafts.size());
+    drafts.push_back({&row, {}, candidate.anchor});
+  }
+  for (size_t m : candidate.members)
+    if (!g.claimed(m)) {
+      g.claim(m, group);
+      drafts[group].members.push_back(m);
+    }
+  std::sort(drafts[group].members.begin(), drafts[group].members.end());
+}
+
+// The one group that reads everything group `k` writes, or -1.
+int only_reader(const fusion::FusionGraph& g, const std::vector<Draft>& drafts, size_t k) {
+  int reader = -1;
+  for (size_t m : drafts[k].members)
+    for (int id : g.node(m).outputs) {
+      if (id < 0) continue;
+      if (g.is_graph_output(id)) return -1;
+      for (size_t c : g.consumers(id)) {
+        const int group = g.group_of(c);
+        if (group == int(k)) continue;
+        if (group < 0 || (reader >= 0 && reader != group)) return -1;
+        reader = group;
+      }
+    }
+  return reader;
+}
+
+// A pointwise group whose results only one later pointwise group reads runs inside that group
+// (GELU's 0.5 * x, seeded before the rest of the formula is ready, joins it).
+void merge_pointwise_chains(fusion::FusionGraph& g, std::vector<Draft>& drafts) {
+  for (size_t k = 0; k < drafts.size(); ++k) {
+    if (drafts[k].members.empty() || std::string(drafts[k].row->name) != "pointwise") continue;
+    const int into = only_reader(g, drafts, k);
+    if (into < 0 || std::string(drafts[into].row->name) != "pointwise") continue;
+    for (size_t m : drafts[k].members) {
+      g.claim(m, into);
+      drafts[into].members.push_back(m);
+    }
+    std::sort(drafts[into].members.begin(), drafts[into].members.end());
+    drafts[k].members.clear();
+  }
+}
+
+}  // namespace
+
+FusionPlan fuse(const Analysis& analysis) {
+  fusion::FusionGraph g(analysis);
+  std::vector<Draft> drafts;
+  for (const auto& row : fusion::pattern_table())
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (g.claimed(i) || g.is_idle(i)) continue;
+      if (auto candidate = row.match(g, i)) claim(g, drafts, row, *candidate);
+    }
+  merge_pointwise_chains(g, drafts);
+  drafts.erase(std::remove_if(drafts.begin(), drafts.end(), [](const Draft& d) { return d.members.empty(); }), drafts.end());
+  // Groups in the order their first member runs.
+  std::vector<size_t> order(drafts.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return drafts[a].members.front() < drafts[b].members.front(); });
+  FusionPlan plan;
+  plan.group_of.assign(g.size(), -1);
+  for (size_t k : order) {
+    const Draft& d = drafts[k];
+    FusedGroup group;
+    group.id = plan.groups.size();
+    group.pattern = d.row->name;
+    group.members = d.members;
+    group.anchor = d.anchor;
+    d.row->cost(g, group);
+    group.label = d.row->label(g, group);
+    for (size_t m : d.members) plan.group_of[m] = static_cast<int>(group.id);
+    plan.groups.push_back(std::move(group));
+  }
+  return plan;
+}
+
+}  // namespace modelcost

@@ -1,0 +1,57 @@
+// The fusion pattern table: one row per kind of kernel a runtime builds, tried in order. Each
+// row's matcher looks at one unclaimed node and proposes the members of a group around it.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fusion/fusion_graph.h"
+#include "modelcost/fusion.h"
+
+namespace modelcost::fusion {
+
+struct GroupCandidate {
+  std::vector<size_t> members;
+  size_t anchor = 0;
+};
+
+// Proposes a group around node i (unclaimed), or nothing.
+using GroupMatcher = std::function<std::optional<GroupCandidate>(const FusionGraph& graph, size_t i)>;
+// Fills a group's FLOPs and bytes from its members.
+using GroupCostRule = std::function<void(const FusionGraph& graph, FusedGroup& group)>;
+// Names what the group computes ("conv+bias+relu", "layer_norm", ...).
+using GroupLabeler = std::function<std::string(const FusionGraph& graph, const FusedGroup& group)>;
+
+struct FusionPattern {
+  const char* name;
+  GroupMatcher match;
+  GroupCostRule cost;
+  GroupLabeler label;
+};
+
+const std::vector<FusionPattern>& pattern_table();
+
+// Matchers (patterns.cpp, attention_pattern.cpp).
+std::optional<GroupCandidate> match_fused_op(const FusionGraph& g, size_t i);
+std::optional<GroupCandidate> match_attention(const FusionGraph& g, size_t i);
+std::optional<GroupCandidate> match_swiglu(const FusionGraph& g, size_t i);
+std::optional<GroupCandidate> match_epilogue(const FusionGraph& g, size_t i);
+std::optional<GroupCandidate> match_layout_fold(const FusionGraph& g, size_t i);
+std::optional<GroupCandidate> match_region(const FusionGraph& g, size_t i);
+std::optional<GroupCandidate> match_single(const FusionGraph& g, size_t i);
+
+// Cost rules (group_cost.cpp).
+void boundary_cost(const FusionGraph& g, FusedGroup& group);
+
+// Labels (labels.cpp): what the members compute, from a table of recognisers.
+std::vector<std::string> recognise(const FusionGraph& g, const std::vector<size_t>& members);
+std::string epilogue_label(const FusionGraph& g, const FusedGroup& group);
+std::string region_label(const FusionGraph& g, const FusedGroup& group);
+std::string attention_label(const FusionGraph& g, const FusedGroup& group);
+std::string op_label(const FusionGraph& g, const FusedGroup& group);
+
+// Shared by the matchers: is node `m` in the sorted member list.
+bool contains(const std::vector<size_t>& members, size_t m);
+
+}  // namespace modelcost::fusion

@@ -1,0 +1,107 @@
+#include "report/group_columns.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "report/csv_writer.h"
+#include "report/number_format.h"
+#include "report/text_table.h"
+
+namespace modelcost {
+namespace {
+
+std::string member_names(const Analysis& analysis, const FusedGroup& g, const char* separator) {
+  std::string out;
+  for (size_t m : g.members) out += (out.empty() ? "" : separator) + analysis.nodes[m].node->name;
+  return out;
+}
+
+Json group_json(const Analysis& analysis, const FusedGroup& g, const NodeRoofline& r) {
+  Json members = Json::array();
+  for (size_t m : g.members) members.push_back(analysis.nodes[m].node->name);
+  return Json{{"id", g.id},
+              {"pattern", g.pattern},
+              {"label", g.label},
+              {"anchor", analysis.nodes[g.anchor].node->name},
+              {"members", members},
+              {"macs", g.macs},
+              {"flops", r.launches ? r.flops : g.flops},
+              {"bytes", r.launches ? r.bytes : g.bytes()},
+              {"arithmetic_intensity", r.intensity},
+              {"bound", bound_name(r.bound)},
+              {"predicted_us", r.predicted_us},
+              {"share", r.share}};
+}
+
+void print_heaviest(const Analysis& analysis, const RooflineReport& r, std::ostream& out) {
+  std::vector<size_t> order;
+  for (size_t k = 0; k < r.groups.size(); ++k)
+    if (r.groups[k].launches) order.push_back(k);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return r.groups[a].predicted_us > r.groups[b].predicted_us; });
+  if (order.size() > 10) order.resize(10);
+  out << fmt::format("\nDeployed: {} kernels from {} nodes; predicted {:.3g} ms deployed, {:.3g} ms as written\n",
+                     r.deployed.launches, analysis.nodes.size(), r.deployed.predicted_latency_ms, r.totals.predicted_latency_ms);
+  TextTable t;
+  using A = TextTable::Align;
+  t.add_column("group", A::kRight);
+  t.add_column("kernel", A::kLeft, 32);
+  t.add_column("nodes", A::kRight);
+  t.add_column("first node", A::kLeft, 40);
+  t.add_column("bound", A::kLeft);
+  t.add_column("pred us", A::kRight);
+  t.add_column("share", A::kRight);
+  for (size_t k : order) {
+    const FusedGroup& g = r.fusion->groups[k];
+    t.add_row({std::to_string(g.id), g.label, std::to_string(g.members.size()), analysis.nodes[g.members.front()].node->name,
+               bound_name(r.groups[k].bound), fmt::format("{:.3g}", r.groups[k].predicted_us),
+               fmt::format("{:.1f}%", 100 * r.groups[k].share)});
+  }
+  t.print(out);
+}
+
+}  // namespace
+
+void add_groups(Report& report, const RooflineReport& roofline) {
+  const RooflineReport* r = &roofline;
+  report.add_column_after("share", {"group", "group", "1", ColumnKind::kInteger, kSinkFiles, false,
+                                    [r](const NodeAnalysis&, size_t row) {
+                                      const int g = r->fusion->group_of[row];
+                                      return g < 0 ? CellValue::empty() : CellValue::of_number(g);
+                                    },
+                                    nullptr});
+  report.totals.push_back({"predicted_latency_deployed_ms", "predicted latency deployed (ms)", "ms", ColumnKind::kTime,
+                           kSinkTable | kSinkJson,
+                           [r](const Analysis&) { return CellValue::of_number(r->deployed.predicted_latency_ms); }});
+  report.totals.push_back({"kernels_deployed", "kernels deployed", "1", ColumnKind::kInteger, kSinkTable | kSinkJson,
+                           [r](const Analysis&) { return CellValue::of_number(double(r->deployed.launches)); }});
+  report.totals.push_back({"overhead_bound_kernels_deployed", "overhead-bound kernels deployed", "1", ColumnKind::kInteger,
+                           kSinkTable | kSinkJson,
+                           [r](const Analysis&) { return CellValue::of_number(double(r->deployed.overhead_bound)); }});
+  const Analysis* analysis = report.analysis;
+  report.sections.push_back({"groups",
+                             [r, analysis] {
+                               Json out = Json::array();
+                               for (size_t k = 0; k < r->groups.size(); ++k)
+                                 out.push_back(group_json(*analysis, r->fusion->groups[k], r->groups[k]));
+                               return out;
+                             },
+                             [r, analysis](std::ostream& out) { print_heaviest(*analysis, *r, out); }});
+}
+
+void write_groups_csv(const Analysis& analysis, const RooflineReport& r, std::ostream& out) {
+  out << "group,pattern,label,anchor,members,nodes,macs,flops,bytes,arithmetic_intensity,bound,predicted_us,share\r\n";
+  for (size_t k = 0; k < r.groups.size(); ++k) {
+    const FusedGroup& g = r.fusion->groups[k];
+    const NodeRoofline& gr = r.groups[k];
+    out << g.id << ',' << csv_field(g.pattern) << ',' << csv_field(g.label) << ','
+        << csv_field(analysis.nodes[g.anchor].node->name) << ',' << csv_field(member_names(analysis, g, " ")) << ','
+        << g.members.size() << ',' << fmt::format("{:.17g}", g.macs) << ','
+        << fmt::format("{:.17g}", gr.launches ? gr.flops : g.flops) << ','
+        << fmt::format("{:.17g}", gr.launches ? gr.bytes : g.bytes()) << ',' << fmt::format("{:.17g}", gr.intensity) << ','
+        << bound_name(gr.bound) << ',' << fmt::format("{:.17g}", gr.predicted_us) << ',' << fmt::format("{:.17g}", gr.share)
+        << "\r\n";
+  }
+}
+
+}  // namespace modelcost

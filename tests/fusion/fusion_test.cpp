@@ -1,0 +1,254 @@
+// Every fusion pattern on a hand-built graph: which nodes form one kernel, its name, and the bytes
+// crossing its boundary.
+#include "modelcost/fusion.h"
+
+#include <gtest/gtest.h>
+
+#include "fusion_test_support.h"
+
+namespace modelcost::testing {
+namespace {
+
+TEST(Fusion, ConvBiasReluResidualIsOneKernel) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{1, 8, 16, 16});
+  b.weight("w", kFloat, {8, 8, 3, 3});
+  b.weight("bias", kFloat, {8, 1, 1});
+  set_attr(b.node("Conv", {"x", "w"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Add", {"c", "bias"}, {"cb"});
+  b.node("Add", {"cb", "x"}, {"r"});
+  b.node("Relu", {"r"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  const FusedGroup& g = f.plan.groups[0];
+  EXPECT_EQ(g.label, "conv+bias+relu+add");
+  EXPECT_EQ(g.pattern, "epilogue");
+  EXPECT_EQ(g.members.size(), 4u);
+  EXPECT_DOUBLE_EQ(g.bytes_read, f.bytes("x") + f.bytes("w") + f.bytes("bias"));
+  EXPECT_DOUBLE_EQ(g.bytes_written, f.bytes("y"));
+  EXPECT_DOUBLE_EQ(g.flops, f.total_flops());
+}
+
+TEST(Fusion, BatchNormFoldsIntoConv) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{1, 4, 8, 8});
+  b.weight("w", kFloat, {4, 4, 1, 1});
+  for (const char* p : {"s", "bb", "m", "v"}) b.weight(p, kFloat, {4});
+  b.node("Conv", {"x", "w"}, {"c"});
+  b.node("BatchNormalization", {"c", "s", "bb", "m", "v"}, {"n"});
+  b.node("Relu", {"n"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  EXPECT_EQ(f.plan.groups[0].label, "conv+bn+relu");
+}
+
+TEST(Fusion, PerChannelScaleAndShiftFoldIntoGemm) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{4, 16});
+  b.weight("w", kFloat, {16, 32});
+  b.weight("s", kFloat, {32});
+  b.weight("t", kFloat, {32});
+  b.node("MatMul", {"x", "w"}, {"m"});
+  b.node("Mul", {"m", "s"}, {"ms"});
+  b.node("Add", {"ms", "t"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  EXPECT_EQ(f.plan.groups[0].label, "matmul+bias+scale");
+  EXPECT_DOUBLE_EQ(f.plan.groups[0].bytes_written, f.bytes("y"));
+}
+
+TEST(Fusion, EpilogueDoesNotBroadcastToALargerResult) {
+  // Squeeze-and-excitation: the 1x1 conv's tiny output scales a large tensor in a kernel of its own.
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{1, 8, 16, 16});
+  b.weight("w", kFloat, {8, 8, 1, 1});
+  b.node("GlobalAveragePool", {"x"}, {"p"});
+  b.node("Conv", {"p", "w"}, {"c"});
+  b.node("Sigmoid", {"c"}, {"s"});
+  b.node("Mul", {"x", "s"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 3u) << f.describe();
+  EXPECT_EQ(f.label_of("s"), "conv+sigmoid");
+  EXPECT_EQ(f.label_of("y"), "mul");
+}
+
+TEST(Fusion, ElementwiseChainIsOnePointwiseKernel) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{64, 64});
+  b.input("z", kFloat, Shape{64, 64});
+  b.floats("half", {0.5f}, {});
+  b.node("Add", {"x", "z"}, {"a"});
+  b.node("Mul", {"a", "half"}, {"m"});
+  b.node("Tanh", {"m"}, {"t"});
+  b.node("Sub", {"t", "x"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  EXPECT_EQ(f.plan.groups[0].label, "pointwise");
+  // x is read once though two members read it; a, m, t never leave the kernel.
+  EXPECT_DOUBLE_EQ(f.plan.groups[0].bytes_read, f.bytes("x") + f.bytes("z") + f.bytes("half"));
+  EXPECT_DOUBLE_EQ(f.plan.groups[0].bytes_written, f.bytes("y"));
+}
+
+TEST(Fusion, SpelledOutLayerNorm) {
+  ModelBuilder b;
+  add_layer_norm(b, "x", "y", Shape{2, 16, 64});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  EXPECT_EQ(f.plan.groups[0].label, "layer_norm");
+  EXPECT_EQ(f.plan.groups[0].members.size(), 9u);
+  EXPECT_DOUBLE_EQ(f.plan.groups[0].bytes_written, f.bytes("y"));
+  EXPECT_LT(f.plan.groups[0].bytes_read, 1.01 * f.bytes("x") + 1024);
+}
+
+TEST(Fusion, SpelledOutRmsNormAfterResidualAdd) {
+  // The residual Add is the previous GEMM's epilogue; the norm's Pow stays with the norm.
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{16, 64});
+  b.input("h", kFloat, Shape{16, 64});
+  b.weight("w", kFloat, {64, 64});
+  b.weight("g", kFloat, {64});
+  b.ints("axes", {-1});
+  b.floats("two", {2.0f}, {});
+  b.floats("eps", {1e-6f}, {});
+  b.node("MatMul", {"x", "w"}, {"o"});
+  b.node("Add", {"h", "o"}, {"r"});
+  b.node("Pow", {"r", "two"}, {"p"});
+  b.node("ReduceMean", {"p", "axes"}, {"ms"}, "");
+  b.node("Add", {"ms", "eps"}, {"e"});
+  b.node("Sqrt", {"e"}, {"sq"});
+  b.node("Reciprocal", {"sq"}, {"rs"});
+  b.node("Mul", {"r", "rs"}, {"n"});
+  b.node("Mul", {"g", "n"}, {"y"});
+  b.output("y");
+  Fused f(b, /*opset=*/18);
+  ASSERT_EQ(f.plan.groups.size(), 2u) << f.describe();
+  EXPECT_EQ(f.label_of("r"), "matmul+add");
+  EXPECT_EQ(f.label_of("y"), "rms_norm");
+  EXPECT_EQ(f.group_of("p"), f.group_of("y"));
+}
+
+TEST(Fusion, SpelledOutSoftmax) {
+  ModelBuilder b(18);
+  b.input("x", kFloat, Shape{8, 128});
+  b.ints("axes", {-1});
+  b.node("ReduceMax", {"x", "axes"}, {"mx"});
+  b.node("Sub", {"x", "mx"}, {"d"});
+  b.node("Exp", {"d"}, {"e"});
+  b.node("ReduceSum", {"e", "axes"}, {"s"});
+  b.node("Div", {"e", "s"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  EXPECT_EQ(f.plan.groups[0].label, "softmax");
+}
+
+TEST(Fusion, GeluErfAndTanhForms) {
+  for (bool tanh_form : {false, true}) {
+    ModelBuilder b;
+    b.input("x", kFloat, Shape{8, 256});
+    add_gelu(b, "x", "y", tanh_form);
+    b.output("y");
+    Fused f(b);
+    ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+    EXPECT_EQ(f.plan.groups[0].label, "gelu") << tanh_form;
+    EXPECT_DOUBLE_EQ(f.plan.groups[0].bytes_written, f.bytes("y"));
+  }
+}
+
+TEST(Fusion, SiluAndHardSwish) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{8, 256});
+  b.node("Sigmoid", {"x"}, {"s"});
+  b.node("Mul", {"x", "s"}, {"a"});
+  b.node("HardSigmoid", {"a"}, {"hs"});
+  b.node("Mul", {"a", "hs"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  EXPECT_EQ(f.plan.groups[0].label, "silu");  // one kernel; the first activation names it
+  EXPECT_EQ(f.plan.groups[0].members.size(), 4u);
+
+  ModelBuilder h;
+  h.input("x", kFloat, Shape{8, 256});
+  h.node("HardSigmoid", {"x"}, {"hs"});
+  h.node("Mul", {"x", "hs"}, {"y"});
+  h.output("y");
+  Fused g(h);
+  ASSERT_EQ(g.plan.groups.size(), 1u) << g.describe();
+  EXPECT_EQ(g.plan.groups[0].label, "hardswish");
+}
+
+TEST(Fusion, SwiGluBetweenProjections) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{16, 64});
+  b.weight("wg", kFloat, {64, 128});
+  b.weight("wu", kFloat, {64, 128});
+  b.weight("wd", kFloat, {128, 64});
+  b.node("MatMul", {"x", "wg"}, {"gate"});
+  b.node("Sigmoid", {"gate"}, {"sg"});
+  b.node("Mul", {"gate", "sg"}, {"silu"});
+  b.node("MatMul", {"x", "wu"}, {"up"});
+  b.node("Mul", {"silu", "up"}, {"h"});
+  b.node("MatMul", {"h", "wd"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 4u) << f.describe();
+  EXPECT_EQ(f.label_of("h"), "swiglu");
+  EXPECT_EQ(f.pattern_of("h"), "swiglu");
+  EXPECT_DOUBLE_EQ(f.group("h").bytes_read, f.bytes("gate") + f.bytes("up"));
+  EXPECT_DOUBLE_EQ(f.group("h").bytes_written, f.bytes("h"));
+}
+
+TEST(Fusion, LayoutOpFoldsIntoTheGemmReadingIt) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{32, 16});
+  b.weight("w", kFloat, {32, 8});
+  set_attr(b.node("Transpose", {"x"}, {"xt"}), "perm", std::vector<int64_t>{1, 0});
+  b.node("MatMul", {"xt", "w"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  EXPECT_EQ(f.plan.groups[0].label, "matmul");
+  EXPECT_DOUBLE_EQ(f.plan.groups[0].bytes_read, f.bytes("x") + f.bytes("w"));
+}
+
+TEST(Fusion, FoldedShapeArithmeticBelongsToNoGroup) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 3, 4});
+  b.node("Shape", {"x"}, {"s"});
+  b.node("Reshape", {"x", "s"}, {"r"});
+  b.node("Relu", {"r"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  EXPECT_EQ(f.group_of("s"), -1);
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  EXPECT_EQ(f.plan.kernels(), 1u);
+}
+
+TEST(Fusion, ContribFusedOpIsAGroupAlready) {
+  ModelBuilder b;
+  b.opset("com.microsoft", 1);
+  b.input("x", kFloat, Shape{1, 4, 8, 8});
+  b.weight("w", kFloat, {4, 4, 3, 3});
+  auto& n = b.node("FusedConv", {"x", "w"}, {"c"}, "com.microsoft");
+  set_attr(n, "activation", std::string("Relu"));
+  b.node("Relu", {"c"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 2u) << f.describe();
+  EXPECT_EQ(f.pattern_of("c"), "fused_op");
+}
+
+TEST(Fusion, PatternTableOrder) {
+  const std::vector<std::string> expected = {"fused_op", "attention", "swiglu", "epilogue", "layout_fold", "pointwise", "single"};
+  EXPECT_EQ(fusion_pattern_names(), expected);
+}
+
+}  // namespace
+}  // namespace modelcost::testing

@@ -1,0 +1,81 @@
+// The fusion stage on the shared reference models: the kernels a runtime runs for each.
+#include <gtest/gtest.h>
+
+#include "fusion_test_support.h"
+
+namespace modelcost::testing {
+namespace {
+
+std::unique_ptr<Fused> fused_model(const std::string& file, const ShapeOptions& options = {}) {
+  if (!shared_models_present()) return nullptr;
+  return std::make_unique<Fused>(analyse_file(shared_model(file), options));
+}
+
+ShapeOptions sequence(int64_t seq) {
+  ShapeOptions o;
+  o.dims["batch"] = 1;
+  o.dims["seq"] = seq;
+  return o;
+}
+
+size_t count_pattern(const Fused& f, const std::string& pattern) {
+  size_t n = 0;
+  for (const auto& g : f.plan.groups) n += g.pattern == pattern ? 1 : 0;
+  return n;
+}
+
+TEST(FusionSharedModels, ResNet50OneKernelPerConv) {
+  for (const char* file : {"resnet50_op13.onnx", "resnet50_op18.onnx"}) {
+    auto f = fused_model(file);
+    if (!f) GTEST_SKIP() << "shared models not present";
+    EXPECT_EQ(f->count_label("conv"), 53u) << file << "\n" << f->describe();
+    EXPECT_EQ(f->count_label("conv+bias+relu+add") + f->count_label("conv+relu+add"), 16u) << file;
+    EXPECT_GE(f->plan.kernels(), 55u) << file;
+    EXPECT_LE(f->plan.kernels(), 58u) << file << "\n" << f->describe();
+    for (const auto& g : f->plan.groups)  // every Relu and residual Add runs in a conv's epilogue
+      if (g.label.find("relu") != std::string::npos || g.label.find("add") != std::string::npos)
+        EXPECT_EQ(g.pattern, "epilogue") << file << " #" << g.id << " " << g.label;
+  }
+}
+
+TEST(FusionSharedModels, VitB16AttentionGeluLayerNorm) {
+  for (const char* file : {"vit_b_16_op17.onnx", "vit_b_16_op18.onnx"}) {
+    auto f = fused_model(file);
+    if (!f) GTEST_SKIP() << "shared models not present";
+    EXPECT_EQ(count_pattern(*f, "attention"), 12u) << file << "\n" << f->describe();
+    EXPECT_EQ(f->count_label("gelu"), 12u) << file << "\n" << f->describe();
+    EXPECT_EQ(f->count_label("layer_norm"), 25u) << file;
+  }
+}
+
+TEST(FusionSharedModels, BertBaseMaskedAttention) {
+  auto f = fused_model("bert_base_op17.onnx", sequence(128));
+  if (!f) GTEST_SKIP() << "shared models not present";
+  EXPECT_EQ(f->count_label("attention+mask"), 12u) << f->describe();
+  EXPECT_EQ(f->count_label("gelu"), 12u) << f->describe();
+  EXPECT_EQ(f->count_label("layer_norm"), 25u) << f->describe();
+}
+
+TEST(FusionSharedModels, Gpt2CausalAttentionAndTanhGelu) {
+  auto f = fused_model("gpt2_op18.onnx", sequence(128));
+  if (!f) GTEST_SKIP() << "shared models not present";
+  EXPECT_EQ(f->count_label("attention+mask"), 12u) << f->describe();
+  EXPECT_EQ(f->count_label("gelu"), 12u) << f->describe();
+  EXPECT_EQ(f->count_label("layer_norm"), 25u) << f->describe();
+}
+
+TEST(FusionSharedModels, TinyLlamaRotaryGqaRmsNormSwiGlu) {
+  auto f = fused_model("tinyllama_1b_op18.onnx", sequence(128));
+  if (!f) GTEST_SKIP() << "shared models not present";
+  EXPECT_EQ(f->count_label("attention+mask+rotary+gqa"), 22u) << f->describe();
+  EXPECT_EQ(f->count_label("rms_norm"), 45u) << f->describe();
+  EXPECT_EQ(f->count_label("swiglu"), 22u) << f->describe();
+  // Flash attention never writes the S x S scores: the groups move far fewer bytes than the nodes.
+  double node_bytes = 0, group_bytes = 0;
+  for (const auto& n : f->run->analysis.nodes) node_bytes += n.cost.bytes();
+  for (const auto& g : f->plan.groups) group_bytes += g.bytes();
+  EXPECT_LT(group_bytes, 0.8 * node_bytes);
+}
+
+}  // namespace
+}  // namespace modelcost::testing
