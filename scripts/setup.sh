@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config
           libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev nlohmann-json3-dev libfmt-dev
-          libtomlplusplus-dev libeigen3-dev libgtest-dev python3-onnx)
+          libtomlplusplus-dev libeigen3-dev libgtest-dev python3-onnx python3-venv python3-dev python3-jsonschema)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,17 @@
 #!/usr/bin/env bash
-# Same set-up as scripts/setup.sh, then the whole test suite.
+# Same set-up as scripts/setup.sh, then the whole test suite: the C++ tests (ctest), then the
+# Python package installed into a fresh virtual environment and its pytest tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+
+rm -rf build/venv
+python3 -m venv build/venv
+build/venv/bin/python -m pip install --quiet . pytest pandas
+status=0
+build/venv/bin/python -m pytest tests/python -q || status=$?
+if [ "$status" -eq 5 ]; then
+  echo "test: pytest collected no tests from tests/python" >&2
+fi
+exit "$status"

@@ -30,7 +30,9 @@ MemoryFootprint memory_footprint(const Analysis& analysis, const std::string& dt
 using AnalysisForBatch = std::function<Analysis(int64_t batch)>;
 
 struct PlanOptions {
-  std::vector<int64_t> batches = {1};  // the sweep (--batch 1,8,32,128)
+  // The batches to evaluate (--batch 1,8,32,128). Empty with a target (QPS or SLO): the plan sweeps
+  // powers of two while they fit and meet the SLO, then bisects to the largest batch that does.
+  std::vector<int64_t> batches = {1};
   std::string dtype;                   // --dtype, as for the roofline
   std::string view = "deployed";       // --view, as for the roofline
   bool datasheet = false;              // --ceilings datasheet, as for the roofline
@@ -58,7 +60,8 @@ struct PlanRow {
 struct CapacityPlan {
   const Device* device = nullptr;
   std::string dtype;
-  std::vector<PlanRow> rows;  // one per requested batch, in the order given
+  std::vector<PlanRow> rows;  // one per requested batch, in the order given (or the sweep's, ascending)
+  bool swept = false;         // the rows come from the plan's own batch sweep
   // Largest batch whose memory fits: 0 when batch 1 does not fit; nullopt when not searched or the
   // device gives no memory size. max_batch_capped: the search reached max_batch_limit.
   std::optional<int64_t> max_batch_fits;

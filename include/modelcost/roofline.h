@@ -82,6 +82,7 @@ struct Ceilings {
 struct RooflineReport {
   const Device* device = nullptr;
   std::string dtype;  // the --dtype given, or the model's dominant float dtype
+  std::string recast_dtype;  // the --dtype given, "" when tensors keep their own dtypes
   int64_t batch = 0;
   std::string view;   // "deployed" | "as-written"
   Ceilings ceilings;
@@ -117,6 +118,11 @@ bool is_matrix_op(const std::string& op_type, const std::string& domain);
 std::string node_compute_dtype(const NodeAnalysis& node, const std::string& dtype_option);
 // True when every output of the node has contents known at analysis time.
 bool is_folded(const NodeAnalysis& node);
+// The node's bytes read and written after --dtype, each a whole number of bytes.
+struct RecastBytes {
+  double read = 0, written = 0;
+};
+RecastBytes recast_node_bytes_split(const NodeAnalysis& node, const std::string& dtype_option);
 // The node's bytes read + written after --dtype.
 double recast_node_bytes(const NodeAnalysis& node, const std::string& dtype_option);
 // A group's boundary bytes after --dtype (scaled as its boundary tensors' sizes change).

@@ -5,8 +5,12 @@
 # exports, at batch 1 and 32 (fp16), and the PyTorch CUDA-graph references of the same networks.
 # Each model's line: nodes measured / not, the reasons, sum of node medians, whole model, wall.
 set -o pipefail
+shopt -s nullglob  # an empty /tmp/exports adds no model
 C=.carry/measure
-mkdir -p /work; [ -e /work/main ] || ln -s "$PWD" /work/main   # the binaries' compiled-in source dir
+# The binaries' compiled-in paths: the source dir (any /work/<checkout>) and ../shared/models.
+mkdir -p /work/shared; for d in /work/main /work/wt-measure; do [ -e $d ] || ln -s "$PWD" $d; done
+[ -e /work/shared/models ] || ln -s "$PWD/$C/models" /work/shared/models
+mkdir -p build && cp $C/bin/modelcost $C/bin/libmodelcost_cuda.so build/
 CUDNN=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
 LT=$(dirname "$(find / -name 'libcublasLt.so.13' -not -path '/proc/*' 2>/dev/null | head -1)")
 export LD_LIBRARY_PATH=$PWD/$C/lib:$CUDNN:$LT:/usr/local/cuda/lib64:$LD_LIBRARY_PATH
@@ -19,7 +23,7 @@ for t in measure_tests measure_cuda_tests; do
   grep -E "PASSED|FAILED|SKIPPED \]|Failure" -A3 $R/$t.log | head -30
 done
 echo "== exports"
-PYTHONUNBUFFERED=1 timeout 120 python3 scripts/gpu/export_torchvision.py /tmp/exports convnext_tiny densenet121 swin_t 2>&1 | grep -E "EXPORT|Error" | tee $R/exports.log
+PYTHONUNBUFFERED=1 timeout 100 python3 scripts/gpu/export_torchvision.py /tmp/exports ${EXPORTS:-convnext_tiny swin_t} 2>&1 | grep -E "EXPORT|Error" | tee $R/exports.log
 summary() {  # json, wall, name
   python3 - "$@" <<'PY'
 import json, sys, collections
@@ -43,22 +47,22 @@ measure() {  # model, batch, extra options
   local model=$1 batch=$2; shift 2
   local name=$(basename $model .onnx)_b$batch
   local t0=$(date +%s.%N)
-  timeout 90 $C/bin/modelcost $model --gpu auto --measure --batch $batch --dtype fp16 -q "$@" --json $R/$name.json > $R/$name.txt 2>&1
+  timeout ${MODEL_TIMEOUT:-60} $C/bin/modelcost $model --gpu auto --measure --batch $batch --dtype fp16 -q "$@" --json $R/$name.json > $R/$name.txt 2>&1
   local rc=$? wall=$(python3 -c "import time; print(round(time.time() - $t0, 1))")
   [ $rc -ne 0 ] && echo "$name rc=$rc $(tail -1 $R/$name.txt)"
   summary $R/$name.json $wall $name
 }
 echo "== coverage"
-for m in $C/models/*.onnx /tmp/exports/*.onnx; do
+for m in ${MODELS:-$C/models/*.onnx} /tmp/exports/*.onnx; do
   case $m in
     *bert*) measure $m 1 --dim batch=1 --dim seq=128 ;;
     *gpt2*|*tinyllama*) measure $m 1 --dim seq=128 ;;
     *) measure $m 1 ;;
   esac
 done
-for m in $C/models/resnet50_op13.onnx $C/models/mobilenet_v2_op13.onnx /tmp/exports/*_b32*.onnx /tmp/exports/*dyn*.onnx; do
+for m in $C/models/resnet50_op13.onnx $C/models/mobilenet_v2_op13.onnx /tmp/exports/convnext*dyn*.onnx; do
   [ -e $m ] && measure $m 32
 done
 echo "== torch"
-PYTHONUNBUFFERED=1 timeout 150 python3 scripts/gpu/torch_reference.py resnet50 mobilenet_v2 efficientnet_b0 convnext_tiny 2>&1 | grep -E "TORCH|Error" | tee $R/torch.log
+PYTHONUNBUFFERED=1 timeout 120 python3 scripts/gpu/torch_reference.py ${TORCH_MODELS:-resnet50 mobilenet_v2 efficientnet_b0 convnext_tiny} 2>&1 | grep -E "TORCH|Error" | tee $R/torch.log
 tar czf $OUT/results.tgz -C $OUT r

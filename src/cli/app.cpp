@@ -7,6 +7,7 @@
 
 #include "cli/completeness.h"
 #include "cli/hardware_stage.h"
+#include "cli/input_checks.h"
 #include "cli/llm_command.h"
 #include "cli/options.h"
 #include "cli/progress_bar.h"
@@ -20,7 +21,10 @@
 #include "report/csv_writer.h"
 #include "report/group_columns.h"
 #include "modelcost/measure.h"
+#include "report/html_writer.h"
 #include "report/json_writer.h"
+#include "report/model_diff.h"
+#include "report/module_summary.h"
 #include "report/measured_columns.h"
 #include "report/roofline_svg.h"
 #include "report/report.h"
@@ -59,6 +63,24 @@ void check_measure_options(const CliOptions& options) {
     throw Error(kExitUsage, "--measure runs fp32, tf32, fp16 or bf16, not --dtype " + options.dtype);
 }
 
+// --counters reads GPU counters: without a GPU, say so rather than suggest --cpu, which it refuses.
+std::unique_ptr<Backend> measuring_backend(const CliOptions& options) {
+  try {
+    return make_backend(options.cpu);
+  } catch (const Error& e) {
+    if (!options.counters) throw;
+    std::string why = e.what();
+    why = why.substr(0, why.find("; use --cpu"));
+    throw Error(e.code(), "--counters needs this machine's NVIDIA GPU: " + why);
+  }
+}
+
+std::string render(const std::function<void(std::ostream&)>& printer) {
+  std::ostringstream text;
+  printer(text);
+  return text.str();
+}
+
 // Where each measured node lands on the roofline plot: its FLOPs over its median time, at the
 // measured intensity when counters saw its FLOPs, else at the analytic one.
 std::vector<MeasuredPoint> measured_points(const Analysis& analysis, const RooflineReport& roofline,
@@ -78,30 +100,54 @@ std::vector<MeasuredPoint> measured_points(const Analysis& analysis, const Roofl
   return points;
 }
 
-int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostream& err) {
-  if (options.model_path.empty()) throw Error(kExitUsage, "no model file given (see modelcost --help)");
-  const ShapeOptions shape_options = shape_options_from(options);
+// What every run needs before a model is read: parsed shapes, checked paths and options, and the
+// measuring device (--gpu auto needs its name, and a missing GPU is reported before any work).
+struct RunSetup {
+  ShapeOptions shape_options;
+  std::unique_ptr<Backend> backend;
+  DeviceInfo local;
+};
+
+RunSetup set_up(const CliOptions& options) {
+  RunSetup setup;
+  setup.shape_options = shape_options_from(options);
   check_report_paths(options);
   HardwareStage::check_options(options);
   check_measure_options(options);
-  // The measuring device comes first: --gpu auto needs its name, and a missing GPU is reported
-  // before any work is done.
-  std::unique_ptr<Backend> backend = options.measure ? make_backend(options.cpu) : nullptr;
+  setup.backend = options.measure ? measuring_backend(options) : nullptr;
   const bool auto_gpu = options.gpus.find("auto") != std::string::npos;
-  if (auto_gpu && !backend && cuda_support_compiled()) {
+  if (auto_gpu && !setup.backend && cuda_support_compiled()) {
     try {
-      backend = make_backend(false);
+      setup.backend = make_backend(false);
     } catch (const Error&) {  // reported by HardwareStage as "no local NVIDIA GPU found"
     }
   }
-  const DeviceInfo local = backend && backend->device().is_gpu ? backend->device() : DeviceInfo{};
+  if (setup.backend && setup.backend->device().is_gpu) setup.local = setup.backend->device();
+  return setup;
+}
 
-  Model model = load_model(options.model_path);
+// One model through the pipeline, with everything its report points into kept alive together.
+struct AnalysedModel {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Analysis> analysis;
+  std::unique_ptr<Report> report;
+  std::unique_ptr<HardwareStage> hardware;
+  std::vector<NodeMeasurement> measured;
+  ModelMeasurement whole;
+  std::string svg;  // the roofline plot, when --roofline-svg or --html asks for it
+};
+
+std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::string& path, RunSetup& setup,
+                                       std::ostream& err) {
+  auto run = std::make_unique<AnalysedModel>();
+  run->model = std::make_unique<Model>(load_model(path));
+  Model& model = *run->model;
+  check_shape_options(model, setup.shape_options);
   // With --batch, the per-node analysis (and measurement) runs at the first batch of the list.
-  ShapeOptions run_options = shape_options;
+  ShapeOptions run_options = setup.shape_options;
   if (!options.batches.empty()) {
-    const BatchDim dim = find_batch_dim(model, shape_options, options.batch_dim);
-    run_options = with_batch(model, shape_options, dim, parse_batch_list(options.batches).front());
+    const BatchDim dim = find_batch_dim(model, setup.shape_options, options.batch_dim);
+    run_options = with_batch(model, setup.shape_options, dim, parse_batch_list(options.batches).front());
   }
   const OpRegistry& registry = registry_with_user_rules(options.op_rule_files);
   Diagnostics diagnostics;
@@ -113,46 +159,74 @@ int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostrea
     throw Error(kExitUsage, "--batch " + std::to_string(parse_batch_list(options.batches).front()) +
                                 ": the model does not run at that batch (the file may fix its batch; see --batch-dim): " + e.what());
   }
-  const Analysis analysis = compute_costs(model, registry, diagnostics);
+  run->analysis = std::make_unique<Analysis>(compute_costs(model, registry, diagnostics));
+  const Analysis& analysis = *run->analysis;
   check_completeness(analysis, registry, options.strict, err);
-  Report report = build_report(analysis, kModelcostVersion);
+  run->report = std::make_unique<Report>(build_report(analysis, kModelcostVersion));
+  Report& report = *run->report;
 
-  std::unique_ptr<HardwareStage> hardware;
   if (HardwareStage::requested(options)) {
-    hardware = std::make_unique<HardwareStage>(options, local.name, local.multiprocessors, local.memory_bytes / 1e9);
-    hardware->run(model, run_options, analysis, report);
+    const DeviceInfo& local = setup.local;
+    run->hardware = std::make_unique<HardwareStage>(options, local.name, local.multiprocessors, local.memory_bytes / 1e9);
+    run->hardware->run(model, run_options, analysis, report);
   }
-  std::vector<NodeMeasurement> measured;
-  ModelMeasurement whole;
   if (options.measure) {
     MeasureOptions m = measure_options(options);
     ProgressBar bar("measuring");
     m.progress = [&bar](size_t done, size_t total, const std::string& name) { bar.update(done, total, name); };
-    measured = measure_nodes(analysis, *backend, m);
+    run->measured = measure_nodes(analysis, *setup.backend, m);
     m.progress = nullptr;
-    whole = measure_model(analysis, *backend, m, measured);
-    add_measurements(report, measured, whole, backend->device(), hardware ? hardware->roofline() : nullptr);
-    if (options.counters) add_counter_columns(report, measured);
+    run->whole = measure_model(analysis, *setup.backend, m, run->measured);
+    add_measurements(report, run->measured, run->whole, setup.backend->device(), run->hardware ? run->hardware->roofline() : nullptr);
+    if (options.counters) add_counter_columns(report, run->measured);
   }
-  if (hardware) hardware->write_svg(analysis, measured_points(analysis, *hardware->roofline(), measured));
+  if (options.by_module >= 0) add_module_summary(report, static_cast<size_t>(options.by_module));
+  if (run->hardware && (!options.roofline_svg.empty() || !options.html_path.empty()))
+    run->svg = run->hardware->svg(analysis, measured_points(analysis, *run->hardware->roofline(), run->measured));
+  return run;
+}
 
+int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.model_path.empty()) throw Error(kExitUsage, "no model file given (see modelcost --help)");
+  RunSetup setup = set_up(options);
+  const std::unique_ptr<AnalysedModel> run = analyse(options, options.model_path, setup, err);
+  const Report& report = *run->report;
+  if (!options.roofline_svg.empty()) write_report_file(options.roofline_svg, run->svg);
   if (!options.csv_path.empty()) emit_report(options.csv_path, csv_report_text(report), out);
   if (!options.groups_csv.empty()) {
     std::ostringstream groups;
-    write_groups_csv(analysis, *hardware->roofline(), groups);
+    write_groups_csv(*run->analysis, *run->hardware->roofline(), groups);
     write_report_file(options.groups_csv, groups.str());
   }
   if (!options.json_path.empty()) emit_report(options.json_path, json_report_text(report), out);
+  if (!options.html_path.empty())
+    write_report_file(options.html_path, render([&](std::ostream& s) { write_html(report, HtmlOptions{run->svg}, s); }));
   // A report on stdout stays machine-readable: no table, the warnings on stderr.
   if (report_to_stdout(options)) {
     if (!options.quiet)
-      for (const auto& warning : analysis.warnings) err << "modelcost: warning: " << warning << "\n";
+      for (const auto& warning : run->analysis->warnings) err << "modelcost: warning: " << warning << "\n";
   } else if (!options.quiet) {
     TableOptions table;
     table.top = static_cast<size_t>(options.top);
     table.all_op_types = options.by_op;
     print_table(report, table, out);
   }
+  return kExitOk;
+}
+
+// modelcost diff A B: both models through the same options, then the comparison.
+int diff_models(const CliOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.diff_models.size() != 2) throw Error(kExitUsage, "diff takes two model files: modelcost diff A.onnx B.onnx");
+  const char* not_for_diff = !options.html_path.empty() ? "--html" : !options.roofline_svg.empty() ? "--roofline-svg"
+                             : options.by_module >= 0 ? "--by-module" : nullptr;
+  if (not_for_diff) throw Error(kExitUsage, std::string(not_for_diff) + " is not a diff report (diff writes --csv and --json)");
+  RunSetup setup = set_up(options);
+  const auto a = analyse(options, options.diff_models[0], setup, err);
+  const auto b = analyse(options, options.diff_models[1], setup, err);
+  const ModelDiff diff = diff_reports(*a->report, *b->report);
+  if (!options.csv_path.empty()) emit_report(options.csv_path, render([&](std::ostream& s) { write_diff_csv(diff, s); }), out);
+  if (!options.json_path.empty()) emit_report(options.json_path, render([&](std::ostream& s) { write_diff_json(diff, s); }), out);
+  if (!options.quiet && !report_to_stdout(options)) print_diff(diff, static_cast<size_t>(options.top), out);
   return kExitOk;
 }
 
@@ -199,11 +273,19 @@ int calibrate(const CliOptions& options, std::ostream& out) {
 
 }  // namespace
 
+// One line. Messages that already name their subject keep it: a file the user gave (model,
+// report, hwdb directory) or a device option ("--gpu: ..."), which is about the hardware, not the
+// model. The others get the model's path.
 std::string one_line_error(const CliOptions& options, std::string message) {
   for (char& ch : message)
     if (ch == '\n' || ch == '\r') ch = ' ';
-  const bool named = starts_with_file(message, options.model_path) || starts_with_file(message, options.csv_path) ||
-                     starts_with_file(message, options.json_path);
+  std::vector<std::string> files = {options.model_path, options.csv_path, options.json_path, options.roofline_svg,
+                                    options.html_path, options.calibrate_out};
+  files.insert(files.end(), options.hwdb_dirs.begin(), options.hwdb_dirs.end());
+  bool named = false;
+  for (const char* option : {"--gpu", "--hwdb", "--peak-tflops", "--bandwidth-gbps"})
+    named = named || message.rfind(option, 0) == 0;
+  for (const auto& file : files) named = named || starts_with_file(message, file);
   if (!named && !options.model_path.empty()) message = options.model_path + ": " + message;
   return message;
 }
@@ -224,12 +306,14 @@ int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
     const auto& given = app.get_option("model")->results();
     CliOptions named;
     if (!given.empty()) named.model_path = given.front();
-    print_error(err, named, std::string(e.what()) + " (see modelcost --help)");
+    const std::string hint = suggest_option(app, app.remaining());
+    print_error(err, named, std::string(e.what()) + (hint.empty() ? " (see modelcost --help)" : " (" + hint + ")"));
     return kExitUsage;
   }
   try {
     if (options.list_gpus) return list_gpus(options, out);
     if (options.calibrate) return calibrate(options, out);
+    if (options.diff) return diff_models(options, out, err);
     if (llm.requested) {
       options.model_path = llm.model_path;  // errors name the model
       return run_llm_command(llm, out);

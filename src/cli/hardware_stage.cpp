@@ -24,7 +24,7 @@ void HardwareStage::check_options(const CliOptions& o) {
   }
   const char* needs = !o.dtype.empty() ? "--dtype" : !o.batches.empty() ? "--batch" : !o.roofline_svg.empty() ? "--roofline-svg"
                       : !o.groups_csv.empty() ? "--groups-csv"
-                      : o.target_qps ? "--target-qps" : o.latency_slo_ms ? "--latency-slo-ms" : nullptr;
+                      : o.target_qps ? "--target-qps" : o.latency_slo_ms ? "--latency-slo-ms" : !o.prices.empty() ? "--price-per-hour" : nullptr;
   if (needs) throw Error(kExitUsage, std::string(needs) + " needs a device: --gpu NAME (see --list-gpus) or --peak-tflops with --bandwidth-gbps");
 }
 
@@ -56,10 +56,18 @@ HardwareStage::HardwareStage(const CliOptions& options, const std::string& local
     custom_ = std::make_unique<Device>(with_overrides(*devices_.front(), options.peak_tflops, options.bandwidth_gbps));
     devices_.front() = custom_.get();
   }
+  prices_.assign(devices_.size(), std::nullopt);
+  if (!options.prices.empty()) {
+    const std::vector<double> prices = parse_positive_list("--price-per-hour", options.prices);
+    if (prices.size() != devices_.size())
+      throw Error(kExitUsage, "--price-per-hour '" + options.prices + "': one price per --gpu device (" +
+                                  std::to_string(devices_.size()) + "), got " + std::to_string(prices.size()));
+    for (size_t i = 0; i < prices.size(); ++i) prices_[i] = prices[i];
+  }
 }
 
 void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, const Analysis& analysis, Report& report) {
-  const bool planning = !options_.batches.empty() || options_.target_qps;
+  const bool planning = !options_.batches.empty() || options_.target_qps || options_.latency_slo_ms;
   BatchDim batch_dim;
   bool have_batch_dim = false;
   try {
@@ -70,46 +78,74 @@ void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, c
   }
   RooflineOptions ro;
   ro.dtype = options_.dtype;
-  ro.batch = have_batch_dim ? batch_dim.current : 0;
+  // A fixed first dim other than 1 may be no batch at all (an image's 3 channels): it is called a
+  // batch only when it is symbolic, named by --batch-dim, or swept by --batch.
+  const bool is_batch = have_batch_dim && (!batch_dim.symbol.empty() || batch_dim.current == 1 || planning ||
+                                           !options_.batch_dim.empty());
+  ro.batch = is_batch ? batch_dim.current : 0;
   ro.view = options_.view;
   ro.datasheet = options_.ceilings == "datasheet";
   ro.fusion = std::make_shared<const FusionPlan>(fuse(analysis));
-  roofline_ = std::make_unique<RooflineReport>(compute_roofline(analysis, *devices_.front(), ro));
+  for (const Device* device : devices_)
+    rooflines_.push_back(std::make_unique<RooflineReport>(compute_roofline(analysis, *device, ro)));
+  roofline_ = std::make_unique<RooflineReport>(*rooflines_.front());
   add_roofline(report, *roofline_, resolution_);
-  if (devices_.size() > 1) add_device_comparison(report, compare_devices(analysis, devices_, ro), roofline_->dtype);
-  if (planning) {
-    PlanOptions po;
-    po.dtype = options_.dtype;
-    po.view = options_.view;
-    po.datasheet = ro.datasheet;
-    po.batches = options_.batches.empty() ? std::vector<int64_t>{batch_dim.current} : parse_batch_list(options_.batches);
-    po.target_qps = options_.target_qps;
-    po.latency_slo_ms = options_.latency_slo_ms;
-    const std::string path = model.path;
-    auto analyse_batch = [this, &model, path, shape_options, batch_dim](int64_t batch) {
-      batch_model_ = std::make_unique<Model>(load_model(path));
-      Diagnostics quiet;  // the main run already reported this model's warnings
-      try {
-        ShapeEngine(registry_with_user_rules(options_.op_rule_files), quiet).run(*batch_model_, with_batch(model, shape_options, batch_dim, batch));
-      } catch (const Error& e) {
-        // Typically a fixed-batch export whose Reshape targets bake the batch size in.
-        throw Error(kExitUsage, "--batch " + std::to_string(batch) + ": the model does not run at that batch" +
-                                    (batch_dim.symbol.empty() ? " (the file fixes the first input's first dim: a fixed batch, "
-                                                                "or no batch dim; re-export with a dynamic batch or name one with --batch-dim)"
-                                                              : "") +
-                                    ": " + e.what());
-      }
-      return compute_costs(*batch_model_, registry_with_user_rules(options_.op_rule_files), quiet);
-    };
-    add_plan(report, plan_capacity(analyse_batch, *devices_.front(), po));
+  if (devices_.size() > 1) {
+    std::vector<const RooflineReport*> others;
+    for (size_t i = 1; i < rooflines_.size(); ++i) others.push_back(rooflines_[i].get());
+    add_device_columns(report, others);
+    auto rows = compare_devices(analysis, devices_, ro);
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (prices_[i] && rows[i].throughput_per_s > 0) rows[i].cost_per_million_usd = *prices_[i] / 3600.0 / rows[i].throughput_per_s * 1e6;
+    add_device_comparison(report, rows, roofline_->dtype);
   }
+  if (planning) plan(model, shape_options, batch_dim, report);
 }
 
-void HardwareStage::write_svg(const Analysis& analysis, const std::vector<MeasuredPoint>& measured) const {
-  if (options_.roofline_svg.empty()) return;
-  RooflineSvgOptions svg;
-  svg.measured = measured;
-  write_roofline_svg(options_.roofline_svg, *roofline_, analysis, svg);
+// The capacity plan on every device of --gpu, in the order given.
+void HardwareStage::plan(const Model& model, const ShapeOptions& shape_options, const BatchDim& batch_dim, Report& report) {
+  PlanOptions po;
+  po.dtype = options_.dtype;
+  po.view = options_.view;
+  po.datasheet = options_.ceilings == "datasheet";
+  po.batches = options_.batches.empty() ? std::vector<int64_t>{} : parse_batch_list(options_.batches);
+  if (po.batches.empty() && !options_.target_qps && !options_.latency_slo_ms) po.batches = {batch_dim.current};
+  po.target_qps = options_.target_qps;
+  po.latency_slo_ms = options_.latency_slo_ms;
+  const std::string path = model.path;
+  auto analyse_batch = [this, &model, path, shape_options, batch_dim](int64_t batch) {
+    batch_model_ = std::make_unique<Model>(load_model(path));
+    Diagnostics quiet;  // the main run already reported this model's warnings
+    try {
+      ShapeEngine(registry_with_user_rules(options_.op_rule_files), quiet).run(*batch_model_, with_batch(model, shape_options, batch_dim, batch));
+    } catch (const Error& e) {
+      // Typically a fixed-batch export whose Reshape targets bake the batch size in.
+      throw Error(kExitUsage, "--batch " + std::to_string(batch) + ": the model does not run at that batch" +
+                                  (batch_dim.symbol.empty() ? " (the file fixes the first input's first dim: a fixed batch, "
+                                                              "or no batch dim; re-export with a dynamic batch or name one with --batch-dim)"
+                                                            : "") +
+                                  ": " + e.what());
+    }
+    return compute_costs(*batch_model_, registry_with_user_rules(options_.op_rule_files), quiet);
+  };
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    po.price_per_hour_usd = prices_[i];
+    CapacityPlan plan = plan_capacity(analyse_batch, *devices_[i], po);
+    if (plan.dtype.empty()) plan.dtype = rooflines_[i]->dtype;  // the dtype the roofline used
+    plans_.push_back(std::move(plan));
+  }
+  add_plan(report, plans_);
+}
+
+std::string HardwareStage::svg(const Analysis& analysis, const std::vector<MeasuredPoint>& measured) const {
+  // Measured places belong to the device that measured: the first one.
+  std::vector<RooflineSvgPanel> panels;
+  for (size_t i = 0; i < rooflines_.size(); ++i) {
+    RooflineSvgPanel panel{rooflines_[i].get(), {}};
+    if (i == 0) panel.options.measured = measured;
+    panels.push_back(std::move(panel));
+  }
+  return render_roofline_svg_panels(panels, analysis);
 }
 
 }  // namespace modelcost

@@ -12,6 +12,7 @@
 #include "modelcost/roofline.h"
 #include "report/report.h"
 #include "report/roofline_svg.h"
+#include "shapes/batch_dim.h"
 
 namespace modelcost {
 
@@ -27,11 +28,15 @@ class HardwareStage {
                 double local_memory_gb = 0);
 
   void run(const Model& model, const ShapeOptions& shape_options, const Analysis& analysis, Report& report);
-  // --roofline-svg, after any measurement so the plot can show the measured places too.
-  void write_svg(const Analysis& analysis, const std::vector<MeasuredPoint>& measured) const;
+  // The roofline plot (one panel per device), after any measurement so the plot can show the
+  // measured places too.
+  std::string svg(const Analysis& analysis, const std::vector<MeasuredPoint>& measured) const;
 
   const Device& device() const { return *devices_.front(); }
   const RooflineReport* roofline() const { return roofline_.get(); }
+  // One roofline per --gpu device, the first being roofline().
+  const std::vector<std::unique_ptr<RooflineReport>>& rooflines() const { return rooflines_; }
+  const std::vector<CapacityPlan>& plans() const { return plans_; }
 
  private:
   const CliOptions& options_;
@@ -40,6 +45,11 @@ class HardwareStage {
   std::vector<const Device*> devices_;
   std::string resolution_;
   std::unique_ptr<RooflineReport> roofline_;
+  std::vector<std::unique_ptr<RooflineReport>> rooflines_;  // [0] is a copy of *roofline_
+  std::vector<CapacityPlan> plans_;
+  std::vector<std::optional<double>> prices_;  // --price-per-hour, per device
+
+  void plan(const Model& model, const ShapeOptions& shape_options, const BatchDim& batch_dim, Report& report);
   // The plan's per-batch re-analysis keeps its latest model and analysis alive here.
   std::unique_ptr<Model> batch_model_;
 };

@@ -2,7 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include "modelcost/errors.h"
 
@@ -29,15 +31,31 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
       ->check(non_negative);
   app.add_option("--csv", options.csv_path, "Write one row per node to FILE (- for stdout)")->type_name("FILE");
   app.add_option("--json", options.json_path, "Write the full report as JSON to FILE (- for stdout)")->type_name("FILE");
+  app.add_option("--html", options.html_path, "Write one self-contained HTML page (totals, sortable nodes, roofline, plan) to FILE")
+      ->type_name("FILE");
+  app.add_option("--by-module", options.by_module, "Totals per node-name scope, DEPTH levels deep (/layer1/0/conv1/Conv at 2: /layer1/0)")
+      ->type_name("DEPTH")
+      ->check(non_negative);
   app.add_flag("--by-op", options.by_op, "List every op type in the terminal summary, not only the first --top");
   app.add_flag("-q,--quiet", options.quiet, "Print nothing on stdout (files are still written)");
   app.add_flag("--strict", options.strict, "Fail when an op has no rule or a node is left without a shape");
   app.add_option("--ops", options.op_rule_files, "Rules (TOML) for ops without a built-in rule (repeatable; also $MODELCOST_OPS)")
       ->type_name("FILE");
 
-  const auto positive = CLI::PositiveNumber;
+  // CLI::PositiveNumber's message prints the whole double range; this one says what is wanted.
+  const CLI::Validator positive(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        const bool ok = ec == std::errc() && end == text.data() + text.size() && std::isfinite(value) && value > 0;
+        return ok ? "" : "expected a number above 0, got '" + text + "'";
+      },
+      "");
+  // --gpu a100 --gpu h100 is the same list as --gpu a100,h100.
   app.add_option("--gpu", options.gpus, "Device from the hardware database (id or alias; a,b,c compares; auto = this machine's GPU)")
-      ->type_name("NAME");
+      ->type_name("NAME")
+      ->allow_extra_args(false)
+      ->join(',');
   app.add_option("--dtype", options.dtype, "Re-cost as if every float tensor were this type: fp16|bf16|fp32|tf32|fp8|int8")
       ->type_name("TYPE");
   app.add_option("--hwdb", options.hwdb_dirs, "Extra directory of device .toml files (repeatable; also $MODELCOST_HWDB)")
@@ -61,6 +79,8 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
       ->type_name("NAME");
   app.add_option("--target-qps", options.target_qps, "Plan for this many inferences per second")->check(positive);
   app.add_option("--latency-slo-ms", options.latency_slo_ms, "Latency limit per batch for the plan (ms)")->check(positive);
+  app.add_option("--price-per-hour", options.prices, "Device price (USD per hour; one per --gpu device) for the plan's cost column")
+      ->type_name("USD");
 
   app.add_flag("--measure", options.measure, "Time every node on this machine's GPU (or the CPU with --cpu)");
   app.add_flag("--cpu", options.cpu, "With --measure: time on the CPU reference backend");
@@ -74,6 +94,46 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
   calibrate->add_option("--hwdb", options.hwdb_dirs, "Extra directory of device .toml files")->type_name("DIR");
   calibrate->add_flag("--cpu", options.cpu, "Calibrate the CPU backend instead of the GPU");
   calibrate->callback([&options] { options.calibrate = true; });
+  // diff A B takes the analysis options of the main command (--dim, --gpu, --csv, ...).
+  auto* diff = app.add_subcommand("diff", "Compare two models: per node, per op type and in total (MACs, FLOPs, bytes, times)");
+  diff->add_option("models", options.diff_models, "The two ONNX model files, A then B")->expected(2);
+  diff->fallthrough();
+  diff->callback([&options] { options.diff = true; });
+}
+
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string suggest_option(const CLI::App& app, const std::vector<std::string>& unknown) {
+  for (const auto& word : unknown) {
+    if (word.rfind("--", 0) != 0) continue;
+    const std::string name = word.substr(2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
+    std::string best;
+    size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
+    for (const CLI::Option* option : app.get_options())
+      for (const auto& candidate : option->get_lnames()) {
+        const size_t d = edit_distance(name, candidate);
+        if (d < best_distance) best_distance = d, best = candidate;
+      }
+    if (!best.empty()) return "did you mean --" + best + "?";
+  }
+  return "";
 }
 
 namespace {
@@ -103,6 +163,8 @@ std::pair<std::string, std::string> split_assignment(const std::string& option, 
 }  // namespace
 
 std::pair<std::string, int64_t> parse_dim_assignment(const std::string& text) {
+  if (text.find(',') != std::string::npos)
+    usage("--dim", text, "one NAME=VALUE per --dim; write each dim as its own option, e.g. --dim batch=1 --dim seq=128");
   auto [name, value_text] = split_assignment("--dim", text, "NAME=VALUE, e.g. batch=8");
   int64_t value = 0;
   // 0 is allowed: an empty dim (a KV cache's past length before the first step).
@@ -133,6 +195,18 @@ std::vector<std::string> split_at(const std::string& text, char separator) {
     if (at == std::string::npos) return items;
     start = at + 1;
   }
+}
+
+std::vector<double> parse_positive_list(const std::string& option, const std::string& text) {
+  std::vector<double> values;
+  for (const auto& item : split_at(text, ',')) {
+    double value = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || !std::isfinite(value) || value <= 0)
+      usage(option, text, "expected numbers above 0 separated by commas, e.g. 2.5 or 2.5,4");
+    values.push_back(value);
+  }
+  return values;
 }
 
 std::vector<int64_t> parse_batch_list(const std::string& text) {

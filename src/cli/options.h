@@ -20,6 +20,8 @@ struct CliOptions {
   int top = 15;
   std::string csv_path;
   std::string json_path;
+  std::string html_path;  // --html FILE: one self-contained page
+  int by_module = -1;     // --by-module DEPTH: totals per node-name scope (-1: off)
   bool by_op = false;
   bool quiet = false;
   bool strict = false;  // --strict: unknown ops and unshaped nodes are errors
@@ -40,6 +42,7 @@ struct CliOptions {
   std::string batch_dim;               // --batch-dim NAME (default: the first input's first dim)
   std::optional<double> target_qps;
   std::optional<double> latency_slo_ms;
+  std::string prices;  // --price-per-hour USD (one per --gpu device, comma-separated)
 
   // Measurement (docs/measurement.md).
   bool measure = false;
@@ -49,10 +52,15 @@ struct CliOptions {
   bool counters = false;  // --counters: DRAM bytes and executed FLOPs per node (CUPTI range profiler)
   bool calibrate = false;  // the `calibrate` subcommand
   std::string calibrate_out;  // calibrate --out FILE: the hwdb entry
+  bool diff = false;                     // the `diff` subcommand
+  std::vector<std::string> diff_models;  // diff A.onnx B.onnx
 };
 
 // Declares every option on `app`, bound to `options`.
 void add_cli_options(CLI::App& app, CliOptions& options);
+
+// "did you mean --dim?" for the first unknown long option (--dmi) close to a known one; "" when none is.
+std::string suggest_option(const CLI::App& app, const std::vector<std::string>& unknown);
 
 // "batch=8" -> {"batch", 8}. Throws Error(kExitUsage) for anything but NAME=POSITIVE_INTEGER.
 std::pair<std::string, int64_t> parse_dim_assignment(const std::string& text);
@@ -60,6 +68,8 @@ std::pair<std::string, int64_t> parse_dim_assignment(const std::string& text);
 std::pair<std::string, Shape> parse_input_assignment(const std::string& text);
 // "a,b,,c" split at `separator` -> {"a", "b", "", "c"}; "" -> {""}.
 std::vector<std::string> split_at(const std::string& text, char separator);
+// "2.5,4" -> {2.5, 4}: positive numbers separated by commas, for `option`.
+std::vector<double> parse_positive_list(const std::string& option, const std::string& text);
 // "1,8,32" -> {1, 8, 32}. Throws Error(kExitUsage) for anything but positive integers.
 std::vector<int64_t> parse_batch_list(const std::string& text);
 // All --dim and --input values; a name given twice with different values is a usage error.

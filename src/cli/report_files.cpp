@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "modelcost/errors.h"
 
@@ -19,10 +20,21 @@ constexpr const char* kStdoutPath = "-";
 void check_one(const std::string& option, const std::string& path, const CliOptions& options) {
   if (path.empty() || path == kStdoutPath) return;
   struct stat report {}, model {};
-  if (stat(path.c_str(), &report) != 0) return;  // does not exist yet: fine
+  if (stat(path.c_str(), &report) != 0) {
+    // Not there yet: its folder must exist and take a new file, or the whole run would be lost.
+    std::string folder = std::filesystem::path(path).parent_path().string();
+    if (folder.empty()) folder = ".";
+    struct stat dir {};
+    if (stat(folder.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode))
+      throw Error(kExitUnreadable, path + ": cannot write report: no such directory '" + folder + "'");
+    if (access(folder.c_str(), W_OK) != 0)
+      throw Error(kExitUnreadable, path + ": cannot write report: " + std::strerror(errno));
+    return;
+  }
   if (S_ISDIR(report.st_mode)) throw Error(kExitUsage, path + ": " + option + " names a directory, not a file");
   if (stat(options.model_path.c_str(), &model) == 0 && same_file(report, model))
     throw Error(kExitUsage, path + ": " + option + " names the input model; refusing to overwrite it");
+  if (access(path.c_str(), W_OK) != 0) throw Error(kExitUnreadable, path + ": cannot write report: " + std::strerror(errno));
 }
 
 }  // namespace
@@ -31,6 +43,7 @@ void check_report_paths(const CliOptions& options) {
   check_one("--csv", options.csv_path, options);
   check_one("--json", options.json_path, options);
   check_one("--roofline-svg", options.roofline_svg, options);
+  check_one("--html", options.html_path, options);
   check_one("--groups-csv", options.groups_csv, options);
   if (options.csv_path == kStdoutPath && options.json_path == kStdoutPath)
     throw Error(kExitUsage, "--csv - and --json - both name standard output; send one of them to a file");

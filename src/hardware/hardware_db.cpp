@@ -66,11 +66,11 @@ void HardwareDb::add(Device device) {
 
 void HardwareDb::load_dir(const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw Error(kExitUnreadable, "hardware directory '" + dir + "' does not exist or is not a directory");
+  if (!fs::is_directory(dir, ec)) throw Error(kExitUnreadable, dir + ": no such hardware directory (not a directory)");
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir, ec))
     if (entry.path().extension() == ".toml" && entry.is_regular_file()) files.push_back(entry.path());
-  if (ec) throw Error(kExitUnreadable, "cannot list hardware directory '" + dir + "': " + ec.message());
+  if (ec) throw Error(kExitUnreadable, dir + ": cannot list hardware directory: " + ec.message());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) add(load_device_file(f.string()));
 }
@@ -106,7 +106,7 @@ const Device& HardwareDb::resolve(const std::string& query) const {
   std::sort(ranked.begin(), ranked.end());
   std::string hint;
   for (size_t i = 0; i < ranked.size() && i < 5; ++i) hint += (i ? ", " : "") + ranked[i].second;
-  throw Error(kExitUsage, fmt::format("unknown device '{}'{}; --list-gpus lists all {} known devices", query,
+  throw Error(kExitUsage, fmt::format("--gpu: unknown device '{}'{}; --list-gpus lists all {} known devices", query,
                                       hint.empty() ? "" : " (close matches: " + hint + ")", devices_.size()));
 }
 
@@ -153,14 +153,29 @@ std::string format_device_list(const HardwareDb& db) {
     const double p = d.peak_flops(path, dtype);
     return p > 0 ? fmt::format("{:g}", p / 1e12) : std::string("-");
   };
-  std::string out = fmt::format("{:<24} {:<28} {:>7} {:>8} {:>8} {:>9} {:>9} {:>8}  {}\n", "id", "name", "mem_GB",
-                                "bw_GB/s", "fp32", "tc_fp16", "tc_bf16", "tc_int8", "aliases");
+  // Column widths follow the longest cell, so a user's long id or name keeps the columns aligned.
+  std::vector<std::vector<std::string>> rows = {{"id", "name", "mem_GB", "bw_GB/s", "fp32", "tc_fp16", "tc_bf16", "tc_int8", "aliases"}};
   for (const Device* d : sorted) {
     std::string aliases;
     for (const auto& a : d->aliases) aliases += (aliases.empty() ? "" : ",") + a;
-    out += fmt::format("{:<24} {:<28} {:>7g} {:>8g} {:>8} {:>9} {:>9} {:>8}  {}\n", d->id, d->name, d->memory_gb,
-                       d->memory_bandwidth_gbps, peak(*d, MathPath::kVector, "fp32"), peak(*d, MathPath::kTensor, "fp16"),
-                       peak(*d, MathPath::kTensor, "bf16"), peak(*d, MathPath::kTensor, "int8"), aliases);
+    rows.push_back({d->id, d->name, fmt::format("{:g}", d->memory_gb), fmt::format("{:g}", d->memory_bandwidth_gbps),
+                    peak(*d, MathPath::kVector, "fp32"), peak(*d, MathPath::kTensor, "fp16"), peak(*d, MathPath::kTensor, "bf16"),
+                    peak(*d, MathPath::kTensor, "int8"), aliases});
+  }
+  std::vector<size_t> width(rows.front().size(), 0);
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const bool last = c + 1 == row.size();
+      if (c < 2) line += fmt::format("{:<{}} ", row[c], width[c]);  // names left-aligned
+      else if (last) line += " " + row[c];
+      else line += fmt::format("{:>{}} ", row[c], width[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
   }
   return out;
 }

@@ -114,15 +114,15 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
 
 std::string format_calibration(const CalibrationResult& r, const std::map<std::string, double>& datasheet) {
   std::string out = fmt::format("{} ({})\n", r.device.name, r.device.driver);
-  out += fmt::format("{:<26}{:>14}{:>14}{:>9}\n", "figure", "measured", "datasheet", "ratio");
+  out += fmt::format("{:<26}{:>15}{:>15}{:>9}\n", "figure", "measured", "datasheet", "ratio");
   auto row = [&](const std::string& label, const std::string& key, double value, const char* unit) {
     if (value <= 0) return;
     auto it = datasheet.find(key);
     if (it != datasheet.end() && it->second > 0)
-      out += fmt::format("{:<26}{:>10.1f} {:<3}{:>10.1f} {:<3}{:>8.0f}%\n", label, value, unit, it->second, unit,
+      out += fmt::format("{:<26}{:>10.4g} {:<4}{:>10.4g} {:<4}{:>8.0f}%\n", label, value, unit, it->second, unit,
                          100 * value / it->second);
     else
-      out += fmt::format("{:<26}{:>10.1f} {:<3}{:>14}{:>9}\n", label, value, unit, "-", "-");
+      out += fmt::format("{:<26}{:>10.4g} {:<4}{:>15}{:>9}\n", label, value, unit, "-", "-");
   };
   row("DRAM bandwidth", "dram_gbps", r.dram_gbps, "GB/s");
   row("vector fp32", "fp32_vector", r.fp32_vector_tflops, "TF");

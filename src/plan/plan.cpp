@@ -21,7 +21,9 @@ std::optional<double> cost_per_million(std::optional<double> price_per_hour, dou
 }
 
 void check_options(const PlanOptions& o) {
-  if (o.batches.empty()) throw Error(kExitUsage, "the batch list is empty");
+  if (o.batches.empty() && !o.target_qps && !o.latency_slo_ms)
+    throw Error(kExitUsage, "the batch list is empty (the plan sweeps batches itself only for a --target-qps or --latency-slo-ms)");
+  if (o.price_per_hour_usd && !(*o.price_per_hour_usd > 0)) throw Error(kExitUsage, "the price per hour must be above 0");
   for (int64_t b : o.batches)
     if (b <= 0) throw Error(kExitUsage, fmt::format("batch sizes must be at least 1 (got {})", b));
   if (o.target_qps && !(*o.target_qps > 0)) throw Error(kExitUsage, "--target-qps must be above 0");
@@ -97,6 +99,40 @@ void search_max_batch(BatchEvaluator& eval, const PlanOptions& options, Capacity
   plan.max_batch_row = eval.rows().at(lo);
 }
 
+// No batch list but a target: powers of two from 1 while they fit and meet the SLO, then
+// bisection between the last that does and the first that does not, so the largest batch that
+// meets the SLO is a row too. Latency grows with the batch, so the first miss ends the doubling.
+void sweep_batches(BatchEvaluator& eval, const PlanOptions& options, CapacityPlan& plan) {
+  auto good = [&](const PlanRow& r) { return r.fits && r.meets_slo; };
+  int64_t lo = 0, hi = 0;  // largest good batch, smallest bad one (0: none)
+  try {
+    for (int64_t b = 1;; b = std::min(b * 2, options.max_batch_limit)) {
+      const PlanRow& r = eval.row(b);
+      plan.rows.push_back(r);
+      if (!good(r)) {
+        hi = b;
+        break;
+      }
+      // Identical figures: the batch never reached the graph (plan_capacity notes it).
+      if (lo > 0 && r.latency_ms == eval.row(lo).latency_ms && r.memory_bytes == eval.row(lo).memory_bytes) return;
+      lo = b;
+      if (b >= options.max_batch_limit) {
+        plan.notes.push_back(fmt::format("the batch sweep stopped at its limit, batch {}", b));
+        return;
+      }
+    }
+    while (lo > 0 && hi - lo > 1) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      (good(eval.row(mid)) ? lo : hi) = mid;
+    }
+  } catch (const Error& e) {
+    plan.notes.push_back(fmt::format("the batch sweep stopped: {}", e.what()));
+  }
+  if (lo > 0 && (lo & (lo - 1)) != 0) plan.rows.push_back(eval.row(lo));
+  std::sort(plan.rows.begin(), plan.rows.end(), [](const PlanRow& a, const PlanRow& b) { return a.batch < b.batch; });
+  plan.swept = true;
+}
+
 void choose_best(CapacityPlan& plan) {
   std::vector<PlanRow> candidates = plan.rows;
   if (plan.max_batch_row) {
@@ -162,6 +198,7 @@ CapacityPlan plan_capacity(const AnalysisForBatch& analyse, const Device& device
   plan.target_qps = options.target_qps;
   plan.latency_slo_ms = options.latency_slo_ms;
   BatchEvaluator eval(analyse, device, options);
+  if (options.batches.empty()) sweep_batches(eval, options, plan);
   for (int64_t b : options.batches) plan.rows.push_back(eval.row(b));
   // Identical figures for different batch sizes mean the batch never reached the graph.
   bool distinct_batches = false, invariant = true;

@@ -28,20 +28,33 @@ std::string output_shapes_text(const NodeAnalysis& n) {
   return text;
 }
 
-std::string output_dtypes_text(const NodeAnalysis& n) {
+}  // namespace
+
+std::string recast_dtype_name(int32_t dtype, const std::string& recast) {
+  constexpr int32_t kComplex64 = 14, kComplex128 = 15;
+  if (recast.empty() || !dtype_is_float(dtype) || dtype == kComplex64 || dtype == kComplex128) return dtype_name(dtype);
+  if (recast == "fp16") return "float16";
+  if (recast == "bf16") return "bfloat16";
+  if (recast == "fp8") return "float8e4m3fn";
+  if (recast == "int8") return "int8";
+  return "float32";  // fp32, tf32 (tf32 lives in fp32 storage)
+}
+
+std::string output_dtypes_text(const NodeAnalysis& n, const std::string& recast) {
   std::string text;
   bool first = true;
   for (int id : n.node->outputs) {
     const TensorInfo* t = output_tensor(n, id);
     if (!t) continue;
-    text += (first ? "" : ";") + std::string(t->dtype ? dtype_name(t->dtype) : "?");
+    text += (first ? "" : ";") + std::string(t->dtype ? recast_dtype_name(t->dtype, recast) : "?");
     first = false;
   }
   return text;
 }
 
-// [{"name": ..., "dtype": ..., "shape": [...]}, ...], null for an unknown dtype or shape.
-void write_outputs_json(const NodeAnalysis& n, JsonText& json) {
+// [{"name": ..., "dtype": ..., "shape": [...]}, ...], null for an unknown dtype or shape; float
+// dtypes shown at the --dtype recast (`recast`, "" for none).
+void write_outputs_json(const NodeAnalysis& n, const std::string& recast, JsonText& json) {
   json.raw("[");
   bool first = true;
   for (int id : n.node->outputs) {
@@ -51,7 +64,7 @@ void write_outputs_json(const NodeAnalysis& n, JsonText& json) {
     first = false;
     json.string(t->name);
     json.raw(",\"dtype\":");
-    if (t->dtype) json.string(dtype_name(t->dtype));
+    if (t->dtype) json.string(recast_dtype_name(t->dtype, recast));
     else json.null();
     json.raw(",\"shape\":");
     if (!t->has_shape) {
@@ -68,6 +81,8 @@ void write_outputs_json(const NodeAnalysis& n, JsonText& json) {
   }
   json.raw("]");
 }
+
+namespace {
 
 std::string qualified_op(const Node& node) {
   return node.domain.empty() || node.domain == "ai.onnx" ? node.op_type : node.domain + "." + node.op_type;
@@ -150,13 +165,13 @@ std::vector<ReportColumn> default_columns() {
   outputs.unit = "[{name, dtype, shape}]";
   outputs.kind = ColumnKind::kText;
   outputs.sinks = kSinkJson;
-  outputs.json_text = [](const NodeAnalysis& n, size_t, JsonText& json) { write_outputs_json(n, json); };
+  outputs.json_text = [](const NodeAnalysis& n, size_t, JsonText& json) { write_outputs_json(n, "", json); };
   columns.push_back(std::move(outputs));
   columns.push_back(text_column("output_shapes", "output shape", kSinkCsv | kSinkTable, [](const NodeAnalysis& n, size_t) {
     return CellValue::of_text(output_shapes_text(n));
   }));
   columns.push_back(text_column("output_dtypes", "dtype", kSinkCsv, [](const NodeAnalysis& n, size_t) {
-    return CellValue::of_text(output_dtypes_text(n));
+    return CellValue::of_text(output_dtypes_text(n, ""));
   }));
   columns.push_back(flag_column("estimate", kSinkFiles, [](const NodeAnalysis& n) { return n.cost.estimate; }));
   columns.push_back(flag_column("known", kSinkFiles, [](const NodeAnalysis& n) { return n.cost.known; }));

@@ -121,6 +121,12 @@ struct Report {
   void add_column_after(const std::string& after, ReportColumn column);
 };
 
+// Output dtypes as the report shows them: after --dtype (`recast`, "" for none) every float
+// tensor is shown at that type ("float16"); integer tensors keep theirs.
+std::string recast_dtype_name(int32_t dtype, const std::string& recast);
+std::string output_dtypes_text(const NodeAnalysis& node, const std::string& recast);
+void write_outputs_json(const NodeAnalysis& node, const std::string& recast, JsonText& json);
+
 // The default report: the columns and totals of issue 2 (docs/reports.md lists them).
 Report build_report(const Analysis& analysis, const std::string& tool_version);
 

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "report/json_text.h"
 #include "report/group_columns.h"
 #include "report/number_format.h"
 #include "report/text_table.h"
@@ -58,31 +59,36 @@ Json plan_row_json(const PlanRow& row) {
 }
 
 // With --dtype the roofline re-costs bytes as if every float tensor had that type; the report's
-// byte and intensity figures follow, so they agree with the predicted times (and with achieved
-// bandwidth from a measurement at that dtype). Per node: scale = recast bytes / analysed bytes.
-void show_bytes_at_roofline_dtype(Report& report, const RooflineReport& r) {
+// byte, intensity and output dtype figures follow, so they agree with the predicted times (and
+// with achieved bandwidth from a measurement at that dtype). Bytes stay whole numbers, and the
+// totals are sums of the same per-node figures, so CSV column sums equal the JSON totals.
+void show_figures_at_roofline_dtype(Report& report, const RooflineReport& r) {
+  const std::string recast = r.recast_dtype;
+  if (recast.empty()) return;
   const Analysis& a = *report.analysis;
-  auto scales = std::make_shared<std::vector<double>>(a.nodes.size(), 1.0);
-  bool recast = false;
+  auto bytes = std::make_shared<std::vector<RecastBytes>>(a.nodes.size());
   double read = 0, written = 0;
   for (size_t i = 0; i < a.nodes.size(); ++i) {
-    const NodeCost& c = a.nodes[i].cost;
-    if (c.bytes() > 0 && r.nodes[i].costed) (*scales)[i] = r.nodes[i].bytes / c.bytes();
-    recast = recast || (*scales)[i] != 1.0;
-    read += c.bytes_read * (*scales)[i];
-    written += c.bytes_written * (*scales)[i];
+    (*bytes)[i] = r.nodes[i].costed ? recast_node_bytes_split(a.nodes[i], recast)
+                                    : RecastBytes{a.nodes[i].cost.bytes_read, a.nodes[i].cost.bytes_written};
+    read += (*bytes)[i].read;
+    written += (*bytes)[i].written;
   }
-  if (!recast) return;
+  auto number = [](double v) { return CellValue::of_number(v); };
   for (auto& column : report.columns) {
-    const bool is_bytes = column.name == "bytes_read" || column.name == "bytes_written" || column.name == "bytes";
-    if (!is_bytes && column.name != "arithmetic_intensity") continue;
-    NodeCellFn original = column.value;
-    column.value = [original, scales, is_bytes](const NodeAnalysis& node, size_t row) {
-      CellValue v = original(node, row);
-      const double s = (*scales)[row];
-      if (v.type == CellValue::Type::kNumber && s > 0) v.number = is_bytes ? v.number * s : v.number / s;
-      return v;
-    };
+    if (column.name == "bytes_read") column.value = [=](const NodeAnalysis&, size_t row) { return number((*bytes)[row].read); };
+    if (column.name == "bytes_written") column.value = [=](const NodeAnalysis&, size_t row) { return number((*bytes)[row].written); };
+    if (column.name == "bytes")
+      column.value = [=](const NodeAnalysis&, size_t row) { return number((*bytes)[row].read + (*bytes)[row].written); };
+    if (column.name == "arithmetic_intensity")
+      column.value = [=](const NodeAnalysis& node, size_t row) {
+        const double moved = (*bytes)[row].read + (*bytes)[row].written;
+        return number(moved > 0 ? node.cost.flops / moved : 0.0);
+      };
+    if (column.name == "output_dtypes")
+      column.value = [=](const NodeAnalysis& node, size_t) { return CellValue::of_text(output_dtypes_text(node, recast)); };
+    if (column.name == "outputs")
+      column.json_text = [=](const NodeAnalysis& node, size_t, JsonText& json) { write_outputs_json(node, recast, json); };
   }
   for (auto& total : report.totals) {
     if (total.name == "bytes_read") total.value = [read](const Analysis&) { return CellValue::of_number(read); };
@@ -98,7 +104,7 @@ void show_bytes_at_roofline_dtype(Report& report, const RooflineReport& r) {
 
 void add_roofline(Report& report, const RooflineReport& roofline, const std::string& resolution) {
   const RooflineReport* r = &roofline;
-  show_bytes_at_roofline_dtype(report, roofline);
+  show_figures_at_roofline_dtype(report, roofline);
   report.add_column_after("arithmetic_intensity",
                           {"bound", "bound", "", ColumnKind::kText, kSinkAll, false,
                            [r](const NodeAnalysis&, size_t row) { return CellValue::of_text(bound_name(r->nodes[row].bound)); },
@@ -138,43 +144,99 @@ void add_roofline(Report& report, const RooflineReport& roofline, const std::str
   if (roofline.fusion) add_groups(report, roofline);
 }
 
-void add_plan(Report& report, const CapacityPlan& plan) {
-  report.sections.push_back({"plan",
-                             [plan] {
-                               Json rows = Json::array();
-                               for (const auto& row : plan.rows) rows.push_back(plan_row_json(row));
-                               return Json{{"device", plan.device ? plan.device->id : ""},
-                                           {"dtype", plan.dtype},
-                                           {"rows", rows},
-                                           {"max_batch_fits", plan.max_batch_fits ? Json(*plan.max_batch_fits) : Json(nullptr)},
-                                           {"max_batch_capped", plan.max_batch_capped},
-                                           {"max_batch", plan.max_batch_row ? plan_row_json(*plan.max_batch_row) : Json(nullptr)},
-                                           {"target_qps", optional_json(plan.target_qps)},
-                                           {"latency_slo_ms", optional_json(plan.latency_slo_ms)},
-                                           {"best", plan.best ? plan_row_json(*plan.best) : Json(nullptr)},
-                                           {"devices_needed", plan.devices_needed ? Json(*plan.devices_needed) : Json(nullptr)},
-                                           {"notes", plan.notes}};
-                             },
-                             [plan](std::ostream& out) {
-                               out << "\nCapacity plan on " << (plan.device ? plan.device->name : "?") << " (" << plan.dtype << ")\n";
-                               TextTable t = table_with({"batch", "latency", "throughput/s", "weights", "peak act.", "memory", "fits", "$/1M inf."});
-                               auto add = [&](const PlanRow& row, const std::string& label) {
-                                 t.add_row({label, fmt::format("{:.3g} ms", row.latency_ms), fmt::format("{:.4g}", row.throughput_per_s),
-                                            human_bytes(row.weights_bytes), human_bytes(row.peak_activation_bytes),
-                                            human_bytes(row.memory_bytes), row.fits ? "yes" : "no",
-                                            row.cost_per_million_usd ? fmt::format("{:.3g}", *row.cost_per_million_usd) : "-"});
-                               };
-                               for (const auto& row : plan.rows) add(row, std::to_string(row.batch));
-                               if (plan.max_batch_row) add(*plan.max_batch_row, std::to_string(plan.max_batch_row->batch) + " (max)");
-                               t.print(out);
-                               if (plan.max_batch_fits)
-                                 out << "largest batch that fits: " << *plan.max_batch_fits << (plan.max_batch_capped ? " (search capped)" : "") << "\n";
-                               if (plan.best && plan.devices_needed)
-                                 out << fmt::format("for {:.4g} inferences/s{}: batch {} on {} device(s)\n", *plan.target_qps,
-                                                    plan.latency_slo_ms ? fmt::format(" within {:.4g} ms", *plan.latency_slo_ms) : "",
-                                                    plan.best->batch, *plan.devices_needed);
-                               for (const auto& note : plan.notes) out << "note: " << note << "\n";
-                             }});
+namespace {
+
+Json plan_json(const CapacityPlan& plan) {
+  Json rows = Json::array();
+  for (const auto& row : plan.rows) rows.push_back(plan_row_json(row));
+  return Json{{"device", plan.device ? plan.device->id : ""},
+              {"dtype", plan.dtype},
+              {"swept", plan.swept},
+              {"rows", rows},
+              {"max_batch_fits", plan.max_batch_fits ? Json(*plan.max_batch_fits) : Json(nullptr)},
+              {"max_batch_capped", plan.max_batch_capped},
+              {"max_batch", plan.max_batch_row ? plan_row_json(*plan.max_batch_row) : Json(nullptr)},
+              {"target_qps", optional_json(plan.target_qps)},
+              {"latency_slo_ms", optional_json(plan.latency_slo_ms)},
+              {"best", plan.best ? plan_row_json(*plan.best) : Json(nullptr)},
+              {"devices_needed", plan.devices_needed ? Json(*plan.devices_needed) : Json(nullptr)},
+              {"notes", plan.notes}};
+}
+
+std::string milliseconds(double ms) { return three_digits(ms) + " ms"; }
+std::string dollars(const std::optional<double>& usd) { return usd ? three_digits(*usd) : "-"; }
+
+// One table for every device's plan: a device column when there are several, a meets-SLO column
+// with an SLO.
+void print_plans(const std::vector<CapacityPlan>& plans, std::ostream& out) {
+  const CapacityPlan& first = plans.front();
+  const bool several = plans.size() > 1;
+  out << "\nCapacity plan on " << (several ? std::to_string(plans.size()) + " devices" : first.device ? first.device->name : "?")
+      << " (" << first.dtype << (first.swept ? ", batches swept" : "") << ")\n";
+  std::vector<std::string> titles = {"batch", "latency", "throughput/s", "weights", "peak act.", "memory", "fits"};
+  if (first.latency_slo_ms) titles.push_back("meets SLO");
+  titles.push_back("$/1M inf.");
+  if (several) titles.insert(titles.begin(), "device");
+  TextTable t = table_with(titles);
+  for (const auto& plan : plans) {
+    auto add = [&](const PlanRow& row, const std::string& label) {
+      std::vector<std::string> cells = {label, milliseconds(row.latency_ms), human_count(row.throughput_per_s),
+                                        human_bytes(row.weights_bytes), human_bytes(row.peak_activation_bytes),
+                                        human_bytes(row.memory_bytes), row.fits ? "yes" : "no"};
+      if (plan.latency_slo_ms) cells.push_back(row.meets_slo ? "yes" : "no");
+      cells.push_back(dollars(row.cost_per_million_usd));
+      if (several) cells.insert(cells.begin(), plan.device ? plan.device->id : "?");
+      t.add_row(std::move(cells));
+    };
+    for (const auto& row : plan.rows) add(row, std::to_string(row.batch));
+    if (plan.max_batch_row) add(*plan.max_batch_row, std::to_string(plan.max_batch_row->batch) + " (max)");
+  }
+  t.print(out);
+  for (const auto& plan : plans) {
+    const std::string on = several && plan.device ? " on " + plan.device->id : "";
+    if (plan.max_batch_fits)
+      out << "largest batch that fits" << on << ": " << *plan.max_batch_fits << (plan.max_batch_capped ? " (search capped)" : "") << "\n";
+    if (plan.best && plan.devices_needed)
+      out << fmt::format("for {} inferences/s{}{}: batch {} on {} device(s)\n", human_count(*plan.target_qps),
+                         plan.latency_slo_ms ? " within " + milliseconds(*plan.latency_slo_ms) : "", on, plan.best->batch,
+                         *plan.devices_needed);
+    else if (plan.best && plan.latency_slo_ms)
+      out << fmt::format("best batch within {}{}: {} ({}/s)\n", milliseconds(*plan.latency_slo_ms), on, plan.best->batch,
+                         human_count(plan.best->throughput_per_s));
+    for (const auto& note : plan.notes) out << "note" << on << ": " << note << "\n";
+  }
+}
+
+}  // namespace
+
+void add_plan(Report& report, const std::vector<CapacityPlan>& plans) {
+  if (plans.empty()) return;
+  report.sections.push_back({"plan", [plans] { return plan_json(plans.front()); }, [plans](std::ostream& out) { print_plans(plans, out); }});
+  if (plans.size() > 1)
+    report.sections.push_back({"plans",
+                               [plans] {
+                                 Json all = Json::array();
+                                 for (const auto& plan : plans) all.push_back(plan_json(plan));
+                                 return all;
+                               },
+                               nullptr});
+}
+
+void add_device_columns(Report& report, const std::vector<const RooflineReport*>& others) {
+  std::string after = "peak";
+  for (const RooflineReport* r : others) {
+    const std::string id = r->device->id;
+    ReportColumn bound{"bound@" + id, "bound " + id, "", ColumnKind::kText, kSinkFiles, false,
+                       [r](const NodeAnalysis&, size_t row) { return CellValue::of_text(bound_name(r->nodes[row].bound)); }, nullptr};
+    ReportColumn predicted{"predicted_us@" + id, "us " + id, "us", ColumnKind::kTime, kSinkAll, true,
+                           [r](const NodeAnalysis&, size_t row) { return CellValue::of_number(r->nodes[row].predicted_us); }, nullptr};
+    report.add_column_after(after, bound);
+    report.add_column_after(bound.name, predicted);
+    after = predicted.name;
+    report.totals.push_back({"predicted_latency_ms@" + id, "predicted latency on " + id + " (ms)", "ms", ColumnKind::kTime,
+                             kSinkTable | kSinkJson,
+                             [r](const Analysis&) { return CellValue::of_number(r->totals.predicted_latency_ms); }});
+  }
 }
 
 void add_device_comparison(Report& report, const std::vector<DeviceComparisonRow>& rows, const std::string& dtype) {
@@ -198,9 +260,9 @@ void add_device_comparison(Report& report, const std::vector<DeviceComparisonRow
                                out << "\nDevices side by side\n";
                                TextTable t = table_with({"device", "latency", "throughput/s", "compute-bound", "memory-bound", "memory", "fits", "$/1M inf."});
                                for (const auto& r : rows)
-                                 t.add_row({r.device->name, fmt::format("{:.3g} ms", r.latency_ms), fmt::format("{:.4g}", r.throughput_per_s),
+                                 t.add_row({r.device->name, milliseconds(r.latency_ms), human_count(r.throughput_per_s),
                                             std::to_string(r.compute_bound), std::to_string(r.memory_bound), human_bytes(r.memory_bytes),
-                                            r.fits ? "yes" : "no", r.cost_per_million_usd ? fmt::format("{:.3g}", *r.cost_per_million_usd) : "-"});
+                                            r.fits ? "yes" : "no", dollars(r.cost_per_million_usd)});
                                t.print(out);
                              }});
 }

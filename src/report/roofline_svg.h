@@ -31,6 +31,13 @@ struct RooflineSvgOptions {
 std::string render_roofline_svg(const RooflineReport& report, const Analysis& analysis,
                                 const RooflineSvgOptions& options = {});
 
+// Several devices (--gpu a,b,c): one plot per device, stacked in one SVG document.
+struct RooflineSvgPanel {
+  const RooflineReport* report = nullptr;
+  RooflineSvgOptions options;
+};
+std::string render_roofline_svg_panels(const std::vector<RooflineSvgPanel>& panels, const Analysis& analysis);
+
 // Throws Error (kExitUnreadable) when the file cannot be written.
 void write_roofline_svg(const std::string& path, const RooflineReport& report, const Analysis& analysis,
                         const RooflineSvgOptions& options = {});

@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -114,23 +115,32 @@ std::string node_compute_dtype(const NodeAnalysis& node, const std::string& dtyp
 
 bool is_folded(const NodeAnalysis& node) { return outputs_known(node); }
 
-double recast_node_bytes(const NodeAnalysis& node, const std::string& dtype_option) {
-  const double bytes = node.cost.bytes();
-  if (dtype_option.empty() || bytes <= 0) return bytes;
-  // Scale the cost model's bytes by how the node's own tensors shrink or grow; this carries the
-  // recast into control-flow nodes, whose bytes include their bodies'.
+RecastBytes recast_node_bytes_split(const NodeAnalysis& node, const std::string& dtype_option) {
+  RecastBytes out{node.cost.bytes_read, node.cost.bytes_written};
+  if (dtype_option.empty() || node.cost.bytes() <= 0) return out;
+  // Scale the cost model's bytes by how the node's own inputs (for reads) and outputs (for
+  // writes) shrink or grow; this carries the recast into control-flow nodes, whose bytes include
+  // their bodies'. Rounded to whole bytes: a tensor's size is a whole number of bytes.
   const Graph& g = *node.graph;
-  double original = 0, recast = 0;
-  auto add = [&](int id) {
-    if (id < 0) return;
-    const TensorInfo& t = g.tensors[id];
-    const double n = element_count(t.shape);
-    original += n * dtype_size(t.dtype);
-    recast += n * recast_element_size(t.dtype, dtype_option);
+  auto ratio = [&](const std::vector<int>& ids) {
+    double original = 0, recast = 0;
+    for (int id : ids) {
+      if (id < 0) continue;
+      const TensorInfo& t = g.tensors[id];
+      const double n = element_count(t.shape);
+      original += n * dtype_size(t.dtype);
+      recast += n * recast_element_size(t.dtype, dtype_option);
+    }
+    return original > 0 ? recast / original : 1.0;
   };
-  for (int id : node.node->inputs) add(id);
-  for (int id : node.node->outputs) add(id);
-  return original > 0 ? bytes * (recast / original) : bytes;
+  out.read = std::round(out.read * ratio(node.node->inputs));
+  out.written = std::round(out.written * ratio(node.node->outputs));
+  return out;
+}
+
+double recast_node_bytes(const NodeAnalysis& node, const std::string& dtype_option) {
+  const RecastBytes b = recast_node_bytes_split(node, dtype_option);
+  return b.read + b.written;
 }
 
 double recast_group_bytes(const FusedGroup& group, const Analysis& analysis, const std::string& dtype_option) {
@@ -371,6 +381,7 @@ RooflineReport compute_roofline(const Analysis& analysis, const Device& device, 
   RooflineReport r;
   r.device = &device;
   r.batch = options.batch;
+  r.recast_dtype = options.dtype;
   r.view = options.view;
   r.ceilings = ceilings_of(device, options.datasheet);
   r.fusion = options.fusion ? options.fusion : std::make_shared<const FusionPlan>(fuse(analysis));

@@ -36,10 +36,13 @@ TEST(MeasureGpuCoverage, ArgMaxCumSumAndReduceMeanWithAxesInput) {
   set_attr(b.node("ArgMin", {"x"}, {"an"}), "axis", int64_t{1});
   b.ints("axis", {1}, {});
   b.node("CumSum", {"x", "axis"}, {"cs"});
+  b.input("mask", kInt64, Shape{2, 40});
+  b.node("CumSum", {"mask", "axis"}, {"positions"});
   b.ints("axes", {-1});
   b.node("ReduceMean", {"x", "axes"}, {"mean"});
   b.node("ReduceProd", {"x", "axes"}, {"prod"});
-  for (const char* n : {"am", "an", "cs", "mean", "prod"}) b.output(n);
+  for (const char* n : {"am", "an", "cs", "mean", "prod", "positions"}) b.output(n);
+  check_node(b, "positions", "fp32", 1e-7);
   check_both(b, "am", 1e-7, 1e-7);
   check_both(b, "an", 1e-7, 1e-7);
   check_both(b, "cs", 1e-5, 5e-3);

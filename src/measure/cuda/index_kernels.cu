@@ -28,6 +28,22 @@ __global__ void arg_reduce_kernel(const T* x, int64_t* y, int64_t outer, int64_t
   }
 }
 
+// Integer scans accumulate in the integer type itself (position ids: CumSum over an int64 mask).
+template <typename I>
+__global__ void scan_int_kernel(const I* x, I* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse) {
+  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < outer * inner; c += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t base = (c / inner) * n * inner + c % inner;
+    I acc = 0;
+    for (int64_t step = 0; step < n; ++step) {
+      const int64_t at = base + (reverse ? n - 1 - step : step) * inner;
+      const I v = x[at];
+      if (!exclusive) acc += v;
+      y[at] = acc;
+      if (exclusive) acc += v;
+    }
+  }
+}
+
 template <typename T>
 __global__ void scan_kernel(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse) {
   for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < outer * inner; c += int64_t(gridDim.x) * blockDim.x) {
@@ -99,6 +115,18 @@ void launch_arg_reduce(ElementType type, const ReducePlan& p, const void* x, int
   MC_DISPATCH_TYPE(type, arg_reduce_kernel<T><<<capped(columns), kThreads, 0, stream>>>(
                              static_cast<const T*>(x), y, p.outer, p.axis_len, p.inner, p.op == ReduceOp::kArgMax,
                              p.select_last_index));
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_scan_int(int element_bytes, const ScanPlan& p, const void* x, void* y, cudaStream_t stream) {
+  const int64_t columns = p.outer * p.inner;
+  if (columns == 0) return;
+  if (element_bytes == 8)
+    scan_int_kernel<int64_t><<<capped(columns), kThreads, 0, stream>>>(static_cast<const int64_t*>(x), static_cast<int64_t*>(y),
+                                                                       p.outer, p.axis_len, p.inner, p.exclusive, p.reverse);
+  else
+    scan_int_kernel<int32_t><<<capped(columns), kThreads, 0, stream>>>(static_cast<const int32_t*>(x), static_cast<int32_t*>(y),
+                                                                       p.outer, p.axis_len, p.inner, p.exclusive, p.reverse);
   MC_CUDA_CHECK_LAUNCH();
 }
 

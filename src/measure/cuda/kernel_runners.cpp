@@ -54,7 +54,10 @@ class KernelRunner : public OperatorRunner {
                      launch_batch_norm(type(), in_[0].data, in_[1].data, in_[2].data, in_[3].data, in_[4].data,
                                        out_[0].data, p.outer, p.axis_len, p.inner, static_cast<float>(p.epsilon), s);
                    },
-                   [&](const ScanPlan& p) { launch_scan(type(), p, in_[0].data, out_[0].data, s); },
+                   [&](const ScanPlan& p) {
+                     if (float_dtype(out_[0].spec.dtype)) launch_scan(type(), p, in_[0].data, out_[0].data, s);
+                     else launch_scan_int(bytes(out_[0]), p, in_[0].data, out_[0].data, s);
+                   },
                    [&](const ResizePlan& p) {
                      const Shape& x = in_[0].spec.shape;
                      const Shape& y = out_[0].spec.shape;
@@ -129,6 +132,9 @@ std::string unsupported_dtype(const NodeSpec& spec, const OpPlan& plan) {
                 if (t.present && !t.value && (t.dtype == 8 || t.dtype == 14 || t.dtype == 15 || t.dtype > 16))
                   return std::string("no elementwise kernel for ") + dtype_name(t.dtype);
             return std::string();
+          },
+          [&](const ScanPlan&) {
+            return float_dtype(dtype) || dtype == 7 || dtype == 6 ? "" : std::string("CumSum in ") + dtype_name(dtype);
           },
           [&](const RangePlan&) {
             return dtype == 1 || dtype == 11 || dtype == 7 || dtype == 6 ? "" : std::string("Range in ") + dtype_name(dtype);

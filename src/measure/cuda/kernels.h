@@ -63,6 +63,8 @@ void launch_layer_norm(ElementType type, const void* x, const void* scale, const
 // Indexed access, scans, ranges (index_kernels.cu). ArgMax / ArgMin write int64 indices.
 void launch_arg_reduce(ElementType type, const ReducePlan& plan, const void* x, int64_t* y, cudaStream_t stream);
 void launch_scan(ElementType type, const ScanPlan& plan, const void* x, void* y, cudaStream_t stream);
+// int32 (element_bytes 4) or int64 (8) CumSum.
+void launch_scan_int(int element_bytes, const ScanPlan& plan, const void* x, void* y, cudaStream_t stream);
 // data, indices (int64 or int32), updates (scatters; nullptr for gathers); element bytes 1-8.
 void launch_indexed(int element_bytes, const IndexedPlan& plan, const void* data, const void* indices, bool indices_int64,
                     const void* updates, void* y, cudaStream_t stream);

@@ -58,6 +58,9 @@ HostTensor download(const void* device, const TensorSpec& spec, cudaStream_t str
     case 16: { auto v = fetch(static_cast<__nv_bfloat16*>(nullptr)); for (size_t i = 0; i < n; ++i) t.data[i] = __bfloat162float(v[i]); break; }
     case 7: { auto v = fetch(static_cast<int64_t*>(nullptr)); for (size_t i = 0; i < n; ++i) t.data[i] = float(v[i]); break; }
     case 6: { auto v = fetch(static_cast<int32_t*>(nullptr)); for (size_t i = 0; i < n; ++i) t.data[i] = float(v[i]); break; }
+    case 11: { auto v = fetch(static_cast<double*>(nullptr)); for (size_t i = 0; i < n; ++i) t.data[i] = float(v[i]); break; }
+    case 2: case 9: { auto v = fetch(static_cast<uint8_t*>(nullptr)); for (size_t i = 0; i < n; ++i) t.data[i] = float(v[i]); break; }
+    case 3: { auto v = fetch(static_cast<int8_t*>(nullptr)); for (size_t i = 0; i < n; ++i) t.data[i] = float(v[i]); break; }
     default: throw Error(kExitRuntime, std::string("no download for dtype ") + dtype_name(spec.dtype));
   }
   return t;

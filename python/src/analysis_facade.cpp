@@ -1,0 +1,81 @@
+#include "analysis_facade.h"
+
+#include <new>
+
+#include "cli/app.h"
+#include "cli/hardware_stage.h"
+#include "cli/version.h"
+#include "costs/cost_model.h"
+#include "load/model_loader.h"
+#include "modelcost/hardware.h"
+#include "modelcost/errors.h"
+#include "ops/op_registry.h"
+#include "report/json_writer.h"
+#include "shapes/batch_dim.h"
+#include "shapes/shape_engine.h"
+
+namespace modelcost {
+namespace {
+
+CliOptions cli_options(const PythonRequest& request) {
+  CliOptions options;
+  options.model_path = request.model_path;
+  options.dims = request.dims;
+  options.inputs = request.inputs;
+  options.gpus = request.gpus;
+  options.dtype = request.dtype;
+  options.batches = request.batches;
+  options.hwdb_dirs = request.hwdb_dirs;
+  if (builtin_hwdb_dir().empty() && !request.package_hwdb_dir.empty())
+    options.hwdb_dirs.insert(options.hwdb_dirs.begin(), request.package_hwdb_dir);
+  return options;
+}
+
+// With a device and no batch list, the plan covers the model's own batch (when it has a batch dim).
+void plan_at_own_batch(CliOptions& options, const Model& model, const ShapeOptions& shape_options) {
+  if (options.gpus.empty() || !options.batches.empty()) return;
+  try {
+    options.batches = std::to_string(find_batch_dim(model, shape_options, "").current);
+  } catch (const Error&) {  // no batch dim: roofline only
+  }
+}
+
+Json analyse(CliOptions& options) {
+  if (options.model_path.empty()) throw Error(kExitUsage, "no model file given");
+  const ShapeOptions shape_options = shape_options_from(options);
+  HardwareStage::check_options(options);
+  Model model = load_model(options.model_path);
+  plan_at_own_batch(options, model, shape_options);
+  ShapeOptions run_options = shape_options;
+  if (!options.batches.empty()) {
+    const BatchDim dim = find_batch_dim(model, shape_options, options.batch_dim);
+    run_options = with_batch(model, shape_options, dim, parse_batch_list(options.batches).front());
+  }
+  Diagnostics diagnostics;
+  ShapeEngine(OpRegistry::instance(), diagnostics).run(model, run_options);
+  const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
+  Report report = build_report(analysis, kModelcostVersion);
+  std::unique_ptr<HardwareStage> hardware;
+  if (HardwareStage::requested(options)) {
+    hardware = std::make_unique<HardwareStage>(options);
+    hardware->run(model, run_options, analysis, report);
+  }
+  return report_json(report);
+}
+
+}  // namespace
+
+Json analyse_for_python(const PythonRequest& request) {
+  CliOptions options = cli_options(request);
+  try {
+    return analyse(options);
+  } catch (const Error& e) {
+    throw Error(e.code(), one_line_error(options, e.what()));
+  } catch (const std::bad_alloc&) {
+    throw Error(kExitRuntime, one_line_error(options, "out of memory"));
+  } catch (const std::exception& e) {
+    throw Error(kExitRuntime, one_line_error(options, std::string("internal error: ") + e.what()));
+  }
+}
+
+}  // namespace modelcost

@@ -1,0 +1,118 @@
+#include "report/module_summary.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "report/aggregate.h"
+#include "report/number_format.h"
+#include "report/text_table.h"
+
+namespace modelcost {
+
+std::string node_scope(const Node& node) {
+  const size_t slash = node.name.rfind('/');
+  if (slash == std::string::npos || slash == 0) return "";
+  return node.name.substr(0, slash);
+}
+
+std::string scope_at_depth(const std::string& scope, size_t depth) {
+  std::string out;
+  size_t taken = 0, start = 0;
+  while (taken < depth && start < scope.size()) {
+    size_t end = scope.find('/', start);
+    if (end == std::string::npos) end = scope.size();
+    if (end > start) {
+      out += "/" + scope.substr(start, end - start);
+      ++taken;
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+ModuleSummary summarize_by_module(const Report& report, size_t depth) {
+  ModuleSummary summary;
+  summary.depth = depth;
+  for (const auto& column : report.columns)
+    if (column.additive && column.value) summary.columns.push_back(&column);
+  summary.share_name = "share_of_" + report.rank_by;
+  size_t rank_index = summary.columns.size();
+  for (size_t c = 0; c < summary.columns.size(); ++c)
+    if (summary.columns[c]->name == report.rank_by) rank_index = c;
+  std::map<std::string, size_t> index;
+  const auto& nodes = report.analysis->nodes;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string module = scope_at_depth(node_scope(*nodes[i].node), depth);
+    auto [it, added] = index.emplace(module, summary.rows.size());
+    if (added) summary.rows.push_back({module, 0, std::vector<double>(summary.columns.size(), 0.0), 0});
+    ModuleRow& row = summary.rows[it->second];
+    ++row.count;
+    for (size_t c = 0; c < summary.columns.size(); ++c) row.sums[c] += number_at(*summary.columns[c], nodes[i], i);
+  }
+  double total = 0;
+  for (const auto& row : summary.rows) total += rank_index < summary.columns.size() ? row.sums[rank_index] : 0;
+  for (auto& row : summary.rows)
+    row.share = rank_index < summary.columns.size() && total > 0 ? row.sums[rank_index] / total
+                                                                 : std::numeric_limits<double>::quiet_NaN();
+  return summary;
+}
+
+namespace {
+
+std::string module_label(const std::string& module) { return module.empty() ? "(no scope)" : module; }
+
+void print_modules(const Report& report, size_t depth, std::ostream& out) {
+  const ModuleSummary summary = summarize_by_module(report, depth);
+  out << "\nBy module (depth " << depth << ", " << summary.rows.size() << " modules)\n";
+  TextTable table;
+  table.add_column("module", TextTable::Align::kLeft, 48);
+  table.add_column("nodes", TextTable::Align::kRight);
+  std::vector<size_t> shown;
+  for (size_t c = 0; c < summary.columns.size(); ++c) {
+    if (!(summary.columns[c]->sinks & kSinkTable)) continue;
+    shown.push_back(c);
+    table.add_column(summary.columns[c]->title, TextTable::Align::kRight);
+  }
+  const ReportColumn* rank = report.find_column(report.rank_by);
+  table.add_column("% " + (rank ? rank->title : report.rank_by), TextTable::Align::kRight);
+  for (const auto& row : summary.rows) {
+    std::vector<std::string> cells{module_label(row.module), std::to_string(row.count)};
+    for (size_t c : shown) cells.push_back(terminal_text(CellValue::of_number(row.sums[c]), summary.columns[c]->kind));
+    cells.push_back(human_share(row.share));
+    table.add_row(std::move(cells));
+  }
+  table.print(out);
+}
+
+Json modules_json(const Report& report, size_t depth) {
+  const ModuleSummary summary = summarize_by_module(report, depth);
+  Json rows = Json::array();
+  for (const auto& row : summary.rows) {
+    Json entry = {{"module", row.module}, {"depth", depth}, {"count", row.count}};
+    for (size_t c = 0; c < summary.columns.size(); ++c)
+      if (summary.columns[c]->sinks & kSinkJson) entry[summary.columns[c]->name] = json_number(row.sums[c]);
+    entry[summary.share_name] = json_number(row.share);
+    rows.push_back(std::move(entry));
+  }
+  return rows;
+}
+
+}  // namespace
+
+void add_module_summary(Report& report, size_t depth) {
+  ReportColumn module;
+  module.name = "module";
+  module.title = "module";
+  module.unit = "text";
+  module.kind = ColumnKind::kText;
+  module.sinks = kSinkFiles;
+  module.value = [depth](const NodeAnalysis& n, size_t) { return CellValue::of_text(scope_at_depth(node_scope(*n.node), depth)); };
+  report.add_column_after("domain", std::move(module));
+  // The section reads the report when printed, so columns added later (measured times) are summed too.
+  const Report* whole = &report;
+  report.sections.push_back({"by_module", [whole, depth] { return modules_json(*whole, depth); },
+                             [whole, depth](std::ostream& out) { print_modules(*whole, depth, out); }});
+}
+
+}  // namespace modelcost

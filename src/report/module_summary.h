@@ -1,0 +1,37 @@
+// --by-module DEPTH: per-node figures summed per scope of the node names, as fvcore groups costs by
+// module. "/layer1/0/conv1/Conv" is in scope "/layer1/0/conv1"; at depth 2 it counts under "/layer1/0".
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace modelcost {
+
+// The node's scope path: its name without the last '/' component ("/layer1/0/conv1/Conv" ->
+// "/layer1/0/conv1"); "" for a name without scopes ("Conv_0").
+std::string node_scope(const Node& node);
+// The first `depth` components of a scope: ("/layer1/0/conv1", 2) -> "/layer1/0"; "" stays "".
+std::string scope_at_depth(const std::string& scope, size_t depth);
+
+struct ModuleRow {
+  std::string module;  // "/layer1/0"; "" for nodes outside any scope
+  size_t count = 0;
+  std::vector<double> sums;  // one per ModuleSummary::columns
+  double share = 0;          // of the rank column's total; NaN when that total is 0
+};
+
+struct ModuleSummary {
+  size_t depth = 0;
+  std::vector<const ReportColumn*> columns;  // the report's additive columns
+  std::vector<ModuleRow> rows;               // in the order each module first appears in the graph
+  std::string share_name;                    // "share_of_flops"
+};
+
+ModuleSummary summarize_by_module(const Report& report, size_t depth);
+
+// Adds the "module" column (CSV, JSON) and the "by_module" section (terminal table, JSON array).
+void add_module_summary(Report& report, size_t depth);
+
+}  // namespace modelcost
