@@ -96,9 +96,7 @@ std::unique_ptr<InProcessRun> analyse(const std::string& path) {
   auto run = std::make_unique<InProcessRun>();
   const auto start = Clock::now();
   run->model = modelcost::load_model(path);
-  modelcost::Diagnostics diagnostics;
-  modelcost::ShapeEngine(modelcost::OpRegistry::instance(), diagnostics).run(run->model, bench_dims());
-  run->analysis = modelcost::compute_costs(run->model, modelcost::OpRegistry::instance(), diagnostics);
+  run->analysis = modelcost::analyze(run->model, bench_dims());
   run->seconds = seconds_since(start);
   if (run->analysis.totals.unshaped_nodes)
     std::fprintf(stderr, "warning: %zu unshaped nodes in %s\n", run->analysis.totals.unshaped_nodes, path.c_str());

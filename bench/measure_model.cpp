@@ -55,12 +55,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     Model model = load_model(path);
-    Diagnostics diagnostics;
-    ShapeOptions shapes;
+    AnalysisOptions shapes;
     for (const char* name : {"batch", "batch_size", "N", "n"}) shapes.dims[name] = batch;
-    ShapeEngine engine(OpRegistry::instance(), diagnostics);
-    engine.run(model, shapes);
-    Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
+    Analysis analysis = analyze(model, shapes);
     const auto t0 = std::chrono::steady_clock::now();
     auto nodes = measure_nodes(analysis, *backend, options);
     const double node_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -1,4 +1,5 @@
 #include "test_support.h"
+#include "ops/op_registry.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -8,9 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "costs/cost_model.h"
 #include "load/model_loader.h"
-#include "ops/op_registry.h"
 
 namespace modelcost::testing {
 
@@ -157,13 +156,13 @@ const NodeAnalysis& AnalysisRun::node(const std::string& name) const {
 }
 
 const TensorInfo& AnalysisRun::tensor(const std::string& name) const {
-  const int id = model.graph.find(name);
+  const int id = analysis.graph->find(name);
   if (id < 0) {
     ADD_FAILURE() << "no tensor named " << name;
     static TensorInfo none;
     return none;
   }
-  return model.graph.tensors[id];
+  return analysis.graph->tensors[id];
 }
 
 namespace {
@@ -171,9 +170,9 @@ std::unique_ptr<AnalysisRun> run_pipeline(Model model, const ShapeOptions& optio
                                           const OpRegistry& registry = OpRegistry::instance()) {
   auto run = std::make_unique<AnalysisRun>();
   run->model = std::move(model);
-  ShapeEngine engine(registry, run->diagnostics);
-  engine.run(run->model, options);
-  run->analysis = compute_costs(run->model, registry, run->diagnostics);
+  ShapeOptions with_registry = options;
+  with_registry.registry = &registry;
+  run->analysis = analyze(run->model, with_registry);
   return run;
 }
 }  // namespace

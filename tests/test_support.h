@@ -58,9 +58,8 @@ void set_attr(onnx::NodeProto& node, const std::string& name, const onnx::GraphP
 void set_attr(onnx::NodeProto& node, const std::string& name, const onnx::TensorProto& tensor);
 
 struct AnalysisRun {
-  Model model;
-  Diagnostics diagnostics;
-  Analysis analysis;
+  Model model;        // as loaded: analysis never changes it
+  Analysis analysis;  // analyze(model, options); tensor() reads its shaped graph
   const NodeAnalysis& node(const std::string& name) const;     // fails the test when absent
   const TensorInfo& tensor(const std::string& name) const;
   const NodeCost& cost(const std::string& name) const { return node(name).cost; }

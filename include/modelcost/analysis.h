@@ -1,11 +1,16 @@
 // What the cost stage produces and every later stage (roofline, measurement, reports) reads.
 #pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "modelcost/graph.h"
 
 namespace modelcost {
+
+class OpRegistry;
 
 struct NodeCost {
   double macs = 0;
@@ -20,7 +25,7 @@ struct NodeCost {
 };
 
 struct NodeAnalysis {
-  const Node* node = nullptr;
+  const Node* node = nullptr;    // in Analysis::graph
   const Graph* graph = nullptr;  // the graph that owns node (top level for reports)
   NodeCost cost;
   bool shaped = true;            // every output has a concrete shape
@@ -31,11 +36,25 @@ struct Totals {
   size_t nodes = 0, unshaped_nodes = 0, uncosted_nodes = 0, estimated_nodes = 0;
 };
 
+// What to analyse the model at: the values of its symbolic dims and whole input shapes.
+struct AnalysisOptions {
+  std::map<std::string, int64_t> dims;  // --dim NAME=VALUE: symbolic dim values
+  std::map<std::string, Shape> inputs;  // --input NAME=1x3x224x224: whole input shapes
+  // The op rule table to use; nullptr = the built-in one (--ops FILE adds user rules to a copy).
+  const OpRegistry* registry = nullptr;
+};
+
 struct Analysis {
-  const Model* model = nullptr;
-  std::vector<NodeAnalysis> nodes;  // top-level nodes in topological order
+  const Model* model = nullptr;       // the input, unchanged; must outlive the analysis
+  std::shared_ptr<const Graph> graph;  // the model's top-level graph with every tensor shaped
+  std::vector<NodeAnalysis> nodes;  // top-level nodes of `graph` in topological order
   Totals totals;
   std::vector<std::string> warnings;
 };
+
+// The analysis of `model` at `options`: shapes (on a copy of the model's graph), then costs. A pure
+// function: the model is not changed, so one loaded model serves any number of analyses (the
+// capacity plan's batch sweep). Throws Error for inputs the options name wrongly or invalid nodes.
+Analysis analyze(const Model& model, const AnalysisOptions& options = {});
 
 }  // namespace modelcost

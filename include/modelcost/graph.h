@@ -18,6 +18,14 @@ struct Graph;
 struct Subgraph {
   std::string attribute;  // "then_branch", "body", ...
   std::unique_ptr<Graph> graph;
+
+  Subgraph(std::string attribute_name, std::unique_ptr<Graph> body);
+  // A deep copy, body included: shape inference works on a copy of the model's graph.
+  Subgraph(const Subgraph& other);
+  Subgraph& operator=(const Subgraph& other);
+  Subgraph(Subgraph&&) noexcept;
+  Subgraph& operator=(Subgraph&&) noexcept;
+  ~Subgraph();
 };
 
 struct Node {
@@ -54,7 +62,8 @@ struct Graph {
 };
 
 // A loaded model: the protobuf (which owns initializers and node protos the graph points to)
-// and the graph built from it.
+// and the graph built from it, as the file declares it. No stage changes it: the analysis
+// shapes a copy of the graph (Analysis::graph).
 struct Model {
   std::string path;
   // The protobuf lives in an arena: parsing a 20,000-node graph is then a few large allocations

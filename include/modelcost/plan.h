@@ -25,8 +25,7 @@ struct MemoryFootprint {
 // Reshape/Squeeze/Unsqueeze/Flatten/Identity outputs alias their input and add nothing.
 MemoryFootprint memory_footprint(const Analysis& analysis, const std::string& dtype_option = "");
 
-// Re-runs the whole analysis with the batch dimension set to `batch`. The returned Analysis (and the
-// Model it points to) must stay valid until the next call of the function.
+// The whole analysis with the batch dimension set to `batch` (analyze() of the same model).
 using AnalysisForBatch = std::function<Analysis(int64_t batch)>;
 
 struct PlanOptions {

@@ -51,9 +51,7 @@ Json analyse(CliOptions& options) {
     const BatchDim dim = find_batch_dim(model, shape_options, options.batch_dim);
     run_options = with_batch(model, shape_options, dim, parse_batch_list(options.batches).front());
   }
-  Diagnostics diagnostics;
-  ShapeEngine(OpRegistry::instance(), diagnostics).run(model, run_options);
-  const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
+  const Analysis analysis = analyze(model, run_options);
   Report report = build_report(analysis, kModelcostVersion);
   std::unique_ptr<HardwareStage> hardware;
   if (HardwareStage::requested(options)) {

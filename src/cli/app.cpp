@@ -13,7 +13,7 @@
 #include "cli/progress_bar.h"
 #include "cli/report_files.h"
 #include "cli/version.h"
-#include "costs/cost_model.h"
+#include "cli/version_info.h"
 #include "load/model_loader.h"
 #include "modelcost/errors.h"
 #include "ops/op_registry.h"
@@ -30,7 +30,6 @@
 #include "report/report.h"
 #include "report/table_printer.h"
 #include "shapes/batch_dim.h"
-#include "shapes/shape_engine.h"
 
 namespace modelcost {
 namespace {
@@ -150,16 +149,16 @@ std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::str
     run_options = with_batch(model, setup.shape_options, dim, parse_batch_list(options.batches).front());
   }
   const OpRegistry& registry = registry_with_user_rules(options.op_rule_files);
-  Diagnostics diagnostics;
-  ShapeEngine engine(registry, diagnostics);
+  run_options.registry = &registry;
+  Analysis analysed;
   try {
-    engine.run(model, run_options);
+    analysed = analyze(model, run_options);
   } catch (const Error& e) {
     if (options.batches.empty()) throw;
     throw Error(kExitUsage, "--batch " + std::to_string(parse_batch_list(options.batches).front()) +
                                 ": the model does not run at that batch (the file may fix its batch; see --batch-dim): " + e.what());
   }
-  run->analysis = std::make_unique<Analysis>(compute_costs(model, registry, diagnostics));
+  run->analysis = std::make_unique<Analysis>(std::move(analysed));
   const Analysis& analysis = *run->analysis;
   check_completeness(analysis, registry, options.strict, err);
   run->report = std::make_unique<Report>(build_report(analysis, kModelcostVersion));
@@ -292,7 +291,7 @@ std::string one_line_error(const CliOptions& options, std::string message) {
 
 int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"modelcost: per-layer MACs, FLOPs, params and memory traffic of an ONNX model", "modelcost"};
-  app.set_version_flag("--version", std::string("modelcost ") + kModelcostVersion);
+  app.set_version_flag("--version", [] { return version_text(); });
   CliOptions options;
   add_cli_options(app, options);
   LlmCommandOptions llm;

@@ -1,7 +1,5 @@
 #include "cli/hardware_stage.h"
 
-#include "costs/cost_model.h"
-#include "load/model_loader.h"
 #include "modelcost/errors.h"
 #include "ops/op_registry.h"
 #include "ops/user_rules.h"
@@ -31,12 +29,12 @@ void HardwareStage::check_options(const CliOptions& o) {
 HardwareStage::HardwareStage(const CliOptions& options, const std::string& local_gpu_name, int local_sm_count,
                              double local_memory_gb)
     : options_(options) {
-  db_ = load_hardware_db(options.hwdb_dirs);
-  if (options.gpus.empty()) {
+  if (options.gpus.empty()) {  // a custom device needs no database
     custom_ = std::make_unique<Device>(make_custom_device(*options.peak_tflops, *options.bandwidth_gbps));
     devices_.push_back(custom_.get());
     return;
   }
+  db_ = load_hardware_db(options.hwdb_dirs);
   for (const auto& name : split_at(options.gpus, ',')) {
     if (name.empty()) throw Error(kExitUsage, "--gpu '" + options.gpus + "': empty device name");
     if (name == "auto") {
@@ -112,12 +110,13 @@ void HardwareStage::plan(const Model& model, const ShapeOptions& shape_options, 
   if (po.batches.empty() && !options_.target_qps && !options_.latency_slo_ms) po.batches = {batch_dim.current};
   po.target_qps = options_.target_qps;
   po.latency_slo_ms = options_.latency_slo_ms;
-  const std::string path = model.path;
-  auto analyse_batch = [this, &model, path, shape_options, batch_dim](int64_t batch) {
-    batch_model_ = std::make_unique<Model>(load_model(path));
-    Diagnostics quiet;  // the main run already reported this model's warnings
+  // The same loaded model at each batch; the main run already reported its warnings.
+  const std::vector<std::string> op_rule_files = options_.op_rule_files;
+  auto analyse_batch = [&model, &shape_options, &batch_dim, op_rule_files](int64_t batch) {
     try {
-      ShapeEngine(registry_with_user_rules(options_.op_rule_files), quiet).run(*batch_model_, with_batch(model, shape_options, batch_dim, batch));
+      AnalysisOptions batch_options = with_batch(model, shape_options, batch_dim, batch);
+      batch_options.registry = &registry_with_user_rules(op_rule_files);
+      return analyze(model, batch_options);
     } catch (const Error& e) {
       // Typically a fixed-batch export whose Reshape targets bake the batch size in.
       throw Error(kExitUsage, "--batch " + std::to_string(batch) + ": the model does not run at that batch" +
@@ -126,7 +125,6 @@ void HardwareStage::plan(const Model& model, const ShapeOptions& shape_options, 
                                                             : "") +
                                   ": " + e.what());
     }
-    return compute_costs(*batch_model_, registry_with_user_rules(options_.op_rule_files), quiet);
   };
   for (size_t i = 0; i < devices_.size(); ++i) {
     po.price_per_hour_usd = prices_[i];

@@ -1,6 +1,5 @@
 // The hardware part of a run (--gpu, --dtype, --batch, --roofline-svg ...): picks the devices,
-// computes the roofline and the capacity plan, and adds them to the report. Owns everything the
-// report's columns point to, so it must outlive the report's printing.
+// computes the roofline and the capacity plan, and adds them to the report (which keeps copies).
 #pragma once
 #include <memory>
 #include <optional>
@@ -50,8 +49,6 @@ class HardwareStage {
   std::vector<std::optional<double>> prices_;  // --price-per-hour, per device
 
   void plan(const Model& model, const ShapeOptions& shape_options, const BatchDim& batch_dim, Report& report);
-  // The plan's per-batch re-analysis keeps its latest model and analysis alive here.
-  std::unique_ptr<Model> batch_model_;
 };
 
 }  // namespace modelcost

@@ -105,9 +105,7 @@ int run_llm_command(const LlmCommandOptions& o, std::ostream& out) {
   ShapeOptions shape_options = shape_options_from(dims_only);
   const RecognitionProbe probe;
   for (const auto& [name, value] : probe_dims(model, probe)) shape_options.dims.emplace(name, value);
-  Diagnostics diagnostics;
-  ShapeEngine(OpRegistry::instance(), diagnostics).run(model, shape_options);
-  const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
+  const Analysis analysis = analyze(model, shape_options);
   const DecoderModel decoder = recognise_decoder(analysis);
   LlmPlan plan = plan_llm(decoder, device, options);
   if (o.measure) {

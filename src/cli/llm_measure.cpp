@@ -39,9 +39,7 @@ LlmMeasuredStep run_phase(const LlmMeasureRequest& request, const DecoderModel& 
                           LlmMeasuredStep step, int64_t sequence, int64_t past, const Device& device) {
   try {
     Model model = load_model(request.model_path);
-    Diagnostics diagnostics;
-    ShapeEngine(OpRegistry::instance(), diagnostics).run(model, phase_dims(model, m, request, step.batch, sequence, past));
-    const Analysis analysis = compute_costs(model, OpRegistry::instance(), diagnostics);
+    const Analysis analysis = analyze(model, phase_dims(model, m, request, step.batch, sequence, past));
     MeasureOptions options;
     options.dtype = request.dtype;
     const ModelMeasurement whole = backend.measure_model(analysis, options);

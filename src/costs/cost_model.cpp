@@ -192,15 +192,18 @@ std::string unshaped_warning(const Model& model, const OpRegistry& registry, con
 
 }  // namespace
 
-Analysis compute_costs(const Model& model, const OpRegistry& registry, Diagnostics& diagnostics) {
+Analysis compute_costs(const Model& model, std::shared_ptr<const Graph> shaped, const OpRegistry& registry,
+                       Diagnostics& diagnostics) {
   Analysis analysis;
   analysis.model = &model;
-  CostWalker walker(registry, diagnostics, dequantized_integer_weights(model.graph));
+  analysis.graph = std::move(shaped);
+  const Graph& graph = *analysis.graph;
+  CostWalker walker(registry, diagnostics, dequantized_integer_weights(graph));
   WeightSet weights;
   Totals& t = analysis.totals;
-  analysis.nodes.reserve(model.graph.nodes.size());
-  for (const Node& node : model.graph.nodes) {
-    NodeAnalysis a = walker.analyse(model.graph, node, weights);
+  analysis.nodes.reserve(graph.nodes.size());
+  for (const Node& node : graph.nodes) {
+    NodeAnalysis a = walker.analyse(graph, node, weights);
     t.macs += a.cost.macs;
     t.flops += a.cost.flops;
     t.bytes_read += a.cost.bytes_read;

@@ -35,7 +35,7 @@ OpKind op_kind(const Node& node, const NodeCost& cost) {
 
 FusionGraph::FusionGraph(const Analysis& analysis) : analysis_(analysis) {
   static const Graph empty;
-  graph_ = analysis.model ? &analysis.model->graph : analysis.nodes.empty() ? &empty : analysis.nodes.front().graph;
+  graph_ = analysis.graph ? analysis.graph.get() : analysis.nodes.empty() ? &empty : analysis.nodes.front().graph;
   const size_t tensors = graph_->tensors.size();
   producers_.assign(tensors, -1);
   consumers_.assign(tensors, {});

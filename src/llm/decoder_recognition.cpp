@@ -94,8 +94,8 @@ std::vector<std::pair<std::string, int64_t>> probe_dims(const Model& model, cons
 }
 
 DecoderModel recognise_decoder(const Analysis& analysis) {
-  if (!analysis.model) not_a_decoder("no model");
-  const GraphIndex index(analysis.model->graph);
+  if (!analysis.graph) not_a_decoder("no model");
+  const GraphIndex index(*analysis.graph);
   DecoderModel m;
   const std::optional<TokenInput> token = find_token_input(index);
   if (!token)

@@ -77,13 +77,13 @@ class CpuBackend : public Backend {
   ModelMeasurement measure_model(const Analysis& analysis, const MeasureOptions& options) override {
     ModelMeasurement result;
     result.method = "cpu reference kernels in topological order, steady clock";
-    if (!analysis.model) {
+    if (!analysis.graph) {
       result.reason = "no model";
       return result;
     }
     struct Step { NodeSpec spec; OpPlan plan; const Node* node; };
     std::vector<Step> steps;
-    const Graph& graph = analysis.model->graph;
+    const Graph& graph = *analysis.graph;
     std::vector<HostTensor> tensors(graph.tensors.size());
     for (const auto& n : analysis.nodes) {
       if (!n.shaped) { result.reason = "node '" + n.node->name + "' has no concrete shapes"; return result; }

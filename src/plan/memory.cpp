@@ -51,7 +51,7 @@ struct UnionFind {
 
 MemoryFootprint memory_footprint(const Analysis& analysis, const std::string& dtype_option) {
   MemoryFootprint fp;
-  const Graph* graph = analysis.model ? &analysis.model->graph : (analysis.nodes.empty() ? nullptr : analysis.nodes[0].graph);
+  const Graph* graph = analysis.graph ? analysis.graph.get() : (analysis.nodes.empty() ? nullptr : analysis.nodes[0].graph);
   if (!graph) return fp;
   const Graph& g = *graph;
   std::set<const void*> seen;

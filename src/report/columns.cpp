@@ -235,7 +235,7 @@ void Report::add_column_after(const std::string& after, ReportColumn column) {
 
 Report build_report(const Analysis& analysis, const std::string& tool_version) {
   Report report;
-  report.analysis = &analysis;
+  report.analysis = std::make_shared<const Analysis>(analysis);
   report.tool_version = tool_version;
   report.columns = default_columns();
   report.totals = default_totals();

@@ -63,7 +63,7 @@ void print_heaviest(const Analysis& analysis, const RooflineReport& r, std::ostr
 }  // namespace
 
 void add_groups(Report& report, const RooflineReport& roofline) {
-  const RooflineReport* r = &roofline;
+  auto r = std::make_shared<const RooflineReport>(roofline);  // the columns keep a copy
   report.add_column_after("share", {"group", "group", "1", ColumnKind::kInteger, kSinkFiles, false,
                                     [r](const NodeAnalysis&, size_t row) {
                                       const int g = r->fusion->group_of[row];
@@ -78,7 +78,7 @@ void add_groups(Report& report, const RooflineReport& roofline) {
   report.totals.push_back({"overhead_bound_kernels_deployed", "overhead-bound kernels deployed", "1", ColumnKind::kInteger,
                            kSinkTable | kSinkJson,
                            [r](const Analysis&) { return CellValue::of_number(double(r->deployed.overhead_bound)); }});
-  const Analysis* analysis = report.analysis;
+  std::shared_ptr<const Analysis> analysis = report.analysis;
   report.sections.push_back({"groups",
                              [r, analysis] {
                                Json out = Json::array();

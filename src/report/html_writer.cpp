@@ -62,7 +62,7 @@ void write_header(const Report& report, std::ostream& out) {
   for (const auto& [domain, version] : sorted_opsets(model)) out << (first ? "" : ", ") << escape(domain) << " " << version, first = false;
   out << "</div>\n<h2>Inputs</h2>\n<table><thead><tr><th class=\"t\">input</th><th class=\"t\">dtype</th><th class=\"t\">declared</th>"
          "<th class=\"t\">analysed as</th></tr></thead><tbody>\n";
-  for (const auto& input : summarize_inputs(model)) {
+  for (const auto& input : summarize_inputs(*report.analysis)) {
     std::string declared;
     for (size_t i = 0; i < input.declared.size(); ++i) declared += (i ? "," : "") + input.declared[i];
     out << "<tr><td class=\"t\">" << escape(input.name) << "</td><td class=\"t\">" << escape(input.dtype.empty() ? "?" : input.dtype)

@@ -13,7 +13,7 @@ Json model_json(const Report& report) {
   Json opsets = Json::object();
   for (const auto& [domain, version] : sorted_opsets(model)) opsets[domain] = version;
   Json inputs = Json::array();
-  for (const auto& input : summarize_inputs(model)) {
+  for (const auto& input : summarize_inputs(*report.analysis)) {
     Json declared = Json::array();
     for (const auto& d : input.declared) {
       if (!d.empty() && d.find_first_not_of("0123456789") == std::string::npos) declared.push_back(std::stoll(d));

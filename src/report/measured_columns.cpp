@@ -16,8 +16,11 @@ std::string joined(const std::vector<std::string>& items) {
 }  // namespace
 
 void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes, const ModelMeasurement& model,
-                      const DeviceInfo& device, const RooflineReport* roofline) {
-  const auto* m = &nodes;
+                      const DeviceInfo& device, const RooflineReport* roofline_report) {
+  // The columns keep their own copies of what they print.
+  auto m = std::make_shared<const std::vector<NodeMeasurement>>(nodes);
+  std::shared_ptr<const RooflineReport> roofline =
+      roofline_report ? std::make_shared<const RooflineReport>(*roofline_report) : nullptr;
   auto measured = [m](size_t row) -> const NodeMeasurement& { return (*m)[row]; };
   const std::string after = report.find_column("share") ? "share" : "arithmetic_intensity";
   report.add_column_after(after, {"measured_us", "meas us", "us", ColumnKind::kTime, kSinkAll, true,
@@ -154,7 +157,7 @@ std::string counters_warning(const std::vector<NodeMeasurement>& nodes) {
 }
 
 void add_counter_columns(Report& report, const std::vector<NodeMeasurement>& nodes) {
-  const auto* m = &nodes;
+  auto m = std::make_shared<const std::vector<NodeMeasurement>>(nodes);
   auto counted = [m](size_t row) -> const NodeMeasurement* {
     const auto& n = (*m)[row];
     return n.has_counters ? &n : nullptr;

@@ -9,13 +9,13 @@
 
 namespace modelcost {
 
-// `nodes` (parallel to Analysis::nodes), `model` and `roofline` (may be null) must outlive the report.
+// `nodes` is parallel to Analysis::nodes; `roofline` may be null. The report keeps copies.
 void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes, const ModelMeasurement& model,
                       const DeviceInfo& device, const RooflineReport* roofline);
 
 // --counters: columns dram_bytes, executed_flops, measured_intensity (files) and a "counters"
 // section whose warning line ("counters unavailable: <reason>") says why nodes have none.
-// Call after add_measurements (the columns follow "implementation"). `nodes` must outlive the report.
+// Call after add_measurements (the columns follow "implementation").
 void add_counter_columns(Report& report, const std::vector<NodeMeasurement>& nodes);
 // The warning line for the nodes' counters, "" when every measured node has them.
 std::string counters_warning(const std::vector<NodeMeasurement>& nodes);

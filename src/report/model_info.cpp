@@ -6,9 +6,9 @@
 
 namespace modelcost {
 
-std::vector<InputSummary> summarize_inputs(const Model& model) {
+std::vector<InputSummary> summarize_inputs(const Analysis& analysis) {
   std::vector<InputSummary> inputs;
-  const Graph& graph = model.graph;
+  const Graph& graph = analysis.graph ? *analysis.graph : analysis.model->graph;
   for (int id : graph.inputs) {
     const TensorInfo& tensor = graph.tensors[id];
     InputSummary input;

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "modelcost/graph.h"
+#include "modelcost/analysis.h"
 
 namespace modelcost {
 
@@ -16,7 +16,8 @@ struct InputSummary {
   bool has_shape = false;
 };
 
-std::vector<InputSummary> summarize_inputs(const Model& model);
+// The graph inputs as declared and as the analysis shaped them.
+std::vector<InputSummary> summarize_inputs(const Analysis& analysis);
 // Imported opsets sorted by domain, the standard domain spelled "ai.onnx".
 std::vector<std::pair<std::string, int>> sorted_opsets(const Model& model);
 // "1x3x224x224": the --input syntax; "scalar" for rank 0.

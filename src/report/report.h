@@ -4,6 +4,7 @@
 // appending one ReportSection; the terminal, CSV and JSON printers pick them up unchanged.
 #pragma once
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -107,8 +108,10 @@ struct ReportSection {
   std::function<void(std::ostream&)> print;
 };
 
+// Holds values only: its own copy of the analysis (whose shaped graph it shares), and columns whose
+// functions keep copies of what they print, so it outlives the stages that built it.
 struct Report {
-  const Analysis* analysis = nullptr;
+  std::shared_ptr<const Analysis> analysis;
   std::string tool_version;
   std::vector<ReportColumn> columns;
   std::vector<ReportTotal> totals;

@@ -103,7 +103,7 @@ void show_figures_at_roofline_dtype(Report& report, const RooflineReport& r) {
 }  // namespace
 
 void add_roofline(Report& report, const RooflineReport& roofline, const std::string& resolution) {
-  const RooflineReport* r = &roofline;
+  auto r = std::make_shared<const RooflineReport>(roofline);  // the columns keep a copy
   show_figures_at_roofline_dtype(report, roofline);
   report.add_column_after("arithmetic_intensity",
                           {"bound", "bound", "", ColumnKind::kText, kSinkAll, false,

@@ -9,7 +9,7 @@
 
 namespace modelcost {
 
-// `roofline` must outlive the report. `resolution` is describe_resolution()'s line ("" for an id).
+// The report keeps a copy of `roofline`. `resolution` is describe_resolution()'s line ("" for an id).
 void add_roofline(Report& report, const RooflineReport& roofline, const std::string& resolution);
 // The plan on every device: JSON "plan" is the first device's, "plans" every device's (several only).
 void add_plan(Report& report, const std::vector<CapacityPlan>& plans);

@@ -29,7 +29,7 @@ void print_header(const Report& report, std::ostream& out) {
   inputs.add_column("dtype", TextTable::Align::kLeft);
   inputs.add_column("declared", TextTable::Align::kLeft);
   inputs.add_column("analysed as", TextTable::Align::kLeft);
-  for (const auto& input : summarize_inputs(model)) {
+  for (const auto& input : summarize_inputs(*report.analysis)) {
     std::string declared;
     for (size_t i = 0; i < input.declared.size(); ++i) declared += (i ? "," : "") + input.declared[i];
     inputs.add_row({input.name, input.dtype.empty() ? "?" : input.dtype, "[" + declared + "]",

@@ -13,9 +13,10 @@ namespace modelcost {
 ShapeEngine::ShapeEngine(const OpRegistry& registry, Diagnostics& diagnostics)
     : registry_(registry), diagnostics_(diagnostics) {}
 
-void ShapeEngine::run(Model& model, const ShapeOptions& options) {
+std::shared_ptr<Graph> ShapeEngine::run(const Model& model, const ShapeOptions& options) {
   options_ = options;
-  Graph& g = model.graph;
+  auto shaped = std::make_shared<Graph>(model.graph);
+  Graph& g = *shaped;
   for (const auto& [name, shape] : options.inputs) {
     const int id = g.find(name);
     if (id < 0 || !g.tensors[id].is_graph_input) {
@@ -79,6 +80,7 @@ void ShapeEngine::run(Model& model, const ShapeOptions& options) {
     throw Error(kExitUsage, "the model does not analyse with its unset dims at 1; set them with --dim NAME=VALUE: " +
                                 names + " (with them at 1: " + e.what() + ")");
   }
+  return shaped;
 }
 
 void ShapeEngine::infer_graph(Graph& graph) {

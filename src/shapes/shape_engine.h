@@ -1,9 +1,11 @@
-// Stage 2: gives every tensor of the graph a concrete dtype and shape, running each node's
+// Stage 2: gives every tensor of (a copy of) the graph a concrete dtype and shape, running each node's
 // shape rule in topological order and folding small integer tensors along the way.
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 
+#include "modelcost/analysis.h"
 #include "modelcost/diagnostics.h"
 #include "modelcost/graph.h"
 #include "ops/op_context.h"
@@ -13,17 +15,15 @@ namespace modelcost {
 class OpRegistry;
 class OpContext;
 
-struct ShapeOptions {
-  std::map<std::string, int64_t> dims;    // --dim NAME=VALUE: symbolic dim values
-  std::map<std::string, Shape> inputs;    // --input NAME=1x3x224x224: whole input shapes
-};
+using ShapeOptions = AnalysisOptions;
 
 class ShapeEngine : public BodyInference {
  public:
   ShapeEngine(const OpRegistry& registry, Diagnostics& diagnostics);
 
-  // Sets the graph inputs from the options and the declared shapes, then infers every node.
-  void run(Model& model, const ShapeOptions& options);
+  // A copy of the model's graph with its inputs set from the options and the declared shapes,
+  // and every node inferred. The model is not changed.
+  std::shared_ptr<Graph> run(const Model& model, const ShapeOptions& options);
   // Infers a subgraph whose inputs and outer-scope tensors are already set (If/Loop/Scan).
   void infer_graph(Graph& graph) override;
 

@@ -5,6 +5,7 @@
 
 #include "modelcost/errors.h"
 #include "modelcost/plan.h"
+#include "load/model_loader.h"
 #include "test_support.h"
 
 namespace modelcost::testing {
@@ -24,18 +25,16 @@ ModelBuilder matmul_model() {
   return b;
 }
 
-// Re-runs the pipeline per batch, keeping the latest run alive as AnalysisForBatch requires.
+// Analyses one loaded model per batch, as the CLI's plan does.
 struct BatchRunner {
-  ModelBuilder builder = matmul_model();
-  std::unique_ptr<AnalysisRun> latest;
+  Model model = load_model_from_bytes(matmul_model().bytes(), "matmul");
   int calls = 0;
   AnalysisForBatch callback() {
     return [this](int64_t batch) {
-      ShapeOptions options;
+      AnalysisOptions options;
       options.dims["N"] = batch;
-      latest = analyse(builder, options);
       ++calls;
-      return latest->analysis;
+      return analyze(model, options);
     };
   }
 };

@@ -60,11 +60,11 @@ void add_kernel_breakdown(ModelMeasurement& result, cudaGraphExec_t exec, cudaSt
 ModelMeasurement CudaBackend::measure_model(const Analysis& analysis, const MeasureOptions& options) {
   ModelMeasurement result;
   result.method = "CUDA graph replay of all nodes in topological order, CUDA events";
-  if (!analysis.model) {
+  if (!analysis.graph) {
     result.reason = "no model";
     return result;
   }
-  const Graph& graph = analysis.model->graph;
+  const Graph& graph = *analysis.graph;
   std::vector<DeviceBuffer> owned;
   std::vector<void*> pointer(graph.tensors.size(), nullptr);
   std::vector<std::unique_ptr<OperatorRunner>> runners;
