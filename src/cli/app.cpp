@@ -12,6 +12,7 @@
 #include "cli/progress_bar.h"
 #include "cli/report_files.h"
 #include "cli/version.h"
+#include "cli/version_info.h"
 #include "load/model_loader.h"
 #include "modelcost/errors.h"
 #include "report/csv_writer.h"
@@ -283,7 +284,7 @@ std::string one_line_error(const CliOptions& options, std::string message) {
 
 int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"modelcost: per-layer MACs, FLOPs, params and memory traffic of an ONNX model", "modelcost"};
-  app.set_version_flag("--version", std::string("modelcost ") + kModelcostVersion);
+  app.set_version_flag("--version", [] { return version_text(); });
   CliOptions options;
   add_cli_options(app, options);
   LlmCommandOptions llm;

@@ -27,12 +27,12 @@ void HardwareStage::check_options(const CliOptions& o) {
 HardwareStage::HardwareStage(const CliOptions& options, const std::string& local_gpu_name, int local_sm_count,
                              double local_memory_gb)
     : options_(options) {
-  db_ = load_hardware_db(options.hwdb_dirs);
-  if (options.gpus.empty()) {
+  if (options.gpus.empty()) {  // a custom device needs no database
     custom_ = std::make_unique<Device>(make_custom_device(*options.peak_tflops, *options.bandwidth_gbps));
     devices_.push_back(custom_.get());
     return;
   }
+  db_ = load_hardware_db(options.hwdb_dirs);
   for (const auto& name : split_at(options.gpus, ',')) {
     if (name.empty()) throw Error(kExitUsage, "--gpu '" + options.gpus + "': empty device name");
     if (name == "auto") {
