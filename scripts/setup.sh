@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing (Debian 12 packages) and builds modelcost into build/.
+# Installs what is missing (Debian 12 packages) and builds the modelcost tool (the binary and, where
+# the CUDA toolkit is found, its CUDA module) into build/; scripts/test.sh builds the tests too.
 # Safe to re-run: installs only missing packages, rebuilds incrementally.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,4 +24,4 @@ fi
 # The CUDA toolkit, when present, is found through nvcc on PATH or its default prefix.
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$(nproc)"
+cmake --build build -j"$(nproc)" --target modelcost_tool

@@ -1,4 +1,5 @@
 #include "test_support.h"
+#include "ops/op_registry.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -165,13 +166,21 @@ const TensorInfo& AnalysisRun::tensor(const std::string& name) const {
 }
 
 namespace {
-std::unique_ptr<AnalysisRun> run_pipeline(Model model, const ShapeOptions& options) {
+std::unique_ptr<AnalysisRun> run_pipeline(Model model, const ShapeOptions& options,
+                                          const OpRegistry& registry = OpRegistry::instance()) {
   auto run = std::make_unique<AnalysisRun>();
   run->model = std::move(model);
-  run->analysis = analyze(run->model, options);
+  ShapeOptions with_registry = options;
+  with_registry.registry = &registry;
+  run->analysis = analyze(run->model, with_registry);
   return run;
 }
 }  // namespace
+
+std::unique_ptr<AnalysisRun> analyse_with(const ModelBuilder& builder, const OpRegistry& registry,
+                                          const ShapeOptions& options) {
+  return run_pipeline(load_model_from_bytes(builder.bytes(), "test-model"), options, registry);
+}
 
 std::unique_ptr<AnalysisRun> analyse(const ModelBuilder& builder, const ShapeOptions& options) {
   return run_pipeline(load_model_from_bytes(builder.bytes(), "test-model"), options);

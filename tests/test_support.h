@@ -10,6 +10,10 @@
 #include "modelcost/diagnostics.h"
 #include "shapes/shape_engine.h"
 
+namespace modelcost {
+class OpRegistry;
+}
+
 namespace modelcost::testing {
 
 constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
@@ -63,6 +67,9 @@ struct AnalysisRun {
 };
 
 std::unique_ptr<AnalysisRun> analyse(const ModelBuilder& builder, const ShapeOptions& options = {});
+// The same with another op table (user op rules).
+std::unique_ptr<AnalysisRun> analyse_with(const ModelBuilder& builder, const OpRegistry& registry,
+                                          const ShapeOptions& options = {});
 std::unique_ptr<AnalysisRun> analyse_file(const std::string& path, const ShapeOptions& options = {});
 std::string shared_model(const std::string& file);  // path under ../shared/models
 bool shared_models_present();

@@ -10,6 +10,8 @@
 
 namespace modelcost {
 
+class OpRegistry;
+
 struct NodeCost {
   double macs = 0;
   double flops = 0;
@@ -38,6 +40,8 @@ struct Totals {
 struct AnalysisOptions {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE: symbolic dim values
   std::map<std::string, Shape> inputs;  // --input NAME=1x3x224x224: whole input shapes
+  // The op rule table to use; nullptr = the built-in one (--ops FILE adds user rules to a copy).
+  const OpRegistry* registry = nullptr;
 };
 
 struct Analysis {

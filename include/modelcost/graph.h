@@ -34,6 +34,10 @@ struct Node {
   std::string op_type;
   std::string domain;   // "" for the standard ai.onnx domain
   int opset = 0;        // version of `domain` imported by the model
+  // Nodes expanded from a local function call: the chain of call-node names ("encoder/layer0")
+  // and the innermost function ("domain.Name"); both empty for the graph's own nodes.
+  std::string scope;
+  std::string function;
   std::vector<int> inputs;   // tensor ids; -1 for an omitted optional input
   std::vector<int> outputs;  // tensor ids; -1 for an omitted optional output
   std::vector<int> implicit_inputs;  // outer-scope tensors read by subgraphs

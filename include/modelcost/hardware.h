@@ -127,12 +127,16 @@ class HardwareDb {
   std::vector<Device> devices_;
 };
 
-// Directory of the shipped files: MODELCOST_SOURCE_DIR/hwdb when present, else
-// <dir of the executable>/../share/modelcost/hwdb; "" when neither exists.
+// Where the shipped device files are looked for: share/modelcost/hwdb of the tree the executable is
+// installed in (<bindir>/../share/modelcost/hwdb), then, for a binary of the build tree, the source
+// tree's hwdb/.
+std::vector<std::string> builtin_hwdb_places();
+// The first of those that exists; "" when none does.
 std::string builtin_hwdb_dir();
 
 // The database a run uses: the built-in directory, then each directory in the environment variable
-// MODELCOST_HWDB (':'-separated), then `extra_dirs` (--hwdb), later ones overriding by id.
+// MODELCOST_HWDB (':'-separated), then `extra_dirs` (--hwdb), later ones overriding by id. Throws
+// Error(kExitUnreadable) naming every place it looked when that leaves no device at all.
 HardwareDb load_hardware_db(const std::vector<std::string>& extra_dirs = {}, bool read_environment = true);
 
 // "'a100' is an alias of a100-sxm4-80gb (A100 SXM4 80GB)"; "" when the query was the id itself.

@@ -5,14 +5,12 @@
 #include "cli/app.h"
 #include "cli/hardware_stage.h"
 #include "cli/version.h"
-#include "costs/cost_model.h"
 #include "load/model_loader.h"
-#include "modelcost/hardware.h"
+#include "modelcost/analysis.h"
 #include "modelcost/errors.h"
-#include "ops/op_registry.h"
+#include "modelcost/hardware.h"
 #include "report/json_writer.h"
 #include "shapes/batch_dim.h"
-#include "shapes/shape_engine.h"
 
 namespace modelcost {
 namespace {

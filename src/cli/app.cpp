@@ -5,6 +5,7 @@
 #include <new>
 #include <sstream>
 
+#include "cli/completeness.h"
 #include "cli/hardware_stage.h"
 #include "cli/input_checks.h"
 #include "cli/llm_command.h"
@@ -12,8 +13,11 @@
 #include "cli/progress_bar.h"
 #include "cli/report_files.h"
 #include "cli/version.h"
+#include "cli/version_info.h"
 #include "load/model_loader.h"
 #include "modelcost/errors.h"
+#include "ops/op_registry.h"
+#include "ops/user_rules.h"
 #include "report/csv_writer.h"
 #include "report/group_columns.h"
 #include "modelcost/measure.h"
@@ -132,7 +136,8 @@ struct AnalysedModel {
   std::string svg;  // the roofline plot, when --roofline-svg or --html asks for it
 };
 
-std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::string& path, RunSetup& setup) {
+std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::string& path, RunSetup& setup,
+                                       std::ostream& err) {
   auto run = std::make_unique<AnalysedModel>();
   run->model = std::make_unique<Model>(load_model(path));
   Model& model = *run->model;
@@ -143,6 +148,8 @@ std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::str
     const BatchDim dim = find_batch_dim(model, setup.shape_options, options.batch_dim);
     run_options = with_batch(model, setup.shape_options, dim, parse_batch_list(options.batches).front());
   }
+  const OpRegistry& registry = registry_with_user_rules(options.op_rule_files);
+  run_options.registry = &registry;
   Analysis analysed;
   try {
     analysed = analyze(model, run_options);
@@ -153,6 +160,7 @@ std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::str
   }
   run->analysis = std::make_unique<Analysis>(std::move(analysed));
   const Analysis& analysis = *run->analysis;
+  check_completeness(analysis, registry, options.strict, err);
   run->report = std::make_unique<Report>(build_report(analysis, kModelcostVersion));
   Report& report = *run->report;
 
@@ -180,7 +188,7 @@ std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::str
 int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostream& err) {
   if (options.model_path.empty()) throw Error(kExitUsage, "no model file given (see modelcost --help)");
   RunSetup setup = set_up(options);
-  const std::unique_ptr<AnalysedModel> run = analyse(options, options.model_path, setup);
+  const std::unique_ptr<AnalysedModel> run = analyse(options, options.model_path, setup, err);
   const Report& report = *run->report;
   if (!options.roofline_svg.empty()) write_report_file(options.roofline_svg, run->svg);
   if (!options.csv_path.empty()) emit_report(options.csv_path, csv_report_text(report), out);
@@ -206,14 +214,14 @@ int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostrea
 }
 
 // modelcost diff A B: both models through the same options, then the comparison.
-int diff_models(const CliOptions& options, std::ostream& out) {
+int diff_models(const CliOptions& options, std::ostream& out, std::ostream& err) {
   if (options.diff_models.size() != 2) throw Error(kExitUsage, "diff takes two model files: modelcost diff A.onnx B.onnx");
   const char* not_for_diff = !options.html_path.empty() ? "--html" : !options.roofline_svg.empty() ? "--roofline-svg"
                              : options.by_module >= 0 ? "--by-module" : nullptr;
   if (not_for_diff) throw Error(kExitUsage, std::string(not_for_diff) + " is not a diff report (diff writes --csv and --json)");
   RunSetup setup = set_up(options);
-  const auto a = analyse(options, options.diff_models[0], setup);
-  const auto b = analyse(options, options.diff_models[1], setup);
+  const auto a = analyse(options, options.diff_models[0], setup, err);
+  const auto b = analyse(options, options.diff_models[1], setup, err);
   const ModelDiff diff = diff_reports(*a->report, *b->report);
   if (!options.csv_path.empty()) emit_report(options.csv_path, render([&](std::ostream& s) { write_diff_csv(diff, s); }), out);
   if (!options.json_path.empty()) emit_report(options.json_path, render([&](std::ostream& s) { write_diff_json(diff, s); }), out);
@@ -283,7 +291,7 @@ std::string one_line_error(const CliOptions& options, std::string message) {
 
 int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"modelcost: per-layer MACs, FLOPs, params and memory traffic of an ONNX model", "modelcost"};
-  app.set_version_flag("--version", std::string("modelcost ") + kModelcostVersion);
+  app.set_version_flag("--version", [] { return version_text(); });
   CliOptions options;
   add_cli_options(app, options);
   LlmCommandOptions llm;
@@ -304,7 +312,7 @@ int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
   try {
     if (options.list_gpus) return list_gpus(options, out);
     if (options.calibrate) return calibrate(options, out);
-    if (options.diff) return diff_models(options, out);
+    if (options.diff) return diff_models(options, out, err);
     if (llm.requested) {
       options.model_path = llm.model_path;  // errors name the model
       return run_llm_command(llm, out);

@@ -1,6 +1,8 @@
 #include "cli/hardware_stage.h"
 
 #include "modelcost/errors.h"
+#include "ops/op_registry.h"
+#include "ops/user_rules.h"
 #include "report/roofline_columns.h"
 #include "report/roofline_svg.h"
 #include "shapes/batch_dim.h"
@@ -27,12 +29,12 @@ void HardwareStage::check_options(const CliOptions& o) {
 HardwareStage::HardwareStage(const CliOptions& options, const std::string& local_gpu_name, int local_sm_count,
                              double local_memory_gb)
     : options_(options) {
-  db_ = load_hardware_db(options.hwdb_dirs);
-  if (options.gpus.empty()) {
+  if (options.gpus.empty()) {  // a custom device needs no database
     custom_ = std::make_unique<Device>(make_custom_device(*options.peak_tflops, *options.bandwidth_gbps));
     devices_.push_back(custom_.get());
     return;
   }
+  db_ = load_hardware_db(options.hwdb_dirs);
   for (const auto& name : split_at(options.gpus, ',')) {
     if (name.empty()) throw Error(kExitUsage, "--gpu '" + options.gpus + "': empty device name");
     if (name == "auto") {
@@ -109,9 +111,12 @@ void HardwareStage::plan(const Model& model, const ShapeOptions& shape_options, 
   po.target_qps = options_.target_qps;
   po.latency_slo_ms = options_.latency_slo_ms;
   // The same loaded model at each batch; the main run already reported its warnings.
-  auto analyse_batch = [&model, &shape_options, &batch_dim](int64_t batch) {
+  const std::vector<std::string> op_rule_files = options_.op_rule_files;
+  auto analyse_batch = [&model, &shape_options, &batch_dim, op_rule_files](int64_t batch) {
     try {
-      return analyze(model, with_batch(model, shape_options, batch_dim, batch));
+      AnalysisOptions batch_options = with_batch(model, shape_options, batch_dim, batch);
+      batch_options.registry = &registry_with_user_rules(op_rule_files);
+      return analyze(model, batch_options);
     } catch (const Error& e) {
       // Typically a fixed-batch export whose Reshape targets bake the batch size in.
       throw Error(kExitUsage, "--batch " + std::to_string(batch) + ": the model does not run at that batch" +

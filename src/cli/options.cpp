@@ -38,6 +38,9 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
       ->check(non_negative);
   app.add_flag("--by-op", options.by_op, "List every op type in the terminal summary, not only the first --top");
   app.add_flag("-q,--quiet", options.quiet, "Print nothing on stdout (files are still written)");
+  app.add_flag("--strict", options.strict, "Fail when an op has no rule or a node is left without a shape");
+  app.add_option("--ops", options.op_rule_files, "Rules (TOML) for ops without a built-in rule (repeatable; also $MODELCOST_OPS)")
+      ->type_name("FILE");
 
   // CLI::PositiveNumber's message prints the whole double range; this one says what is wanted.
   const CLI::Validator positive(
@@ -139,12 +142,14 @@ namespace {
   throw Error(kExitUsage, option + " '" + text + "': " + why);
 }
 
-// A positive decimal integer that fits int64: digits only, no sign, no spaces.
-bool parse_positive(const std::string& text, int64_t* value) {
+// A decimal integer >= minimum that fits int64: digits only, no sign, no spaces.
+bool parse_whole(const std::string& text, int64_t* value, int64_t minimum) {
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return false;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
-  return ec == std::errc() && end == text.data() + text.size() && *value > 0;
+  return ec == std::errc() && end == text.data() + text.size() && *value >= minimum;
 }
+
+bool parse_positive(const std::string& text, int64_t* value) { return parse_whole(text, value, 1); }
 
 std::pair<std::string, std::string> split_assignment(const std::string& option, const std::string& text,
                                                      const char* expected) {
@@ -162,8 +167,9 @@ std::pair<std::string, int64_t> parse_dim_assignment(const std::string& text) {
     usage("--dim", text, "one NAME=VALUE per --dim; write each dim as its own option, e.g. --dim batch=1 --dim seq=128");
   auto [name, value_text] = split_assignment("--dim", text, "NAME=VALUE, e.g. batch=8");
   int64_t value = 0;
-  if (!parse_positive(value_text, &value))
-    usage("--dim", text, "VALUE must be a positive integer (got '" + value_text + "')");
+  // 0 is allowed: an empty dim (a KV cache's past length before the first step).
+  if (!parse_whole(value_text, &value, 0))
+    usage("--dim", text, "VALUE must be a whole number >= 0 (got '" + value_text + "')");
   return {name, value};
 }
 

@@ -24,6 +24,8 @@ struct CliOptions {
   int by_module = -1;     // --by-module DEPTH: totals per node-name scope (-1: off)
   bool by_op = false;
   bool quiet = false;
+  bool strict = false;  // --strict: unknown ops and unshaped nodes are errors
+  std::vector<std::string> op_rule_files;  // --ops FILE: user op rules (docs/ops/user_rules.md)
 
   // Hardware, roofline and capacity plan (docs/roofline.md).
   std::string gpus;                    // --gpu a100 | a100,h100,l4 | auto

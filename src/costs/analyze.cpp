@@ -7,10 +7,11 @@
 namespace modelcost {
 
 Analysis analyze(const Model& model, const AnalysisOptions& options) {
+  const OpRegistry& registry = options.registry ? *options.registry : OpRegistry::instance();
   Diagnostics diagnostics;
-  ShapeEngine engine(OpRegistry::instance(), diagnostics);
+  ShapeEngine engine(registry, diagnostics);
   std::shared_ptr<const Graph> shaped = engine.run(model, options);
-  return compute_costs(model, std::move(shaped), OpRegistry::instance(), diagnostics);
+  return compute_costs(model, std::move(shaped), registry, diagnostics);
 }
 
 }  // namespace modelcost

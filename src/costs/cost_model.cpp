@@ -3,7 +3,10 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ops/op_registry.h"
 
@@ -16,9 +19,40 @@ using WeightSet = std::unordered_map<const onnx::TensorProto*, double>;
 
 double tensor_bytes(const TensorInfo& t) { return element_count(t.shape) * dtype_size(t.dtype); }
 
+// Integer initializers whose values reach a DequantizeLinear through gathers, slices and
+// reshapes (an int8 embedding table read by Gather then dequantized): weights, counted by their
+// elements at the node that reads them, as a float weight would be.
+std::unordered_set<const onnx::TensorProto*> dequantized_integer_weights(const Graph& graph) {
+  static const std::unordered_set<std::string> kPassThrough = {"Gather", "GatherElements", "GatherND", "Reshape",
+                                                               "Transpose", "Squeeze", "Unsqueeze", "Flatten",
+                                                               "Identity", "Slice", "Expand", "Cast"};
+  std::unordered_map<int, const Node*> producer;
+  for (const Node& n : graph.nodes)
+    for (int id : n.outputs)
+      if (id >= 0) producer[id] = &n;
+  std::unordered_set<const onnx::TensorProto*> found;
+  for (const Node& n : graph.nodes) {
+    if (n.op_type != "DequantizeLinear" || n.inputs.empty()) continue;
+    int id = n.inputs[0];
+    for (int hops = 0; id >= 0 && hops < 64; ++hops) {
+      const TensorInfo& t = graph.tensors[id];
+      if (t.initializer) {
+        if (!dtype_is_float(t.dtype)) found.insert(t.initializer);
+        break;
+      }
+      auto it = producer.find(id);
+      if (it == producer.end() || !kPassThrough.count(it->second->op_type) || it->second->inputs.empty()) break;
+      id = it->second->inputs[0];
+    }
+  }
+  return found;
+}
+
 class CostWalker {
  public:
-  CostWalker(const OpRegistry& registry, Diagnostics& diagnostics) : registry_(registry), diagnostics_(diagnostics) {}
+  CostWalker(const OpRegistry& registry, Diagnostics& diagnostics,
+             std::unordered_set<const onnx::TensorProto*> dequantized)
+      : registry_(registry), diagnostics_(diagnostics), dequantized_(std::move(dequantized)) {}
 
   NodeAnalysis analyse(const Graph& graph, const Node& node, WeightSet& weights);
   // Float initializers of the graph (and the graphs around it) a node reads.
@@ -27,6 +61,7 @@ class CostWalker {
  private:
   const OpRegistry& registry_;
   Diagnostics& diagnostics_;
+  std::unordered_set<const onnx::TensorProto*> dequantized_;
 };
 
 const onnx::TensorProto* CostWalker::float_weight(const Graph& graph, int id) {
@@ -75,6 +110,13 @@ NodeAnalysis CostWalker::analyse(const Graph& graph, const Node& node, WeightSet
   for (int id : node.inputs) {
     if (id < 0) continue;
     if (const auto* w = float_weight(graph, id); w && own.emplace(w, 0).second) {
+      cost.params += element_count(graph.tensors[id].shape);
+      weights.emplace(w, element_count(graph.tensors[id].shape));
+    }
+  }
+  for (int id : node.inputs) {
+    const onnx::TensorProto* w = id >= 0 ? graph.tensors[id].initializer : nullptr;
+    if (w && dequantized_.count(w) && own.emplace(w, 0).second) {
       cost.params += element_count(graph.tensors[id].shape);
       weights.emplace(w, element_count(graph.tensors[id].shape));
     }
@@ -131,6 +173,23 @@ NodeAnalysis CostWalker::analyse(const Graph& graph, const Node& node, WeightSet
   return result;
 }
 
+// The share of nodes left unshaped and the unknown ops that are the likely cause.
+std::string unshaped_warning(const Model& model, const OpRegistry& registry, const Totals& t) {
+  std::set<std::string> unknown;
+  for (const Node& node : model.graph.nodes)
+    if (!registry.find(node.domain, node.op_type)) unknown.insert((node.domain.empty() ? "" : node.domain + ".") + node.op_type);
+  char share[32];
+  std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(t.unshaped_nodes) / static_cast<double>(t.nodes));
+  std::string message = std::to_string(t.unshaped_nodes) + " of " + std::to_string(t.nodes) + " nodes (" + share +
+                        ") are left without a concrete shape; their cost is missing from the totals";
+  if (!unknown.empty()) {
+    std::string names;
+    for (const auto& u : unknown) names += (names.empty() ? "" : ", ") + u;
+    message += " (unknown ops: " + names + "; declare them with --ops FILE)";
+  }
+  return message;
+}
+
 }  // namespace
 
 Analysis compute_costs(const Model& model, std::shared_ptr<const Graph> shaped, const OpRegistry& registry,
@@ -139,7 +198,7 @@ Analysis compute_costs(const Model& model, std::shared_ptr<const Graph> shaped, 
   analysis.model = &model;
   analysis.graph = std::move(shaped);
   const Graph& graph = *analysis.graph;
-  CostWalker walker(registry, diagnostics);
+  CostWalker walker(registry, diagnostics, dequantized_integer_weights(graph));
   WeightSet weights;
   Totals& t = analysis.totals;
   analysis.nodes.reserve(graph.nodes.size());
@@ -156,13 +215,16 @@ Analysis compute_costs(const Model& model, std::shared_ptr<const Graph> shaped, 
     analysis.nodes.push_back(a);
   }
   for (const auto& [w, elements] : weights) t.params += elements;
-  if (t.unshaped_nodes)
-    diagnostics.warn(std::to_string(t.unshaped_nodes) + " node(s) have outputs without a concrete shape; their cost is unknown");
+  if (t.unshaped_nodes) diagnostics.warn(unshaped_warning(model, registry, t));
   if (t.estimated_nodes)
     diagnostics.warn(std::to_string(t.estimated_nodes) +
                      " node(s) have data-dependent sizes; their figures are upper bounds (marked estimate)");
   analysis.warnings = diagnostics.warnings();
   return analysis;
+}
+
+std::string describe_unshaped(const Analysis& analysis, const OpRegistry& registry) {
+  return unshaped_warning(*analysis.model, registry, analysis.totals);
 }
 
 }  // namespace modelcost

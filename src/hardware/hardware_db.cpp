@@ -110,33 +110,57 @@ const Device& HardwareDb::resolve(const std::string& query) const {
                                       hint.empty() ? "" : " (close matches: " + hint + ")", devices_.size()));
 }
 
+std::vector<std::string> builtin_hwdb_places() {
+  std::vector<std::string> places;
+  const std::string exe = executable_dir();
+  if (!exe.empty()) places.push_back((fs::path(exe) / MODELCOST_HWDB_RELDIR).lexically_normal().string());
+  // A binary of the build tree (modelcost, the tests) reads the source tree's files.
+  const std::string build_dir = MODELCOST_BUILD_DIR;
+  if (exe.compare(0, build_dir.size(), build_dir) == 0 && (exe.size() == build_dir.size() || exe[build_dir.size()] == '/'))
+    places.push_back((fs::path(MODELCOST_SOURCE_DIR) / "hwdb").string());
+  return places;
+}
+
 std::string builtin_hwdb_dir() {
   std::error_code ec;
-  const fs::path source = fs::path(MODELCOST_SOURCE_DIR) / "hwdb";
-  if (fs::is_directory(source, ec)) return source.string();
-  const std::string exe = executable_dir();
-  if (!exe.empty()) {
-    const fs::path installed = fs::path(exe) / ".." / "share" / "modelcost" / "hwdb";
-    if (fs::is_directory(installed, ec)) return fs::weakly_canonical(installed, ec).string();
-  }
+  for (const auto& place : builtin_hwdb_places())
+    if (fs::is_directory(place, ec)) return place;
   return "";
 }
 
 HardwareDb load_hardware_db(const std::vector<std::string>& extra_dirs, bool read_environment) {
   HardwareDb db;
-  if (const std::string builtin = builtin_hwdb_dir(); !builtin.empty()) db.load_dir(builtin);
+  std::vector<std::string> looked;
+  if (const std::string builtin = builtin_hwdb_dir(); !builtin.empty()) {
+    db.load_dir(builtin);
+    looked.push_back(builtin);
+  } else {
+    for (const auto& place : builtin_hwdb_places()) looked.push_back(place);
+  }
   if (read_environment) {
     if (const char* env = std::getenv("MODELCOST_HWDB"); env && *env) {
       std::string list(env);
       size_t start = 0;
       while (start <= list.size()) {
         const size_t end = std::min(list.find(':', start), list.size());
-        if (end > start) db.load_dir(list.substr(start, end - start));
+        if (end > start) {
+          db.load_dir(list.substr(start, end - start));
+          looked.push_back("$MODELCOST_HWDB " + list.substr(start, end - start));
+        }
         start = end + 1;
       }
     }
   }
-  for (const auto& dir : extra_dirs) db.load_dir(dir);
+  for (const auto& dir : extra_dirs) {
+    db.load_dir(dir);
+    looked.push_back("--hwdb " + dir);
+  }
+  if (db.devices().empty()) {
+    std::string where;
+    for (const auto& place : looked) where += (where.empty() ? "" : ", ") + place;
+    throw Error(kExitUnreadable, "no hardware database: no device file (*.toml) in " + where +
+                                     "; name a directory with --hwdb DIR or $MODELCOST_HWDB");
+  }
   return db;
 }
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "graph/graph_builder.h"
+#include "load/function_inliner.h"
 #include "modelcost/errors.h"
 
 namespace modelcost {
@@ -33,13 +34,11 @@ std::string read_file(const std::string& path) {
   return bytes;
 }
 
+// A newer ai.onnx opset than known is not refused here: the shape stage warns and uses the
+// nearest known rules, refusing only an op it has no rule for.
 void check_opsets(const Model& model, const std::string& label) {
   auto it = model.opsets.find("");
   if (it == model.opsets.end()) return;
-  if (it->second > kMaxKnownOnnxOpset)
-    throw Error(kExitUnsupported, label + ": opset " + std::to_string(it->second) +
-                                      " of the ai.onnx domain is newer than any known (up to " +
-                                      std::to_string(kMaxKnownOnnxOpset) + ")");
   if (it->second < 1) throw Error(kExitInvalidModel, label + ": invalid ai.onnx opset " + std::to_string(it->second));
 }
 
@@ -75,7 +74,9 @@ Model load_model_from_bytes(const std::string& bytes, const std::string& label) 
   if (!model.opsets.count("")) model.opsets[""] = 1;
   check_opsets(model, label);
   try {
+    const InlinedScopes scopes = inline_local_functions(*model.proto, model.opsets);
     model.graph = build_graph(proto.graph(), model.opsets);
+    assign_scopes(model.graph, scopes);
   } catch (const Error& e) {
     throw Error(e.code(), label + ": " + e.what());
   }

@@ -6,9 +6,6 @@
 
 namespace modelcost {
 
-// Highest ai.onnx opset whose ops have rules here.
-constexpr int kMaxKnownOnnxOpset = 21;
-
 // Protobuf nesting read from a file (protobuf's default is 100, about 32 levels of nested
 // If/Loop/Scan bodies: each level is a node, an attribute and a graph).
 constexpr int kMaxProtobufNesting = 1000;

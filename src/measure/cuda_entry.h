@@ -42,7 +42,7 @@ struct CudaModuleStatus {
   std::string problem;  // why it cannot be used: not found (naming where it looked), dlopen error, ABI mismatch
 };
 // Finds the module without loading it: $MODELCOST_CUDA_MODULE, else the directory of the
-// executable, else <executable>/../lib/modelcost (an installed tree).
+// executable (a build tree), else <bindir>/../lib/modelcost (an installed tree).
 std::string find_cuda_module();
 // Loads the module (once per process); status.loadable false with the reason when it cannot.
 CudaModuleStatus cuda_module_status();

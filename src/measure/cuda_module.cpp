@@ -31,7 +31,7 @@ std::vector<std::string> search_places() {
   const std::string dir = executable_dir();
   if (!dir.empty()) {
     places.push_back(dir + "/" + kModuleFile);
-    places.push_back(dir + "/../lib/modelcost/" + kModuleFile);
+    places.push_back(dir + "/" MODELCOST_MODULE_RELDIR "/" + kModuleFile);
   }
   return places;
 }

@@ -50,6 +50,7 @@ const std::map<std::string, std::string>& gaps() {
       {"Gradient", "training op"}, {"Momentum", "training op"}, {"Adagrad", "training op"}, {"Adam", "training op"},
       {"Swish", "no GPU kernel yet"}, {"SimplifiedLayerNormalization", "no GPU kernel yet"},
       {"DeformConv", "no GPU kernel yet"}, {"BitCast", "no GPU kernel yet"}, {"TensorScatter", "no GPU kernel yet"},
+      {"CumProd", "no GPU kernel yet"},
   };
   return table;
 }

@@ -37,6 +37,10 @@ const OpRegistry& OpRegistry::instance() {
     register_quantization_ops(r);
     register_attention_ops(r);
     register_com_microsoft_ops(r);
+    register_recent_onnx_ops(r);
+    register_nchwc_ops(r);
+    register_onnx_ml_ops(r);
+    register_ms_quantized_ops(r);
     return r;
   }();
   return registry;

@@ -11,6 +11,10 @@
 
 namespace modelcost {
 
+// Highest ai.onnx opset whose ops have rules here (ONNX 1.19). A model importing a newer one is
+// analysed with these rules after a warning; only a standard op without a rule is refused.
+constexpr int kMaxKnownOnnxOpset = 24;
+
 // Work a cost rule reports. Bytes default to every input read and every output written
 // (at each tensor's dtype); a rule overrides them only where the op moves nothing.
 struct OpCost {
@@ -72,6 +76,10 @@ void register_controlflow_ops(OpRegistry&);
 void register_quantization_ops(OpRegistry&);
 void register_attention_ops(OpRegistry&);
 void register_com_microsoft_ops(OpRegistry&);
+void register_recent_onnx_ops(OpRegistry&);
+void register_nchwc_ops(OpRegistry&);
+void register_onnx_ml_ops(OpRegistry&);
+void register_ms_quantized_ops(OpRegistry&);
 
 // Domain spellings that mean the standard domain.
 inline bool is_standard_domain(std::string_view d) { return d.empty() || d == "ai.onnx"; }

@@ -68,7 +68,22 @@ std::shared_ptr<Graph> ShapeEngine::run(const Model& model, const ShapeOptions& 
   }
   for (const auto& [name, value] : options.dims)
     if (!used_dims.count(name)) diagnostics_.warn("--dim " + name + " names no symbolic dim of the model's inputs");
-  infer_graph(g);
+  const auto standard = model.opsets.find("");
+  if (standard != model.opsets.end() && standard->second > kMaxKnownOnnxOpset)
+    diagnostics_.warn("opset " + std::to_string(standard->second) + " of the ai.onnx domain is newer than any known (up to " +
+                      std::to_string(kMaxKnownOnnxOpset) + "): using the rules of opset " +
+                      std::to_string(kMaxKnownOnnxOpset));
+  try {
+    infer_graph(g);
+  } catch (const Error& e) {
+    // Unset dims at 1 often make a graph inconsistent (a KV cache whose past and total lengths
+    // must differ): name the dims to set rather than the node that failed first.
+    if (defaulted.empty() || e.code() != kExitInvalidModel) throw;
+    std::string names;
+    for (const auto& n : defaulted) names += (names.empty() ? "" : ", ") + n;
+    throw Error(kExitUsage, "the model does not analyse with its unset dims at 1; set them with --dim NAME=VALUE: " +
+                                names + " (with them at 1: " + e.what() + ")");
+  }
   return shaped;
 }
 
@@ -84,9 +99,7 @@ void ShapeEngine::infer_node(Graph& graph, Node& node) {
   const OpRule* rule = registry_.find(node.domain, node.op_type);
   OpContext c(graph, node, diagnostics_, this);
   if (!rule) {
-    diagnostics_.warn_counted("unknown op " + (node.domain.empty() ? "" : node.domain + ".") + node.op_type +
-                                  ": shapes from the file, cost unknown",
-                              node.name);
+    infer_unknown_op(c);
   } else if (rule->infer) {
     bool inputs_shaped = true;
     for (size_t i = 0; i < c.num_inputs(); ++i)
@@ -105,6 +118,24 @@ void ShapeEngine::infer_node(Graph& graph, Node& node) {
     }
   }
   apply_declared_shapes(graph, node);
+}
+
+// An op with no rule: a standard op of an opset newer than known is refused (its semantics are
+// not known); any other keeps the shapes ONNX 1.12's schema (ai.onnx.ml, old contrib ops) or the
+// file declares, and its cost stays unknown.
+void ShapeEngine::infer_unknown_op(OpContext& c) {
+  const Node& node = c.node();
+  if (is_standard_domain(node.domain) && node.opset > kMaxKnownOnnxOpset)
+    throw Error(kExitUnsupported, "node '" + node.name + "': op " + node.op_type + " of ai.onnx opset " +
+                                      std::to_string(node.opset) + " is not known (rules up to opset " +
+                                      std::to_string(kMaxKnownOnnxOpset) + "); declare it with --ops FILE");
+  diagnostics_.warn_counted("unknown op " + (node.domain.empty() ? "" : node.domain + ".") + node.op_type +
+                                ": shapes from the file, cost unknown",
+                            node.name);
+  bool inputs_shaped = true;
+  for (size_t i = 0; i < c.num_inputs(); ++i)
+    if (c.has_input(i) && !c.in(i).has_shape) inputs_shaped = false;
+  if (inputs_shaped) infer_with_onnx_schema(c);
 }
 
 bool ShapeEngine::resolve_declared(const TensorInfo& tensor, int32_t* dtype, Shape* shape) const {

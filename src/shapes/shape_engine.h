@@ -13,6 +13,7 @@
 namespace modelcost {
 
 class OpRegistry;
+class OpContext;
 
 using ShapeOptions = AnalysisOptions;
 
@@ -39,6 +40,7 @@ class ShapeEngine : public BodyInference {
 
  private:
   void infer_node(Graph& graph, Node& node);
+  void infer_unknown_op(OpContext& c);
   void apply_declared_shapes(Graph& graph, const Node& node);
   bool resolve_declared(const TensorInfo& tensor, int32_t* dtype, Shape* shape) const;
 

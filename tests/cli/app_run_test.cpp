@@ -26,7 +26,9 @@ TEST(CliRun, PrintsTheTerminalReport) {
 TEST(CliRun, VersionAndHelp) {
   CliResult r = run_modelcost("--version");
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.out, std::string("modelcost ") + kModelcostVersion + "\n");
+  // The version, the git revision, and the CUDA module's state, which a GPU run needs.
+  EXPECT_EQ(r.out.rfind(std::string("modelcost ") + kModelcostVersion + " (git ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\nCUDA module: "), std::string::npos) << r.out;
   r = run_modelcost("--help");
   EXPECT_EQ(r.code, 0);
   for (const char* option : {"--dim", "--input", "--top", "--csv", "--json", "--by-op", "--quiet", "--version"})

@@ -28,14 +28,14 @@ TEST(CliOptions, DimAssignment) {
 TEST(CliOptions, BadDimAssignments) {
   expect_usage_error([] { parse_dim_assignment("batch"); }, "--dim 'batch': expected NAME=VALUE");
   expect_usage_error([] { parse_dim_assignment("=8"); }, "missing NAME");
-  expect_usage_error([] { parse_dim_assignment("batch="); }, "positive integer");
-  expect_usage_error([] { parse_dim_assignment("batch=0"); }, "positive integer (got '0')");
-  expect_usage_error([] { parse_dim_assignment("batch=-1"); }, "positive integer (got '-1')");
-  expect_usage_error([] { parse_dim_assignment("batch=+8"); }, "positive integer");
-  expect_usage_error([] { parse_dim_assignment("batch=8x"); }, "positive integer");
-  expect_usage_error([] { parse_dim_assignment("batch= 8"); }, "positive integer");
-  expect_usage_error([] { parse_dim_assignment("batch=1.5"); }, "positive integer");
-  expect_usage_error([] { parse_dim_assignment("batch=99999999999999999999"); }, "positive integer");
+  expect_usage_error([] { parse_dim_assignment("batch="); }, "whole number >= 0");
+  EXPECT_EQ(parse_dim_assignment("past=0").second, 0);
+  expect_usage_error([] { parse_dim_assignment("batch=-1"); }, "whole number >= 0 (got '-1')");
+  expect_usage_error([] { parse_dim_assignment("batch=+8"); }, "whole number >= 0");
+  expect_usage_error([] { parse_dim_assignment("batch=8x"); }, "whole number >= 0");
+  expect_usage_error([] { parse_dim_assignment("batch= 8"); }, "whole number >= 0");
+  expect_usage_error([] { parse_dim_assignment("batch=1.5"); }, "whole number >= 0");
+  expect_usage_error([] { parse_dim_assignment("batch=99999999999999999999"); }, "whole number >= 0");
 }
 
 TEST(CliOptions, InputAssignment) {

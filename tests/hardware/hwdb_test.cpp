@@ -313,4 +313,12 @@ TEST(HardwareDb, ListPrintsAHeaderThenOneDevicePerLine) {
   EXPECT_TRUE(found);
 }
 
+TEST(HardwareDb, ABuildTreeBinaryReadsTheSourceTreesFilesAfterTheInstalledPlace) {
+  const std::vector<std::string> places = builtin_hwdb_places();
+  ASSERT_EQ(places.size(), 2u);
+  EXPECT_NE(places[0].find("share/modelcost/hwdb"), std::string::npos) << places[0];
+  EXPECT_EQ(places[1], std::string(MODELCOST_SOURCE_DIR) + "/hwdb");
+  EXPECT_EQ(builtin_hwdb_dir(), places[1]);
+}
+
 }  // namespace modelcost::testing

@@ -1,5 +1,5 @@
 // Every op of the ONNX standard domain has a rule: all of ONNX 1.12's ai.onnx schemas, plus the
-// ops added in opsets 18-21 (which ONNX 1.12 does not know).
+// ops added in opsets 18-24, ONNX 1.13-1.19 (which ONNX 1.12 does not know).
 #include "ops/op_registry.h"
 
 #include <gtest/gtest.h>
@@ -28,7 +28,9 @@ TEST(OpRegistry, OpsAddedAfterOnnx112HaveRules) {
   const OpRegistry& r = OpRegistry::instance();
   for (const char* op : {"GroupNormalization", "Col2Im", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",
                          "CenterCropPad", "Mish", "DeformConv", "AffineGrid", "Gelu", "ImageDecoder", "RegexFullMatch",
-                         "StringConcat", "StringSplit", "IsInf", "IsNaN"}) {
+                         "StringConcat", "StringSplit", "IsInf", "IsNaN",
+                         // opset 23 (ONNX 1.18), opset 24 (ONNX 1.19), then CumProd of opset 26
+                         "Attention", "RMSNormalization", "RotaryEmbedding", "Swish", "TensorScatter", "CumProd"}) {
     const OpRule* rule = r.find("", op);
     ASSERT_NE(rule, nullptr) << op;
     EXPECT_NE(rule->infer, nullptr) << op;
@@ -47,6 +49,35 @@ TEST(OpRegistry, ComMicrosoftOpsThatExportersEmitHaveRules) {
     ASSERT_NE(rule, nullptr) << op;
     EXPECT_NE(rule->cost, nullptr) << op;
   }
+}
+
+TEST(OpRegistry, EveryOnnxMlOpHasAShapeAndACostRule) {
+  const OpRegistry& r = OpRegistry::instance();
+  std::set<std::string> missing;
+  for (const auto& schema : onnx::OpSchemaRegistry::get_all_schemas()) {
+    if (schema.domain() != "ai.onnx.ml" || schema.Deprecated()) continue;
+    const OpRule* rule = r.find("ai.onnx.ml", schema.Name());
+    if (!rule || !rule->infer || !rule->cost) missing.insert(schema.Name());
+  }
+  for (const char* op : {"Scaler", "TreeEnsembleClassifier", "TreeEnsembleRegressor", "TreeEnsemble", "ZipMap",
+                         "LinearClassifier"})
+    if (!r.find("ai.onnx.ml", op)) missing.insert(op);
+  EXPECT_TRUE(missing.empty()) << [&] {
+    std::string s;
+    for (const auto& m : missing) s += m + " ";
+    return s;
+  }();
+}
+
+TEST(OpRegistry, OnnxRuntimeContribOpsOfOptimizedAndQuantizedSavesHaveRules) {
+  const OpRegistry& r = OpRegistry::instance();
+  for (const char* op : {"QEmbedLayerNormalization", "QAttention", "DynamicQuantizeLSTM", "QLinearSoftmax",
+                         "QLinearAveragePool", "QLinearConcat", "QLinearWhere", "QLinearReduceMean", "MatMulNBits",
+                         "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "QLinearGlobalAveragePool"})
+    EXPECT_NE(r.find("com.microsoft", op), nullptr) << op;
+  for (const char* op : {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReorderInput",
+                         "ReorderOutput", "Upsample"})
+    EXPECT_NE(r.find("com.microsoft.nchwc", op), nullptr) << op;
 }
 
 TEST(OpRegistry, DomainSpellingsOfTheStandardDomainAgree) {

@@ -260,6 +260,25 @@ OpCost cost_embed_layer_norm(const OpContext& c) {
   return cost;
 }
 
+// QEmbedLayerNormalization: EmbedLayerNormalization with uint8 tables, gamma and beta (inputs
+// 2-6) and their scales and zero points (8-17); its outputs are float, like the scales.
+void infer_qembed_layer_norm(OpContext& c) {
+  infer_embed_layer_norm(c);
+  const int32_t dtype = c.has_input(8) ? c.in_dtype(8) : onnx::TensorProto::FLOAT;
+  for (size_t i : {0, 2})
+    if (c.has_output(i)) c.out(i).dtype = dtype;
+}
+
+OpCost cost_qembed_layer_norm(const OpContext& c) {
+  OpCost cost = cost_embed_layer_norm(c);
+  // Each gathered embedding element and each gamma/beta element is dequantized first.
+  const double tables = 2 + present(c, 4);
+  cost.flops += kDequantizeFlops * (tables * output_elements(c) + 2 * static_cast<double>(c.out(0).shape.back()));
+  for (size_t i = 2; i <= 6; ++i)
+    if (c.has_input(i)) cost.quantized_weights.emplace_back(i, element_count(c.in_shape(i)));
+  return cost;
+}
+
 // GroupNorm: X, gamma, beta (NHWC unless channels_last = 0); SkipGroupNorm adds skip (input 3)
 // and bias (input 4) first and may output their sum. activation 1 = SiLU.
 int64_t group_norm_groups(const OpContext& c) {
@@ -419,6 +438,7 @@ void register_com_microsoft_ops(OpRegistry& r) {
   r.add({
       {ms, "FusedConv", infer_conv<false>, cost_conv<false>},
       {ms, "NhwcConv", infer_conv<true>, cost_conv<true>},
+      {"com.microsoft.nchwc", "Conv", infer_conv<false>, cost_conv<false>},  // X, W, B, Sum; NCHWc layout
       {ms, "NhwcFusedConv", infer_conv<true>, cost_conv<true>},
       {ms, "FusedMatMul", infer_fused_matmul, cost_fused_matmul},
       {ms, "TransposeMatMul", infer_fused_matmul, cost_fused_matmul},
@@ -441,6 +461,7 @@ void register_com_microsoft_ops(OpRegistry& r) {
       {ms, "SkipLayerNormalization", infer_skip_layer_norm<false>, cost_skip_layer_norm<false>},
       {ms, "SkipSimplifiedLayerNormalization", infer_skip_layer_norm<true>, cost_skip_layer_norm<true>},
       {ms, "EmbedLayerNormalization", infer_embed_layer_norm, cost_embed_layer_norm},
+      {ms, "QEmbedLayerNormalization", infer_qembed_layer_norm, cost_qembed_layer_norm},
       {ms, "Inverse", infer_inverse, cost_inverse},
       {ms, "Trilu", infer_trilu, cost_data_movement},
       {ms, "GatedRelativePositionBias", infer_gated_relative_position_bias, cost_gated_relative_position_bias},

@@ -104,6 +104,14 @@ void register_nn_pool_ops(OpRegistry& r) {
       {"", "GlobalLpPool", infer_global_pool, cost_global_lp_pool},
       {"", "MaxUnpool", infer_max_unpool, cost_data_movement},
   });
+  // ORT's blocked-channel (NCHWc) forms: the same shapes on the block-padded channel count.
+  constexpr std::string_view nchwc = "com.microsoft.nchwc";
+  r.add({
+      {nchwc, "AveragePool", infer_pool, cost_window_pool},
+      {nchwc, "MaxPool", infer_pool, cost_window_pool},
+      {nchwc, "GlobalAveragePool", infer_global_pool, cost_per_input<1>},
+      {nchwc, "GlobalMaxPool", infer_global_pool, cost_per_input<1>},
+  });
 }
 
 }  // namespace modelcost

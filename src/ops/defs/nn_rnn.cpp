@@ -10,8 +10,9 @@ struct Recurrence {
   bool batch_major = false;  // layout = 1: X is [batch, seq, input]
 };
 
-// gates: 1 (RNN), 3 (GRU), 4 (LSTM).
-Recurrence read_recurrence(const OpContext& c, int64_t gates) {
+// gates: 1 (RNN), 3 (GRU), 4 (LSTM). transposed: W is [directions, input, gates*hidden] and R
+// [directions, hidden, gates*hidden] (com.microsoft.DynamicQuantizeLSTM).
+Recurrence read_recurrence(const OpContext& c, int64_t gates, bool transposed = false) {
   require_rank(c, 0, 3, "input X");
   require_rank(c, 1, 3, "weight W");
   require_rank(c, 2, 3, "recurrence weight R");
@@ -29,10 +30,10 @@ Recurrence read_recurrence(const OpContext& c, int64_t gates) {
   r.directions = direction == "bidirectional" ? 2 : 1;
   const Shape& w = c.in_shape(1);
   const Shape& rw = c.in_shape(2);
-  r.hidden = c.attr_int("hidden_size", rw[2]);
+  r.hidden = c.attr_int("hidden_size", transposed ? rw[1] : rw[2]);
   if (r.hidden <= 0) c.fail("hidden_size must be positive, got " + std::to_string(r.hidden));
-  const Shape want_w = {r.directions, gates * r.hidden, r.input};
-  const Shape want_r = {r.directions, gates * r.hidden, r.hidden};
+  const Shape want_w = transposed ? Shape{r.directions, r.input, gates * r.hidden} : Shape{r.directions, gates * r.hidden, r.input};
+  const Shape want_r = transposed ? Shape{r.directions, r.hidden, gates * r.hidden} : Shape{r.directions, gates * r.hidden, r.hidden};
   if (w != want_w) c.fail("W " + shape_to_string(w) + " must be " + shape_to_string(want_w));
   if (rw != want_r) c.fail("R " + shape_to_string(rw) + " must be " + shape_to_string(want_r));
   if (c.has_input(3) && c.in_shape(3) != Shape{r.directions, 2 * gates * r.hidden})
@@ -42,8 +43,8 @@ Recurrence read_recurrence(const OpContext& c, int64_t gates) {
   return r;
 }
 
-void infer_recurrence(OpContext& c, int64_t gates) {
-  const Recurrence r = read_recurrence(c, gates);
+void infer_recurrence(OpContext& c, int64_t gates, bool transposed = false) {
+  const Recurrence r = read_recurrence(c, gates, transposed);
   const Shape state = r.batch_major ? Shape{r.batch, r.directions, r.hidden} : Shape{r.directions, r.batch, r.hidden};
   for (size_t i = 5; i <= 6 && i < c.num_inputs(); ++i)  // initial_h, LSTM's initial_c
     if (c.has_input(i) && c.in_shape(i) != state)
@@ -70,8 +71,8 @@ void infer_lstm(OpContext& c) {
 // macs: per step, direction and batch row, the gate pre-activations x*W^T (gates*hidden x input)
 // and h*R^T (gates*hidden x hidden). flops: 2*macs + `per_hidden` flops per hidden value per step
 // + 2 bias adds per gate value when B is given.
-OpCost recurrence_cost(const OpContext& c, int64_t gates, double per_hidden) {
-  const Recurrence r = read_recurrence(c, gates);
+OpCost recurrence_cost(const OpContext& c, int64_t gates, double per_hidden, bool transposed = false) {
+  const Recurrence r = read_recurrence(c, gates, transposed);
   const double hidden_values = static_cast<double>(r.directions) * static_cast<double>(r.seq) *
                                static_cast<double>(r.batch) * static_cast<double>(r.hidden);
   OpCost cost;
@@ -88,6 +89,20 @@ OpCost cost_gru(const OpContext& c) { return recurrence_cost(c, 3, 8); }
 // add a multiply and an add for each of i, f, o (6).
 OpCost cost_lstm(const OpContext& c) { return recurrence_cost(c, 4, 9 + (c.has_input(7) ? 6 : 0)); }
 
+// DynamicQuantizeLSTM: LSTM with int8 W and R (transposed layout) plus their scales and zero
+// points (inputs 8-11); the same work as LSTM, its int8 weights counted in params.
+void infer_dynamic_quantize_lstm(OpContext& c) {
+  infer_recurrence(c, 4, true);
+  for (size_t i = 0; i < c.num_outputs(); ++i)
+    if (c.has_output(i)) c.out(i).dtype = c.in_dtype(0);
+}
+
+OpCost cost_dynamic_quantize_lstm(const OpContext& c) {
+  OpCost cost = recurrence_cost(c, 4, 9 + (c.has_input(7) ? 6 : 0), true);
+  for (size_t i : {1, 2}) cost.quantized_weights.emplace_back(i, element_count(c.in_shape(i)));
+  return cost;
+}
+
 }  // namespace
 
 void register_nn_rnn_ops(OpRegistry& r) {
@@ -95,6 +110,7 @@ void register_nn_rnn_ops(OpRegistry& r) {
       {"", "RNN", infer_rnn, cost_rnn},
       {"", "GRU", infer_gru, cost_gru},
       {"", "LSTM", infer_lstm, cost_lstm},
+      {"com.microsoft", "DynamicQuantizeLSTM", infer_dynamic_quantize_lstm, cost_dynamic_quantize_lstm},
   });
 }
 

@@ -96,6 +96,7 @@ OpCost cost_qlinear_conv(const OpContext& c) {
   cost.macs = conv_geometry(c, c.in_shape(0), c.in_shape(3), c.attr_int("channels_last", 0) != 0).macs;
   cost.flops = 2 * cost.macs + kQuantizeFlops * output_elements(c);  // requantize each output
   count_weight(c, cost, 3);
+  count_weight(c, cost, 8);  // the int32 bias, counted as QDQ models count it through its DequantizeLinear
   return cost;
 }
 
@@ -224,6 +225,7 @@ OpCost cost_qgemm(const OpContext& c) {
   // Rescale each int32 accumulator to float; quantize it again when y_scale is given.
   cost.flops = 2 * cost.macs + outputs * (1 + (c.has_input(7) ? kQuantizeFlops : 0));
   count_weight(c, cost, 3);
+  count_weight(c, cost, 6);  // bias C (int32, or float)
   return cost;
 }
 
