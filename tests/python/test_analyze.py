@@ -112,7 +112,7 @@ def test_bad_options_are_usage_errors():
     assert raised.value.exit_code == 2
     assert "unknown device 'no-such-gpu'" in str(raised.value)
     with pytest.raises(modelcost.ModelcostError) as raised:
-        modelcost.analyze(SAMPLE, dims={"batch": 0})
+        modelcost.analyze(SAMPLE, dims={"batch": -1})
     assert raised.value.exit_code == 2
     with pytest.raises(TypeError):
         modelcost.analyze(SAMPLE, dims={"batch": "one"})
