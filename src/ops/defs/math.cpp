@@ -487,8 +487,8 @@ void register_math_ops(OpRegistry& r) {
       {"", "ThresholdedRelu", infer_unary, cost_per_output<1>},
       {"", "Softplus", infer_unary, cost_per_output<3>},         // log(exp(x) + 1)
       {"", "Softsign", infer_unary, cost_per_output<3>},         // x / (1 + |x|)
-      {"", "Mish", infer_unary, cost_per_output<5>},             // x * tanh(softplus(x))
-      {"", "Gelu", infer_unary, cost_gelu},
+      {"", "Mish", infer_unary, cost_per_output<5>, inputs(1, 1)},  // x * tanh(softplus(x))
+      {"", "Gelu", infer_unary, cost_gelu, inputs(1, 1)},
       {"", "Shrink", infer_unary, cost_per_output<2>},
       {"", "Clip", infer_clip, cost_per_output<2>},
       {"", "Max", infer_max, cost_variadic},

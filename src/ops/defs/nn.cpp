@@ -186,8 +186,8 @@ void register_nn_ops(OpRegistry& r) {
   r.add({
       {"", "Conv", infer_conv, cost_conv},
       {"", "ConvTranspose", infer_conv_transpose, cost_conv_transpose},
-      {"", "DeformConv", infer_deform_conv, cost_deform_conv},
-      {"", "Col2Im", infer_col2im, cost_per_input<1>},
+      {"", "DeformConv", infer_deform_conv, cost_deform_conv, inputs(3, 5)},
+      {"", "Col2Im", infer_col2im, cost_per_input<1>, inputs(3, 3)},
   });
   register_nn_pool_ops(r);
   register_nn_norm_ops(r);

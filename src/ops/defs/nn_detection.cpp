@@ -171,7 +171,7 @@ void register_nn_detection_ops(OpRegistry& r) {
       {"", "RoiAlign", infer_roi_align, cost_roi_align},
       {"", "MaxRoiPool", infer_max_roi_pool, cost_max_roi_pool},
       {"", "GridSample", infer_grid_sample, cost_grid_sample},
-      {"", "AffineGrid", infer_affine_grid, cost_affine_grid},
+      {"", "AffineGrid", infer_affine_grid, cost_affine_grid, inputs(2, 2)},
   });
 }
 

@@ -216,7 +216,7 @@ void register_nn_norm_ops(OpRegistry& r) {
       {"", "BatchNormalization", infer_batch_norm, cost_batch_norm},
       {"", "InstanceNormalization", infer_instance_norm, cost_instance_norm},
       {"", "LayerNormalization", infer_layer_norm, cost_layer_norm},
-      {"", "GroupNormalization", infer_group_norm, cost_group_norm},
+      {"", "GroupNormalization", infer_group_norm, cost_group_norm, inputs(3, 3)},
       {"", "MeanVarianceNormalization", infer_mvn, cost_mvn},
       {"", "LpNormalization", infer_lp_norm, cost_lp_norm},
       {"", "LRN", infer_lrn, cost_lrn},

@@ -110,7 +110,8 @@ void register_nn_rnn_ops(OpRegistry& r) {
       {"", "RNN", infer_rnn, cost_rnn},
       {"", "GRU", infer_gru, cost_gru},
       {"", "LSTM", infer_lstm, cost_lstm},
-      {"com.microsoft", "DynamicQuantizeLSTM", infer_dynamic_quantize_lstm, cost_dynamic_quantize_lstm},
+      {"com.microsoft", "DynamicQuantizeLSTM", infer_dynamic_quantize_lstm, cost_dynamic_quantize_lstm,
+       inputs(12, 12).outputs(0, 3)},
   });
 }
 

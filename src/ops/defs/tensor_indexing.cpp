@@ -260,12 +260,12 @@ void register_tensor_indexing_ops(OpRegistry& r) {
       {"", "ReverseSequence", infer_unary, cost_data_movement},
       {"", "Resize", infer_resize, cost_resize},
       {"", "Upsample", infer_upsample, cost_resize},
-      {"", "CenterCropPad", infer_center_crop_pad, cost_data_movement},
+      {"", "CenterCropPad", infer_center_crop_pad, cost_data_movement, inputs(2, 2)},
       {"", "StringNormalizer", infer_string_normalizer, cost_data_movement},
-      {"", "RegexFullMatch", infer_regex_full_match, cost_data_movement},
-      {"", "StringConcat", infer_broadcast, cost_data_movement},
-      {"", "StringSplit", infer_string_split, cost_data_movement},
-      {"", "ImageDecoder", infer_image_decoder, cost_data_movement},
+      {"", "RegexFullMatch", infer_regex_full_match, cost_data_movement, inputs(1, 1)},
+      {"", "StringConcat", infer_broadcast, cost_data_movement, inputs(2, 2)},
+      {"", "StringSplit", infer_string_split, cost_data_movement, inputs(1, 1).outputs(2, 2)},
+      {"", "ImageDecoder", infer_image_decoder, cost_data_movement, inputs(1, 1)},
       {"", "TfIdfVectorizer", infer_with_onnx_schema, cost_data_movement},
   });
 }
