@@ -189,10 +189,14 @@ Ceilings ceilings_of(const Device& device, bool datasheet) {
 }
 
 // The calibrated kernel curve of the work's class, where the device has one and achievable
-// ceilings are in use; nullptr otherwise.
-const KernelCurve* curve_for(const KernelWork& work, const Device& device, const Ceilings& ceilings, double* k) {
+// ceilings are in use; nullptr otherwise. The grid times fp16 tensor-core kernels: matrix work of
+// other dtypes or on the vector path keeps the three terms.
+const KernelCurve* curve_for(const KernelWork& work, const PeakChoice& peak, const Device& device, const Ceilings& ceilings,
+                             double* k) {
   if (!ceilings.achievable || !work.anchor || device.kind != "gpu" || device.achievable.kernel_curves.empty()) return nullptr;
   const KernelClass c = kernel_class_of(*work.anchor, work.matrix);
+  const bool half_tensor = peak.path == MathPath::kTensor && (peak.dtype == "fp16" || peak.dtype == "bf16");
+  if (c.name != "pointwise" && !half_tensor) return nullptr;
   auto it = device.achievable.kernel_curves.find(c.name);
   if (it == device.achievable.kernel_curves.end()) return nullptr;
   *k = c.k;
@@ -220,7 +224,7 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
   nr.compute_dtype = work.compute_dtype;
   nr.compute_us = nr.flops / flops_per_s * 1e6;
   double k = 0;
-  if (const KernelCurve* curve = curve_for(work, device, ceilings, &k)) {
+  if (const KernelCurve* curve = curve_for(work, peak, device, ceilings, &k)) {
     if (curve->tflops > 0) nr.compute_us = curve->compute_us(nr.flops);
     nr.memory_us = curve->memory_us(nr.bytes);
     nr.overhead_us = curve->latency_us(k);
