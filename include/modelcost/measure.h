@@ -118,6 +118,34 @@ struct CalibrationResult {
   std::vector<std::string> notes;     // how each figure was obtained (sizes, kernels)
 };
 
+// One decode step of a decoder as a serving runtime runs it (`modelcost llm --measure`, docs/llm.md
+// "Measuring"): the shapes recognised in the graph, random weights and a KV cache of random data.
+struct DecodeStepSpec {
+  int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
+  bool gated_mlp = true;           // silu(gate) * up; else one up projection and gelu
+  int64_t batch = 1;
+  int64_t context = 1;             // positions the new token attends (the cache holds context - 1)
+  int64_t tensor_parallel = 1;     // GPUs 0 .. tp-1; NCCL all-reduce after each row-parallel product
+  int warmup = 10, repeats = 50;   // CUDA-graph replays
+};
+
+struct DecodeStepTiming {
+  bool measured = false;
+  std::string reason;              // why not, when not measured
+  double median_us = 0, min_us = 0, p10_us = 0, p90_us = 0, max_us = 0;  // per step, over the replays
+  int samples = 0;
+  int64_t kernels = 0;             // kernel nodes of one device's CUDA graph (collectives included)
+  // One more replay with CUPTI kernel records (after the timed ones): the kernels' summed time and
+  // their span, and the time per kernel kind ("rms_norm_kernel 45x 61.2 us; ...", largest first).
+  double kernel_busy_us = 0, kernel_span_us = 0;
+  std::string kernel_breakdown;
+  std::string implementation;      // the attention split and the GEMM algorithms chosen
+};
+
+// Runs the step on the GPU through the CUDA module (throws Error(kExitRuntime) when no module or
+// GPU is usable; a step that cannot run is measured=false with the reason).
+DecodeStepTiming measure_decode_step(const DecodeStepSpec& spec);
+
 // A measuring device. GPU or CPU; make_backend picks one.
 class Backend {
  public:
