@@ -95,6 +95,27 @@ TEST(MeasureOpPlan, BatchedMatMulAndGemmBias) {
   EXPECT_EQ(g.bias, MatMulParams::Bias::kRow);
 }
 
+// The plan takes its window from the shape rule's geometry: SAME_UPPER puts the odd pad at the end.
+TEST(MeasureOpPlan, ConvAndPoolPadsComeFromTheRuleWindow) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{1, 4, 7, 7});
+  b.weight("w", kFloat, Shape{8, 4, 3, 3});
+  onnx::NodeProto& conv_node = b.node("Conv", {"x", "w"}, {"y"});
+  set_attr(conv_node, "auto_pad", std::string("SAME_UPPER"));
+  set_attr(conv_node, "strides", std::vector<int64_t>{2, 2});
+  onnx::NodeProto& pool_node = b.node("MaxPool", {"x"}, {"p"});
+  set_attr(pool_node, "kernel_shape", std::vector<int64_t>{3, 3});
+  set_attr(pool_node, "strides", std::vector<int64_t>{2, 2});
+  set_attr(pool_node, "ceil_mode", int64_t{1});
+  b.output("y").output("p");
+  auto run = analyse(b);
+  const auto conv = std::get<ConvParams>(plan_of(*run, "y"));
+  EXPECT_EQ(conv.out_size, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(conv.pads, (std::vector<int64_t>{1, 1, 1, 1}));  // (4-1)*2 + 3 - 7 = 2 pads in all
+  const auto window = std::get<PoolParams>(plan_of(*run, "p"));
+  EXPECT_EQ(window.pads, (std::vector<int64_t>{0, 0, 0, 0}));  // ceil_mode's partial window is no pad
+}
+
 TEST(MeasureOpPlan, ZeroCostAndUnsupportedNodesSayWhy) {
   ModelBuilder b;
   b.input("x", kFloat, Shape{2, 6});

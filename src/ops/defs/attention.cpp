@@ -513,8 +513,8 @@ void register_attention_ops(OpRegistry& r) {
       {ms, "DecoderMaskedMultiHeadAttention", infer_attention<plan_decoder_masked_mha>, cost_attention<plan_decoder_masked_mha>},
       {ms, "SparseAttention", infer_attention<plan_sparse_attention>, cost_attention<plan_sparse_attention>},
       {ms, "RotaryEmbedding", infer_rotary<ms_rotated_elements>, cost_rotary<ms_rotated_elements>},
-      {"", "Attention", infer_attention<plan_onnx_attention>, cost_attention<plan_onnx_attention>},
-      {"", "RotaryEmbedding", infer_rotary<onnx_rotated_elements>, cost_rotary<onnx_rotated_elements>},
+      {"", "Attention", infer_attention<plan_onnx_attention>, cost_attention<plan_onnx_attention>, not_measured("no GPU kernel yet (fused attention)")},
+      {"", "RotaryEmbedding", infer_rotary<onnx_rotated_elements>, cost_rotary<onnx_rotated_elements>, not_measured("no GPU kernel yet")},
   });
 }
 

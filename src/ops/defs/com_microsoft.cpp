@@ -457,7 +457,7 @@ void register_com_microsoft_ops(OpRegistry& r) {
       {ms, "BiasDropout", infer_bias_dropout, cost_bias_dropout},
       {ms, "LayerNormalization", infer_layer_norm, cost_layer_norm},
       {ms, "SimplifiedLayerNormalization", infer_layer_norm, cost_rms_norm},
-      {"", "SimplifiedLayerNormalization", infer_layer_norm, cost_rms_norm},  // ORT registers it in ai.onnx too
+      {"", "SimplifiedLayerNormalization", infer_layer_norm, cost_rms_norm, not_measured("no GPU kernel yet")},  // ORT registers it in ai.onnx too
       {ms, "SkipLayerNormalization", infer_skip_layer_norm<false>, cost_skip_layer_norm<false>},
       {ms, "SkipSimplifiedLayerNormalization", infer_skip_layer_norm<true>, cost_skip_layer_norm<true>},
       {ms, "EmbedLayerNormalization", infer_embed_layer_norm, cost_embed_layer_norm},

@@ -386,13 +386,13 @@ OpCost cost_qattention(const OpContext& c) {
 void register_quantization_ops(OpRegistry& r) {
   constexpr std::string_view ms = "com.microsoft";
   r.add({
-      {"", "QuantizeLinear", infer_quantize_linear, cost_quantize_linear},
-      {"", "DequantizeLinear", infer_dequantize_linear, cost_dequantize_linear},
-      {"", "DynamicQuantizeLinear", infer_dynamic_quantize_linear, cost_dynamic_quantize_linear},
-      {"", "QLinearConv", infer_qlinear_conv, cost_qlinear_conv},
-      {"", "QLinearMatMul", infer_qlinear_matmul, cost_qlinear_matmul},
-      {"", "MatMulInteger", infer_matmul_integer, cost_matmul_integer},
-      {"", "ConvInteger", infer_conv_integer, cost_conv_integer},
+      {"", "QuantizeLinear", infer_quantize_linear, cost_quantize_linear, not_measured("no GPU kernel yet (quantized)")},
+      {"", "DequantizeLinear", infer_dequantize_linear, cost_dequantize_linear, not_measured("no GPU kernel yet (quantized)")},
+      {"", "DynamicQuantizeLinear", infer_dynamic_quantize_linear, cost_dynamic_quantize_linear, not_measured("no GPU kernel yet (quantized)")},
+      {"", "QLinearConv", infer_qlinear_conv, cost_qlinear_conv, not_measured("no GPU kernel yet (quantized)")},
+      {"", "QLinearMatMul", infer_qlinear_matmul, cost_qlinear_matmul, not_measured("no GPU kernel yet (quantized)")},
+      {"", "MatMulInteger", infer_matmul_integer, cost_matmul_integer, not_measured("no GPU kernel yet (integer GEMM)")},
+      {"", "ConvInteger", infer_conv_integer, cost_conv_integer, not_measured("no GPU kernel yet (integer conv)")},
       {ms, "QuantizeLinear", infer_quantize_linear, cost_quantize_linear},
       {ms, "DequantizeLinear", infer_dequantize_linear, cost_dequantize_linear},
       {ms, "QLinearConv", infer_qlinear_conv, cost_qlinear_conv},
