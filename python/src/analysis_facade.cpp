@@ -1,15 +1,12 @@
 #include "analysis_facade.h"
 
+#include <iostream>
 #include <new>
 
 #include "cli/app.h"
-#include "cli/hardware_stage.h"
-#include "cli/version.h"
 #include "load/model_loader.h"
-#include "modelcost/analysis.h"
 #include "modelcost/errors.h"
 #include "modelcost/hardware.h"
-#include "report/json_writer.h"
 #include "shapes/batch_dim.h"
 
 namespace modelcost {
@@ -38,33 +35,14 @@ void plan_at_own_batch(CliOptions& options, const Model& model, const ShapeOptio
   }
 }
 
-Json analyse(CliOptions& options) {
-  if (options.model_path.empty()) throw Error(kExitUsage, "no model file given");
-  const ShapeOptions shape_options = shape_options_from(options);
-  HardwareStage::check_options(options);
-  Model model = load_model(options.model_path);
-  plan_at_own_batch(options, model, shape_options);
-  ShapeOptions run_options = shape_options;
-  if (!options.batches.empty()) {
-    const BatchDim dim = find_batch_dim(model, shape_options, options.batch_dim);
-    run_options = with_batch(model, shape_options, dim, parse_batch_list(options.batches).front());
-  }
-  const Analysis analysis = analyze(model, run_options);
-  Report report = build_report(analysis, kModelcostVersion);
-  std::unique_ptr<HardwareStage> hardware;
-  if (HardwareStage::requested(options)) {
-    hardware = std::make_unique<HardwareStage>(options);
-    hardware->run(model, run_options, analysis, report);
-  }
-  return report_json(report);
-}
-
 }  // namespace
 
 Json analyse_for_python(const PythonRequest& request) {
   CliOptions options = cli_options(request);
   try {
-    return analyse(options);
+    if (options.model_path.empty()) throw Error(kExitUsage, "no model file given");
+    plan_at_own_batch(options, load_model(options.model_path), shape_options_from(options));
+    return analysis_report(options, std::cerr);
   } catch (const Error& e) {
     throw Error(e.code(), one_line_error(options, e.what()));
   } catch (const std::bad_alloc&) {

@@ -272,6 +272,13 @@ int calibrate(const CliOptions& options, std::ostream& out) {
 
 }  // namespace
 
+Json analysis_report(const CliOptions& options, std::ostream& err) {
+  if (options.model_path.empty()) throw Error(kExitUsage, "no model file given");
+  RunSetup setup = set_up(options);
+  const std::unique_ptr<AnalysedModel> run = analyse(options, options.model_path, setup, err);
+  return report_json(*run->report);
+}
+
 // One line. Messages that already name their subject keep it: a file the user gave (model,
 // report, hwdb directory) or a device option ("--gpu: ..."), which is about the hardware, not the
 // model. The others get the model's path.

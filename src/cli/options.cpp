@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "hardware/edit_distance.h"
 #include "modelcost/errors.h"
 
 namespace modelcost {
@@ -100,25 +101,6 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
   diff->fallthrough();
   diff->callback([&options] { options.diff = true; });
 }
-
-namespace {
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-}  // namespace
 
 std::string suggest_option(const CLI::App& app, const std::vector<std::string>& unknown) {
   for (const auto& word : unknown) {

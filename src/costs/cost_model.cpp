@@ -3,11 +3,13 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "modelcost/errors.h"
 #include "ops/op_registry.h"
 
 namespace modelcost {
@@ -162,13 +164,23 @@ NodeAnalysis CostWalker::analyse(const Graph& graph, const Node& node, WeightSet
   }
   if (!node.subgraphs.empty()) {
     const double r = op.subgraph_repeats;
-    cost.macs += r * body_total.macs;
-    cost.flops += r * body_total.flops;
-    cost.bytes_read += r * body_total.bytes_read;
-    cost.bytes_written += r * body_total.bytes_written;
+    // A body without work adds none however often it runs (and no 0 * huge = NaN).
+    auto repeated = [r](double body_figure) { return body_figure == 0 ? 0.0 : r * body_figure; };
+    cost.macs += repeated(body_total.macs);
+    cost.flops += repeated(body_total.flops);
+    cost.bytes_read += repeated(body_total.bytes_read);
+    cost.bytes_written += repeated(body_total.bytes_written);
     cost.params += body_total.params;
     cost.estimate = cost.estimate || body_total.estimate;
     if (!body_known) cost.known = false;
+    // Nested bodies multiply their repeats (Scans over 2^40 slices, 40 deep): past a double's
+    // range the figures would read "inf", a wrong answer.
+    if (!std::isfinite(cost.macs + cost.flops + cost.bytes_read + cost.bytes_written)) {
+      char repeats[32];
+      std::snprintf(repeats, sizeof repeats, "%.3g", r);
+      throw NodeError(node.name, node.op_type, std::string("its body's work, repeated ") + repeats +
+                                                   " times, is past what a double holds (1.8e308)");
+    }
   }
   return result;
 }
@@ -215,6 +227,8 @@ Analysis compute_costs(const Model& model, std::shared_ptr<const Graph> shaped, 
     analysis.nodes.push_back(a);
   }
   for (const auto& [w, elements] : weights) t.params += elements;
+  if (!std::isfinite(t.macs + t.flops + t.bytes_read + t.bytes_written + t.params))
+    throw Error(kExitInvalidModel, "the model's total work is past what a double holds (1.8e308)");
   if (t.unshaped_nodes) diagnostics.warn(unshaped_warning(model, registry, t));
   if (t.estimated_nodes)
     diagnostics.warn(std::to_string(t.estimated_nodes) +

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "modelcost/errors.h"
+#include "hardware/edit_distance.h"
 #include "modelcost/hardware.h"
 
 namespace modelcost {
@@ -26,21 +27,6 @@ std::string normalise(const std::string& s) {
   std::string out;
   for (char c : lower(s)) out += (c == '_' || c == ' ') ? '-' : c;
   return out;
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 std::string executable_dir() {

@@ -57,6 +57,7 @@ class Inliner {
   std::vector<std::string> stack_;  // functions being expanded, to refuse recursion
   InlinedScopes scopes_;
   int calls_ = 0;
+  int64_t nodes_inlined_ = 0;
 };
 
 // Names read or written inside a subgraph body that belong to the function's scope.
@@ -107,6 +108,10 @@ std::vector<NodeProto> Inliner::instantiate(const FunctionProto& f, const NodePr
     return it->second;
   };
   const auto defaults = attribute_defaults(f);
+  nodes_inlined_ += f.node_size();
+  if (nodes_inlined_ > kMaxInlinedNodes)
+    throw Error(kExitInvalidModel, "local functions expand to over " + std::to_string(kMaxInlinedNodes) +
+                                       " nodes (calls of " + f.name() + " among them)");
   std::vector<NodeProto> body;
   body.reserve(f.node_size());
   for (const NodeProto& inner : f.node()) {

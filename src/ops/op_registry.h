@@ -2,6 +2,7 @@
 // gives its outputs' shapes, the rule that gives its cost and how measurement runs it (the
 // builder of its measured kind, or why it is not measured), and registers them in one entry.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -56,16 +57,28 @@ inline MeasureRule not_measured(std::string_view reason) {
   return m;
 }
 
+// How many inputs and outputs a node of an op has, omitted optional ones ("" names) counted.
+// A row writes `inputs(2, 4)` (and one output) or `inputs(2, 7).outputs(1, 2)`.
+constexpr int kNoLimit = -1;
+struct Arity {
+  int min_inputs = 0;
+  int max_inputs = kNoLimit;
+  int min_outputs = 0;
+  int max_outputs = kNoLimit;
+  constexpr Arity outputs(int min, int max) const { return {min_inputs, max_inputs, min, max}; }
+};
+constexpr Arity inputs(int min, int max) { return {min, max, 1, 1}; }
+
 struct OpRule {
   std::string_view domain;   // "" = ai.onnx, "com.microsoft", ...
   std::string_view op_type;
   ShapeRule infer = nullptr;  // sets every output's dtype and shape
   CostRule cost = nullptr;
   MeasureRule measure = {};
-  // Arity of ops ONNX has no schema for (contrib domains); standard ops take theirs from the
-  // schema. -1: no upper bound.
-  int min_inputs = 0;
-  int max_inputs = -1;
+  // Checked before the rule runs, for ops the ONNX library here has no schema for (contrib
+  // domains, ops newer than the library; from ONNX Runtime's and ONNX's own schemas). Ops
+  // with a schema are checked against it instead; ops without either (user rules) are not.
+  std::optional<Arity> arity = std::nullopt;
 };
 
 class OpRegistry {

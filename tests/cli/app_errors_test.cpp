@@ -111,6 +111,27 @@ TEST(CliErrors, AttributeNoRuntimeAccepts) {
   EXPECT_NE(r.err.find("stride"), std::string::npos) << r.err;
 }
 
+// Contrib ops have no ONNX schema here: their rows' arity is checked before the rule runs.
+TEST(CliErrors, ContribOpMissingARequiredInput) {
+  TempDir dir;
+  ModelBuilder b;
+  b.opset("com.microsoft", 1);
+  b.input("x", kFloat, Shape{1, 3, 8, 8});
+  b.node("FusedConv", {"x"}, {"y"}, "com.microsoft");  // X and W are required
+  b.output("y");
+  const std::string path = write_model(dir, "fused_conv.onnx", b);
+  const CliResult r = run_modelcost(path);
+  expect_one_line_error(r, kExitInvalidModel, path, "(FusedConv)");
+  EXPECT_NE(r.err.find("has 1 input, needs at least 2"), std::string::npos) << r.err;
+  ModelBuilder extra;
+  extra.opset("com.microsoft", 1);
+  extra.input("x", kFloat, Shape{4});
+  extra.node("Gelu", {"x"}, {"y", "z"}, "com.microsoft");  // one output only
+  extra.output("y");
+  const std::string extra_path = write_model(dir, "gelu.onnx", extra);
+  expect_one_line_error(run_modelcost(extra_path), kExitInvalidModel, extra_path, "has 2 outputs, takes at most 1");
+}
+
 TEST(CliErrors, OpsetNewerThanAnyKnownWarnsAndRefusesOnlyAnOpItCannotHandle) {
   TempDir dir;
   ModelBuilder b(99);

@@ -1,213 +1,19 @@
 // A generator of well-formed but hostile ONNX graphs: astronomic, negative and zero dims, integer
 // edge values, generators asked for huge outputs, deep and long control flow, sequence ops,
-// recursive local functions, external data outside the model's folder, wrong attribute types,
-// duplicate and empty names. Each case is a model file's bytes; the tests run the CLI over each.
-// Header-only: tests/ builds *_test.cpp files only.
+// recursive and exponentially growing local functions, external data outside the model's
+// folder, wrong attribute types, duplicate and empty names, mismatched element types, contrib
+// ops with missing inputs, wide and long graphs. Each case is a model file's bytes; the tests
+// run the CLI over each. Header-only: tests/ builds *_test.cpp files only.
 #pragma once
-#include <onnx/onnx_pb.h>
-
-#include <climits>
-#include <cmath>
-#include <cstdint>
-#include <functional>
-#include <ostream>
-#include <string>
 #include <vector>
 
-#include "test_support.h"
+#include "cli/hostile_builders.h"
 
 namespace modelcost::testing::hostile {
 
-struct Case {
-  std::string name;
-  std::string bytes;
-};
-// gtest prints a test's parameter: the name, not the bytes.
-inline void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
-
-constexpr int64_t kHuge = int64_t{1} << 62;
-
-inline onnx::TensorProto int_tensor(const std::vector<int64_t>& values, const Shape& dims) {
-  onnx::TensorProto t;
-  t.set_data_type(onnx::TensorProto::INT64);
-  for (int64_t d : dims) t.add_dims(d);
-  for (int64_t v : values) t.add_int64_data(v);
-  return t;
-}
-
-// out = op(a, b) over two int64 constants: the folding arithmetic's edge values.
-inline ModelBuilder int_binary(const std::string& op, int64_t a, int64_t b) {
-  ModelBuilder m;
-  m.ints("a", {a}, {1}).ints("b", {b}, {1});
-  m.node(op, {"a", "b"}, {"y"});
-  m.node("Reshape", {"x", "y"}, {"out"});
-  m.input("x", kFloat, Shape{1});
-  return m.output("out");
-}
-
-inline ModelBuilder int_unary(const std::string& op, int64_t a) {
-  ModelBuilder m;
-  m.ints("a", {a}, {1});
-  m.node(op, {"a"}, {"y"});
-  m.node("Reshape", {"x", "y"}, {"out"});
-  m.input("x", kFloat, Shape{1});
-  return m.output("out");
-}
-
-// One node over a float input of shape `dims` with constant int64 inputs after it.
-inline ModelBuilder with_shape_input(const std::string& op, const Shape& dims, const std::vector<int64_t>& values,
-                                     const Shape& value_dims) {
-  ModelBuilder m;
-  m.input("x", kFloat, dims);
-  m.ints("v", values, value_dims);
-  m.node(op, {"x", "v"}, {"out"});
-  return m.output("out");
-}
-
-inline ModelBuilder generator(const std::string& op, const std::vector<std::vector<int64_t>>& inputs) {
-  ModelBuilder m;
-  std::vector<std::string> names;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    names.push_back("in" + std::to_string(i));
-    m.ints(names.back(), inputs[i], inputs[i].size() == 1 ? Shape{} : Shape{static_cast<int64_t>(inputs[i].size())});
-  }
-  m.node(op, names, {"out"});
-  return m.output("out");
-}
-
-inline onnx::GraphProto relu_branch(const std::string& out) {
-  ModelBuilder b;
-  b.graph().set_name("leaf_" + out);
-  b.node("Relu", {"x"}, {out});
-  b.output(out);
-  return b.graph();
-}
-
-// `depth` Ifs on an unknown condition, each then-branch holding the next one (both branches of
-// each are inferred).
-inline onnx::GraphProto nested_if_branch(int depth) {
-  if (depth == 0) return relu_branch("b0");
-  ModelBuilder b;
-  b.graph().set_name("branch" + std::to_string(depth));
-  const std::string out = "b" + std::to_string(depth);
-  auto& n = b.node("If", {"cond"}, {out});
-  set_attr(n, "then_branch", nested_if_branch(depth - 1));
-  set_attr(n, "else_branch", relu_branch("e" + std::to_string(depth)));
-  b.output(out);
-  return b.graph();
-}
-
-inline ModelBuilder nested_if(int depth) {
-  ModelBuilder m;
-  m.input("x", kFloat, Shape{4}).input("cond", kBool, Shape{});
-  auto& n = m.node("If", {"cond"}, {"out"});
-  set_attr(n, "then_branch", nested_if_branch(depth));
-  set_attr(n, "else_branch", relu_branch("top_else"));
-  return m.output("out");
-}
-
-// A Loop body whose carried tensor grows by one element per iteration (Concat), holding the next
-// level's Loop: the shapes change every pass, at every level.
-inline onnx::GraphProto growing_loop_body(int depth, int64_t trips) {
-  ModelBuilder b;
-  b.graph().set_name("body" + std::to_string(depth));
-  const std::string s = std::to_string(depth);
-  b.input("i" + s, kInt64, Shape{}).input("c" + s, kBool, Shape{}).input("v" + s, kFloat, std::vector<std::string>{"n"});
-  b.node("Identity", {"c" + s}, {"co" + s});
-  std::string grown = "g" + s;
-  auto& cat = b.node("Concat", {"v" + s, "one"}, {grown});
-  set_attr(cat, "axis", int64_t{0});
-  if (depth > 0) {
-    auto& inner = b.node("Loop", {"trips", "", grown}, {"inner" + s});
-    set_attr(inner, "body", growing_loop_body(depth - 1, trips));
-    grown = "inner" + s;
-  }
-  b.node("Identity", {grown}, {"vo" + s});
-  b.output("co" + s).output("vo" + s);
-  return b.graph();
-}
-
-inline ModelBuilder nested_loops(int depth, int64_t trips) {
-  ModelBuilder m;
-  m.ints("trips", {trips}, {}).floats("one", {1.f}, {1});
-  m.input("x", kFloat, Shape{1});
-  auto& n = m.node("Loop", {"trips", "", "x"}, {"out"});
-  set_attr(n, "body", growing_loop_body(depth, trips));
-  return m.output("out");
-}
-
-// A chain of `length` SequenceInsert nodes.
-inline ModelBuilder sequence_chain(int length) {
-  ModelBuilder m;
-  m.input("x", kFloat, Shape{2});
-  m.node("SequenceEmpty", {}, {"s0"});
-  for (int i = 0; i < length; ++i) m.node("SequenceInsert", {"s" + std::to_string(i), "x"}, {"s" + std::to_string(i + 1)});
-  m.node("SequenceLength", {"s" + std::to_string(length)}, {"out"});
-  return m.output("out");
-}
-
-// `length` nodes, each adding a 65,536-element constant to the last result.
-inline ModelBuilder folded_chain(int length) {
-  ModelBuilder m;
-  m.ints("big", std::vector<int64_t>(1 << 16, 1), {1 << 16});
-  std::string last = "big";
-  for (int i = 0; i < length; ++i) {
-    const std::string next = "t" + std::to_string(i);
-    m.node(i % 2 ? "Add" : "Identity", i % 2 ? std::vector<std::string>{last, "big"} : std::vector<std::string>{last}, {next});
-    last = next;
-  }
-  m.output(last);
-  return m;
-}
-
-// A weight whose external data names `location`.
-inline ModelBuilder external_weight(const std::string& location) {
-  ModelBuilder m;
-  m.input("x", kFloat, Shape{1, 4});
-  auto* t = m.graph().add_initializer();
-  t->set_name("w");
-  t->set_data_type(kFloat);
-  t->add_dims(4);
-  t->add_dims(4);
-  t->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* e = t->add_external_data();
-  e->set_key("location");
-  e->set_value(location);
-  m.node("MatMul", {"x", "w"}, {"out"});
-  return m.output("out");
-}
-
-// A local function that calls itself.
-inline ModelBuilder recursive_function() {
-  ModelBuilder m;
-  m.opset("local", 1);
-  m.input("x", kFloat, Shape{4});
-  m.node("Recurse", {"x"}, {"out"}, "local");
-  auto* f = m.proto().add_functions();
-  f->set_name("Recurse");
-  f->set_domain("local");
-  f->add_input("a");
-  f->add_output("b");
-  auto* op = f->add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
-  auto* op2 = f->add_opset_import();
-  op2->set_domain("local");
-  op2->set_version(1);
-  auto* n = f->add_node();
-  n->set_op_type("Recurse");
-  n->set_domain("local");
-  n->add_input("a");
-  n->add_output("b");
-  return m.output("out");
-}
-
-inline std::string bytes_of(ModelBuilder m) { return m.bytes(); }
-
-inline std::vector<Case> cases() {
-  std::vector<Case> out;
+// ---- dims ----
+inline void dim_cases(std::vector<Case>& out) {
   auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
-  // ---- dims ----
   {
     ModelBuilder m;
     m.input("x", kFloat, Shape{kHuge, kHuge, kHuge});
@@ -263,7 +69,11 @@ inline std::vector<Case> cases() {
     set_attr(n, "dilations", std::vector<int64_t>{int64_t{1} << 49, int64_t{1} << 49});
     add("conv_window_overflow", m.output("out"));
   }
-  // ---- integer folding edge values ----
+}
+
+// ---- integer folding edge values ----
+inline void folding_cases(std::vector<Case>& out) {
+  auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
   add("int_div_by_zero", int_binary("Div", 7, 0));
   add("int_div_min_by_minus_one", int_binary("Div", INT64_MIN, -1));
   add("int_mod_by_zero", int_binary("Mod", 7, 0));
@@ -292,7 +102,11 @@ inline std::vector<Case> cases() {
     m.input("x", kFloat, Shape{1});
     add("float_to_int_overflow", m.output("out"));
   }
-  // ---- generators to huge sizes ----
+}
+
+// ---- generators to huge sizes ----
+inline void generator_cases(std::vector<Case>& out) {
+  auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
   add("constant_of_shape_huge", generator("ConstantOfShape", {{kHuge, kHuge}}));
   add("constant_of_shape_negative", generator("ConstantOfShape", {{-1, 4}}));
   add("range_huge", generator("Range", {{0}, {INT64_MAX}, {1}}));
@@ -378,14 +192,22 @@ inline std::vector<Case> cases() {
     set_attr(n, "equation", std::string("...,...->..."));
     add("einsum_long_ellipsis", m.output("out"));
   }
-  // ---- control flow ----
+}
+
+// ---- control flow ----
+inline void control_flow_cases(std::vector<Case>& out) {
+  auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
   add("if_nested_40", nested_if(40));
   add("if_nested_300", nested_if(300));
   add("loop_nested_8_growing", nested_loops(8, 20));
   add("loop_nested_40_growing", nested_loops(40, 1000));
   add("loop_trip_count_max", nested_loops(0, INT64_MAX - 1));
   add("loop_trip_count_2e9", nested_loops(1, 2000000000));
-  // ---- sequences ----
+}
+
+// ---- sequences ----
+inline void sequence_cases(std::vector<Case>& out) {
+  auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
   {
     ModelBuilder m;
     m.node("SequenceAt", {}, {"out"});
@@ -405,14 +227,30 @@ inline std::vector<Case> cases() {
     add("sequence_at_min_position", m.output("out"));
   }
   add("sequence_insert_chain_20000", sequence_chain(20000));
-  // ---- memory ----
+}
+
+// ---- memory ----
+inline void memory_cases(std::vector<Case>& out) {
+  auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
   add("folded_chain_5000", folded_chain(5000));
-  // ---- local functions ----
+}
+
+// ---- local functions ----
+inline void function_cases(std::vector<Case>& out) {
+  auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
   add("recursive_local_function", recursive_function());
-  // ---- external data ----
+}
+
+// ---- external data ----
+inline void external_data_cases(std::vector<Case>& out) {
+  auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
   add("external_data_parent_path", external_weight("../../../../etc/shadow"));
   add("external_data_absolute_path", external_weight("/dev/zero"));
-  // ---- attributes and names ----
+}
+
+// ---- attributes and names ----
+inline void attribute_and_name_cases(std::vector<Case>& out) {
+  auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
   {
     ModelBuilder m;
     m.input("x", kFloat, Shape{2, 3});
@@ -477,6 +315,129 @@ inline std::vector<Case> cases() {
     m.node("Add", {"x", "w"}, {"out"});
     add("sparse_initializer", m.output("out"));
   }
+}
+
+// ---- more control flow ----
+inline void scan_and_overflowing_repeat_cases(std::vector<Case>& out) {
+  auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
+  add("scan_nested_40_long", nested_scans(40, int64_t{1} << 40));
+  add("scan_nested_8", nested_scans(8, 1000));
+  add("loop_nested_40_trip_count_max", nested_loops(40, INT64_MAX - 1));
+}
+
+// ---- local functions that grow without recursing, or recurse through others ----
+inline void more_function_cases(std::vector<Case>& out) {
+  {
+    ModelBuilder m = calling_function("Ping");
+    add_function(m.proto(), "Ping", {"Pong"});
+    add_function(m.proto(), "Pong", {"Ping"});
+    out.push_back({"mutually_recursive_functions", m.bytes()});
+  }
+  {
+    // F40 calls F39 twice, ..., F1 calls F0 twice: 2^40 Relus from a 3 KB file.
+    ModelBuilder m = calling_function("F40");
+    add_function(m.proto(), "F0", {});
+    for (int i = 1; i <= 40; ++i) add_function(m.proto(), "F" + std::to_string(i), {"F" + std::to_string(i - 1), "F" + std::to_string(i - 1)});
+    out.push_back({"functions_doubling_40_levels", m.bytes()});
+  }
+}
+
+// ---- element types the schema does not allow together ----
+inline void dtype_mismatch_cases(std::vector<Case>& out) {
+  auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
+  for (const char* op : {"Add", "Concat", "Mul"}) {
+    ModelBuilder m;
+    m.ints("a", {2}, {1}).floats("b", {2.5f}, {1});
+    auto& n = m.node(op, {"a", "b"}, {"y"});
+    if (std::string(op) == "Concat") set_attr(n, "axis", int64_t{0});
+    m.input("x", kFloat, Shape{4});
+    m.node("Reshape", {"x", "y"}, {"out"});
+    add(std::string("dtype_int_") + op + "_float_into_reshape", m.output("out"));
+  }
+  {
+    ModelBuilder m;
+    m.input("a", kFloat16, Shape{2, 3}).input("b", kFloat, Shape{3, 4});
+    m.node("MatMul", {"a", "b"}, {"out"});
+    add("dtype_matmul_fp16_by_fp32", m.output("out"));
+  }
+  {
+    ModelBuilder m;
+    m.input("x", kFloat, Shape{4});
+    m.floats("shape", {2.f, 2.f}, {2});
+    m.node("Reshape", {"x", "shape"}, {"out"});
+    add("dtype_reshape_float_shape", m.output("out"));
+  }
+  {
+    ModelBuilder m;
+    m.input("c", kBool, Shape{2});
+    m.ints("a", {1, 2}, {2}).floats("b", {1e30f, NAN}, {2});
+    m.node("Where", {"c", "a", "b"}, {"y"});
+    m.input("x", kFloat, Shape{2});
+    m.node("Reshape", {"x", "y"}, {"out"});
+    add("dtype_where_int_float_into_reshape", m.output("out"));
+  }
+}
+
+// ---- contrib and recent ops with too few or too many inputs and outputs ----
+inline void arity_cases(std::vector<Case>& out) {
+  auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
+  const std::string ms = "com.microsoft";
+  add("contrib_fused_conv_one_input", contrib_node(ms, "FusedConv", {"x"}));
+  add("contrib_attention_no_inputs", contrib_node(ms, "Attention", {}));
+  add("contrib_qlinear_conv_three_inputs", contrib_node(ms, "QLinearConv", {"x", "s", "z"}));
+  add("contrib_gqa_required_inputs_empty", contrib_node(ms, "GroupQueryAttention", {"", "", "", "", "", "", ""}));
+  add("contrib_matmul_nbits_no_attributes", contrib_node(ms, "MatMulNBits", {"a", "b", "s"}));
+  add("contrib_skip_layer_norm_two_inputs", contrib_node(ms, "SkipLayerNormalization", {"x", "skip"}));
+  add("contrib_gelu_three_outputs", contrib_node(ms, "Gelu", {"x"}, 3));
+  add("nchwc_conv_one_input", contrib_node("com.microsoft.nchwc", "Conv", {"x"}));
+  add("nchwc_reorder_output_no_inputs", contrib_node("com.microsoft.nchwc", "ReorderOutput", {}));
+  {
+    ModelBuilder m(20);
+    m.input("theta", kFloat, Shape{1, 2, 3});
+    m.node("AffineGrid", {"theta"}, {"out"});
+    add("affine_grid_missing_size", m.output("out"));
+  }
+  {
+    ModelBuilder m(23);
+    m.input("x", kFloat, Shape{2, 4});
+    m.node("RMSNormalization", {"x"}, {"out"});
+    add("rms_normalization_missing_scale", m.output("out"));
+  }
+}
+
+// ---- wide and long graphs ----
+inline void size_cases(std::vector<Case>& out) {
+  {
+    ModelBuilder m;
+    m.input("x", kFloat, Shape{1, 2});
+    auto& n = m.node("Concat", std::vector<std::string>(10000, "x"), {"out"});
+    set_attr(n, "axis", int64_t{0});
+    out.push_back({"concat_10000_inputs", m.output("out").bytes()});
+  }
+  {
+    ModelBuilder m;
+    m.input("x0", kFloat, Shape{8});
+    for (int i = 0; i < 100000; ++i) m.node("Relu", {"x" + std::to_string(i)}, {"x" + std::to_string(i + 1)});
+    out.push_back({"relu_chain_100000", m.output("x100000").bytes()});
+  }
+}
+
+inline std::vector<Case> cases() {
+  std::vector<Case> out;
+  dim_cases(out);
+  folding_cases(out);
+  generator_cases(out);
+  control_flow_cases(out);
+  scan_and_overflowing_repeat_cases(out);
+  sequence_cases(out);
+  memory_cases(out);
+  function_cases(out);
+  more_function_cases(out);
+  external_data_cases(out);
+  attribute_and_name_cases(out);
+  dtype_mismatch_cases(out);
+  arity_cases(out);
+  size_cases(out);
   return out;
 }
 

@@ -39,6 +39,24 @@ TEST(OpRegistry, EveryStandardOpNamesAPlanOrWhyItIsNotMeasured) {
   EXPECT_GT(planned, named);
 }
 
+// Nodes are checked before their rule runs: against ONNX's schema where the library here has one,
+// else against the arity the row declares.
+TEST(OpRegistry, EveryRuleWithoutAnOnnxSchemaDeclaresItsArity) {
+  std::set<std::string> undeclared;
+  for (const OpRule* rule : OpRegistry::instance().all()) {
+    const std::string domain(is_standard_domain(rule->domain) ? "" : rule->domain);
+    const std::string op(rule->op_type);
+    if (onnx::OpSchemaRegistry::Schema(op, domain)) continue;
+    if (!rule->arity) undeclared.insert(domain + "::" + op);
+    else EXPECT_LE(rule->arity->min_inputs, rule->arity->max_inputs == kNoLimit ? INT32_MAX : rule->arity->max_inputs) << op;
+  }
+  EXPECT_TRUE(undeclared.empty()) << [&] {
+    std::string s;
+    for (const auto& m : undeclared) s += m + " ";
+    return s;
+  }();
+}
+
 TEST(OpRegistry, OpsAddedAfterOnnx112HaveRules) {
   const OpRegistry& r = OpRegistry::instance();
   for (const char* op : {"GroupNormalization", "Col2Im", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",

@@ -494,8 +494,8 @@ void register_math_ops(OpRegistry& r) {
       {"", "ThresholdedRelu", infer_unary, cost_per_output<1>, plan_elementwise},
       {"", "Softplus", infer_unary, cost_per_output<3>, plan_elementwise},         // log(exp(x) + 1)
       {"", "Softsign", infer_unary, cost_per_output<3>, plan_elementwise},         // x / (1 + |x|)
-      {"", "Mish", infer_unary, cost_per_output<5>, plan_elementwise},             // x * tanh(softplus(x))
-      {"", "Gelu", infer_unary, cost_gelu, plan_elementwise},
+      {"", "Mish", infer_unary, cost_per_output<5>, plan_elementwise, inputs(1, 1)},  // x * tanh(softplus(x))
+      {"", "Gelu", infer_unary, cost_gelu, plan_elementwise, inputs(1, 1)},
       {"", "Shrink", infer_unary, cost_per_output<2>, plan_elementwise},
       {"", "Clip", infer_clip, cost_per_output<2>, plan_elementwise},
       {"", "Max", infer_max, cost_variadic, plan_elementwise},

@@ -209,8 +209,8 @@ void register_nn_ops(OpRegistry& r) {
   r.add({
       {"", "Conv", infer_conv, cost_conv, plan_conv},
       {"", "ConvTranspose", infer_conv_transpose, cost_conv_transpose, not_measured("no GPU kernel yet")},
-      {"", "DeformConv", infer_deform_conv, cost_deform_conv, not_measured("no GPU kernel yet")},
-      {"", "Col2Im", infer_col2im, cost_per_input<1>, not_measured("no GPU kernel yet")},
+      {"", "DeformConv", infer_deform_conv, cost_deform_conv, not_measured("no GPU kernel yet"), inputs(3, 5)},
+      {"", "Col2Im", infer_col2im, cost_per_input<1>, not_measured("no GPU kernel yet"), inputs(3, 3)},
   });
   register_nn_pool_ops(r);
   register_nn_norm_ops(r);

@@ -171,7 +171,7 @@ void register_nn_detection_ops(OpRegistry& r) {
       {"", "RoiAlign", infer_roi_align, cost_roi_align, not_measured("no GPU kernel yet")},
       {"", "MaxRoiPool", infer_max_roi_pool, cost_max_roi_pool, not_measured("no GPU kernel yet")},
       {"", "GridSample", infer_grid_sample, cost_grid_sample, not_measured("no GPU kernel yet")},
-      {"", "AffineGrid", infer_affine_grid, cost_affine_grid, not_measured("no GPU kernel yet")},
+      {"", "AffineGrid", infer_affine_grid, cost_affine_grid, not_measured("no GPU kernel yet"), inputs(2, 2)},
   });
 }
 

@@ -252,7 +252,7 @@ void register_nn_norm_ops(OpRegistry& r) {
       {"", "BatchNormalization", infer_batch_norm, cost_batch_norm, plan_batch_norm},
       {"", "InstanceNormalization", infer_instance_norm, cost_instance_norm, not_measured("no GPU kernel yet")},
       {"", "LayerNormalization", infer_layer_norm, cost_layer_norm, plan_layer_norm},
-      {"", "GroupNormalization", infer_group_norm, cost_group_norm, not_measured("no GPU kernel yet")},
+      {"", "GroupNormalization", infer_group_norm, cost_group_norm, not_measured("no GPU kernel yet"), inputs(3, 3)},
       {"", "MeanVarianceNormalization", infer_mvn, cost_mvn, not_measured("no GPU kernel yet")},
       {"", "LpNormalization", infer_lp_norm, cost_lp_norm, not_measured("no GPU kernel yet")},
       {"", "LRN", infer_lrn, cost_lrn, not_measured("no GPU kernel yet")},

@@ -137,10 +137,10 @@ void register_nn_pool_ops(OpRegistry& r) {
   // ORT's blocked-channel (NCHWc) forms: the same shapes on the block-padded channel count.
   constexpr std::string_view nchwc = "com.microsoft.nchwc";
   r.add({
-      {nchwc, "AveragePool", infer_pool, cost_window_pool},
-      {nchwc, "MaxPool", infer_pool, cost_window_pool},
-      {nchwc, "GlobalAveragePool", infer_global_pool, cost_per_input<1>},
-      {nchwc, "GlobalMaxPool", infer_global_pool, cost_per_input<1>},
+      {nchwc, "AveragePool", infer_pool, cost_window_pool, {}, inputs(1, 1)},
+      {nchwc, "MaxPool", infer_pool, cost_window_pool, {}, inputs(1, 1)},
+      {nchwc, "GlobalAveragePool", infer_global_pool, cost_per_input<1>, {}, inputs(1, 1)},
+      {nchwc, "GlobalMaxPool", infer_global_pool, cost_per_input<1>, {}, inputs(1, 1)},
   });
 }
 

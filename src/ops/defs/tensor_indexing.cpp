@@ -353,12 +353,12 @@ void register_tensor_indexing_ops(OpRegistry& r) {
       {"", "ReverseSequence", infer_unary, cost_data_movement, not_measured("no GPU kernel yet")},
       {"", "Resize", infer_resize, cost_resize, plan_resize},
       {"", "Upsample", infer_upsample, cost_resize, plan_resize},
-      {"", "CenterCropPad", infer_center_crop_pad, cost_data_movement, not_measured("no GPU kernel yet")},
+      {"", "CenterCropPad", infer_center_crop_pad, cost_data_movement, not_measured("no GPU kernel yet"), inputs(2, 2)},
       {"", "StringNormalizer", infer_string_normalizer, cost_data_movement, not_measured("strings")},
-      {"", "RegexFullMatch", infer_regex_full_match, cost_data_movement, not_measured("strings")},
-      {"", "StringConcat", infer_broadcast, cost_data_movement, not_measured("strings")},
-      {"", "StringSplit", infer_string_split, cost_data_movement, not_measured("strings")},
-      {"", "ImageDecoder", infer_image_decoder, cost_data_movement, not_measured("image decoding")},
+      {"", "RegexFullMatch", infer_regex_full_match, cost_data_movement, not_measured("strings"), inputs(1, 1)},
+      {"", "StringConcat", infer_broadcast, cost_data_movement, not_measured("strings"), inputs(2, 2)},
+      {"", "StringSplit", infer_string_split, cost_data_movement, not_measured("strings"), inputs(1, 1).outputs(2, 2)},
+      {"", "ImageDecoder", infer_image_decoder, cost_data_movement, not_measured("image decoding"), inputs(1, 1)},
       {"", "TfIdfVectorizer", infer_with_onnx_schema, cost_data_movement, not_measured("no GPU kernel yet (strings)")},
   });
 }

@@ -84,7 +84,8 @@ TEST(AttentionMerged, DecoderMaskedSelfAttentionAppendsOneToken) {
   b.weight("w", kFloat, {32, 96});
   b.weight("bias", kFloat, {96});
   b.input("past", kFloat, Shape{2, 2, 4, 5, 8});
-  auto& n = b.node("DecoderMaskedSelfAttention", {"x", "w", "bias", "", "past"}, {"Y", "present"}, kMs);
+  b.input("past_len", kInt32, Shape{1});  // past_sequence_length: required by ORT's schema
+  auto& n = b.node("DecoderMaskedSelfAttention", {"x", "w", "bias", "", "past", "", "past_len"}, {"Y", "present"}, kMs);
   set_attr(n, "num_heads", static_cast<int64_t>(4));
   b.output("Y").output("present");
   auto run = analyse(b);

@@ -37,7 +37,10 @@ TEST(MsQuantized, DynamicQuantizeLstmCostsAsLstmWithTransposedInt8Weights) {
   b.weight("W", kInt8, {1, 8, 4 * 16});
   b.weight("R", kInt8, {1, 16, 4 * 16});
   b.weight("B", kFloat, {1, 8 * 16});
-  auto& n = b.node("DynamicQuantizeLSTM", {"X", "W", "R", "B"}, {"Y", "Y_h", "Y_c"}, kMs);
+  // The four quantization parameters ORT's schema requires after the optional LSTM inputs.
+  b.input("W_scale", kFloat, Shape{1}).input("W_zp", kInt8, Shape{1}).input("R_scale", kFloat, Shape{1}).input("R_zp", kInt8, Shape{1});
+  auto& n = b.node("DynamicQuantizeLSTM", {"X", "W", "R", "B", "", "", "", "", "W_scale", "W_zp", "R_scale", "R_zp"},
+                   {"Y", "Y_h", "Y_c"}, kMs);
   set_attr(n, "hidden_size", int64_t{16});
   b.output("Y");
   auto run = analyse(b);
