@@ -257,6 +257,33 @@ TEST(HardwareDb, AchievableCeilingsParseAndValidate) {
   EXPECT_THROW(parse_device_toml(replace(text, "kernel_gap_us = 0.8", "kernel_gaps_us = 0.8"), "t.toml"), Error);
 }
 
+TEST(HardwareDb, KernelCurvesParseAndValidate) {
+  auto problems = [](const std::string& text) { return validate_device(parse_device_toml(text, "t.toml")); };
+  const std::string kernels =
+      "[achievable.kernels]\ngemm = { fixed_us = 4.2, k_us_per_1000 = 0.7, tflops = 15, gbps = 900 }\n"
+      "pointwise = { fixed_us = 3, gbps = 450 }\n";
+  const std::string sources = "\"achievable.kernels.gemm\" = \"grid\"\n\"achievable.kernels.pointwise\" = \"grid\"\n";
+  const std::string text =
+      replace(minimal_entry(), "[documents]\n", kernels + "[documents]\ngrid = { title = \"calibrate grid\", url = \"docs/calibration/x.csv\" }\n") +
+      sources;
+  const Device d = parse_device_toml(text, "t.toml");
+  const KernelCurve& gemm = d.achievable.kernel_curves.at("gemm");
+  EXPECT_DOUBLE_EQ(gemm.fixed_us, 4.2);
+  EXPECT_DOUBLE_EQ(gemm.k_us_per_1000, 0.7);
+  EXPECT_DOUBLE_EQ(gemm.tflops, 15);
+  EXPECT_DOUBLE_EQ(gemm.gbps, 900);
+  EXPECT_DOUBLE_EQ(d.achievable.kernel_curves.at("pointwise").tflops, 0);
+  EXPECT_FALSE(d.achievable.empty());
+  EXPECT_TRUE(validate_device(d).empty()) << validate_device(d).front();
+  // A class without a source, a bandwidth past 5x the datasheet's, an unknown class or key, a missing term.
+  EXPECT_TRUE(mentions(problems(replace(text, "\"achievable.kernels.pointwise\" = \"grid\"\n", "")),
+                       "'achievable.kernels.pointwise' has no entry in [sources]"));
+  EXPECT_TRUE(mentions(problems(replace(text, "gbps = 450", "gbps = 2600")), "above 5x the datasheet bandwidth"));
+  EXPECT_THROW(parse_device_toml(replace(text, "pointwise = {", "softmax = {"), "t.toml"), Error);
+  EXPECT_THROW(parse_device_toml(replace(text, "tflops = 15", "tflop = 15"), "t.toml"), Error);
+  EXPECT_THROW(parse_device_toml(replace(text, "fixed_us = 3, ", ""), "t.toml"), Error);
+}
+
 TEST(HardwareDb, PeakFallbacksFollowTheDocumentedChain) {
   const HardwareDb db = shipped();
   auto pick = [&](const std::string& dev, MathPath path, const std::string& dtype) {

@@ -170,6 +170,7 @@ CalibrationResult CudaBackend::calibrate(const MeasureOptions& options) {
     r.notes.push_back("tensor: cuBLASLt 8192^3 GEMMs on random data, fp32 accumulation, median of 10 after 2 warm-ups");
   }
   calibrate_kernel_overhead(stream, r, r.dram_gbps, sms);
+  calibrate_library_kernels(r);
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
   const AllReduceFigures allreduce = calibrate_allreduce();
   r.allreduce_ranks = allreduce.ranks;

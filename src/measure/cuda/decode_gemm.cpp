@@ -1,0 +1,92 @@
+// DecodeGemm (decode_gemm.h). Column-major view: y^T [N,M] = op_T(W) [N,K] x^T [K,M], so the
+// stored [N,K] weight is cuBLASLt's first operand, transposed.
+#include "measure/cuda/decode_gemm.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "measure/cuda/cuda_check.h"
+
+#define MC_LT_CHECK(call)                                                                                  \
+  do {                                                                                                     \
+    cublasStatus_t mc_status_ = (call);                                                                    \
+    if (mc_status_ != CUBLAS_STATUS_SUCCESS)                                                               \
+      ::modelcost::cuda::throw_cuda_error(#call, cublasLtGetStatusString(mc_status_), __FILE__, __LINE__); \
+  } while (0)
+
+namespace modelcost::cuda {
+
+DecodeGemm::DecodeGemm(cublasLtHandle_t lt, const DecodeGemmShape& shape, GemmWorkspace workspace)
+    : lt_(lt), shape_(shape), workspace_(workspace) {
+  MC_LT_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t transpose = CUBLAS_OP_T, none = CUBLAS_OP_N;
+  MC_LT_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+  MC_LT_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
+  const uint64_t m = shape.m, n = shape.n, k = shape.k;
+  MC_LT_CHECK(cublasLtMatrixLayoutCreate(&w_, CUDA_R_16F, k, n, k));
+  MC_LT_CHECK(cublasLtMatrixLayoutCreate(&x_, CUDA_R_16F, k, m, k));
+  MC_LT_CHECK(cublasLtMatrixLayoutCreate(&y_, CUDA_R_16F, n, m, n));
+  cublasLtMatmulPreference_t pref;
+  MC_LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  const uint64_t most = workspace.bytes;
+  MC_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &most, sizeof(most)));
+  cublasLtMatmulHeuristicResult_t results[8];
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, w_, x_, y_, y_, pref, 8, results, &candidates_);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (status != CUBLAS_STATUS_SUCCESS || candidates_ == 0)
+    throw Error(kExitRuntime, "cuBLASLt offers no algorithm for an fp16 product of " + std::to_string(m) + "x" +
+                                  std::to_string(n) + "x" + std::to_string(k));
+  for (int i = 0; i < candidates_; ++i) candidates_algos_[i] = results[i].algo;
+  algo_ = results[0].algo;
+}
+
+DecodeGemm::~DecodeGemm() {
+  if (w_) cublasLtMatrixLayoutDestroy(w_);
+  if (x_) cublasLtMatrixLayoutDestroy(x_);
+  if (y_) cublasLtMatrixLayoutDestroy(y_);
+  if (desc_) cublasLtMatmulDescDestroy(desc_);
+}
+
+void DecodeGemm::enqueue(const __half* x, const __half* w, __half* y, cudaStream_t stream) const {
+  const float alpha = 1.f, beta = shape_.accumulate ? 1.f : 0.f;
+  MC_LT_CHECK(cublasLtMatmul(lt_, desc_, &alpha, w, w_, x, x_, &beta, y, y_, y, y_, &algo_, workspace_.data,
+                             workspace_.bytes, stream));
+}
+
+void DecodeGemm::autotune(const __half* x, const __half* w, __half* y, cudaStream_t stream) {
+  constexpr int kRuns = 10;
+  cudaEvent_t start, stop;
+  MC_CUDA_CHECK(cudaEventCreate(&start));
+  MC_CUDA_CHECK(cudaEventCreate(&stop));
+  float best = std::numeric_limits<float>::infinity();
+  for (int i = 0; i < candidates_; ++i) {
+    algo_ = candidates_algos_[i];
+    try {
+      enqueue(x, w, y, stream);  // warm-up; a refused candidate throws
+      MC_CUDA_CHECK(cudaEventRecord(start, stream));
+      for (int r = 0; r < kRuns; ++r) enqueue(x, w, y, stream);
+      MC_CUDA_CHECK(cudaEventRecord(stop, stream));
+      MC_CUDA_CHECK(cudaEventSynchronize(stop));
+    } catch (const Error&) {
+      continue;
+    }
+    float ms = 0;
+    MC_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (ms < best) {
+      best = ms;
+      chosen_ = i;
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  algo_ = candidates_algos_[chosen_];
+}
+
+std::string DecodeGemm::description() const {
+  return "cuBLASLt " + std::to_string(shape_.m) + "x" + std::to_string(shape_.n) + "x" + std::to_string(shape_.k) +
+         (shape_.accumulate ? " +residual" : "") + " (candidate " + std::to_string(chosen_ + 1) + " of " +
+         std::to_string(candidates_) + ")";
+}
+
+}  // namespace modelcost::cuda
