@@ -44,7 +44,7 @@ struct NodeSpec {
   // fp32 computed on TF32 tensor cores where the library allows (--dtype tf32).
   bool allow_tf32 = false;
   // The analysed node it was read from, which its op rule's plan builder reads (op_plan.h);
-  // null for a spec made up in code.
+  // null for a spec made up in code (the builder then reads a one-node graph of the spec).
   const Graph* graph = nullptr;
   const Node* node = nullptr;
 

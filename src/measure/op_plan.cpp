@@ -1,5 +1,6 @@
 #include "measure/op_plan.h"
 
+#include "measure/spec_graph.h"
 #include "ops/op_registry.h"
 
 namespace modelcost {
@@ -23,7 +24,13 @@ bool runs_nothing(const NodeSpec& s, OpPlan* plan) {
 }  // namespace
 
 OpPlan plan_operation(const NodeSpec& s) {
-  if (!s.graph || !s.node) return unsupported_plan("node not read from an analysed graph");
+  if (!s.graph || !s.node) {  // made up in code: its own one-node graph
+    const SpecGraph own(s);
+    NodeSpec read = s;
+    read.graph = &own.graph();
+    read.node = &own.node();
+    return plan_operation(read);
+  }
   OpPlan plan;
   if (runs_nothing(s, &plan)) return plan;
   const OpRule* rule = OpRegistry::instance().find(s.domain, s.op_type);

@@ -11,8 +11,8 @@
 namespace modelcost {
 
 // The plan of a node: ZeroCost for nodes that run nothing (empty or folded outputs, aliases),
-// Unsupported with the reason for a node measurement cannot run. The spec must come from
-// make_node_spec (the builder reads the node through its graph).
+// Unsupported with the reason for a node measurement cannot run. The builder reads the node of
+// the analysed graph make_node_spec names, or for a spec made up in code a one-node graph of it.
 OpPlan plan_operation(const NodeSpec& spec);
 
 // Standard op types: "" where the op rule names a plan builder (a node of it may still be

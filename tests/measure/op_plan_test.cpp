@@ -131,6 +131,30 @@ TEST(MeasureOpPlan, ZeroCostAndUnsupportedNodesSayWhy) {
   EXPECT_NE(plan_reason(det).find("Det"), std::string::npos) << plan_reason(det);
 }
 
+// A spec made up in code (the calibration grid's) is planned by the same rule, through a
+// one-node graph of it.
+TEST(MeasureOpPlan, SpecMadeUpInCodeIsPlannedByItsRule) {
+  NodeSpec spec;
+  spec.op_type = "Conv";
+  spec.opset = 17;
+  TensorSpec x, w, y;
+  x.present = w.present = y.present = true;
+  x.dtype = w.dtype = y.dtype = kFloat16;
+  x.shape = {2, 8, 14, 14};
+  w.shape = {8, 1, 3, 3};
+  y.shape = {2, 8, 7, 7};
+  spec.inputs = {x, w};
+  spec.outputs = {y};
+  spec.attributes.int_lists["strides"] = {2, 2};
+  spec.attributes.int_lists["pads"] = {1, 1, 1, 1};
+  spec.attributes.ints["group"] = 8;
+  const auto conv = std::get<ConvParams>(plan_operation(spec));
+  EXPECT_EQ(conv.groups, 8);
+  EXPECT_EQ(conv.kernel, (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(conv.pads, (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(conv.strides, (std::vector<int64_t>{2, 2}));
+}
+
 TEST(MeasureOpPlan, DtypeOptionCastsFloatTensorsOnly) {
   ModelBuilder b;
   b.input("x", kFloat, Shape{4, 5}).input("i", kInt64, Shape{3});
