@@ -3,7 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "measure/elementwise_ops.h"
+#include "ops/elementwise_ops.h"
 
 namespace modelcost::cuda {
 

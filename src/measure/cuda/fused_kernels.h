@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "measure/cuda/kernels.h"
-#include "measure/elementwise_ops.h"
+#include "ops/elementwise_ops.h"
 
 namespace modelcost::cuda {
 
