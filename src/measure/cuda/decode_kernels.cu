@@ -16,19 +16,43 @@ __device__ float block_sum(float v, float* scratch) {
   return v;
 }
 
+constexpr int kNormThreads = 256;
+constexpr int kNormPairsPerThread = 16;  // rows up to 8192 wide stay in registers
+
+// One block per row; the row and the weights are read once, up front, so the two passes cost one
+// memory latency.
 __global__ void rms_norm_kernel(RmsNormArgs a) {
   __shared__ float scratch[32];
   const int pairs = a.width / 2;
   const __half2* x = reinterpret_cast<const __half2*>(a.x) + static_cast<int64_t>(blockIdx.x) * pairs;
   const __half2* g = reinterpret_cast<const __half2*>(a.gamma);
   __half2* y = reinterpret_cast<__half2*>(a.y) + static_cast<int64_t>(blockIdx.x) * pairs;
+  float2 xs[kNormPairsPerThread], gs[kNormPairsPerThread];
   float sum = 0.f;
-  for (int i = threadIdx.x; i < pairs; i += blockDim.x) {
+#pragma unroll
+  for (int k = 0; k < kNormPairsPerThread; ++k) {
+    const int i = threadIdx.x + k * kNormThreads;
+    if (i >= pairs) break;
+    xs[k] = __half22float2(x[i]);
+    gs[k] = __half22float2(g[i]);
+  }
+#pragma unroll
+  for (int k = 0; k < kNormPairsPerThread; ++k) {
+    if (threadIdx.x + k * kNormThreads >= pairs) break;
+    sum += xs[k].x * xs[k].x + xs[k].y * xs[k].y;
+  }
+  for (int i = threadIdx.x + kNormPairsPerThread * kNormThreads; i < pairs; i += kNormThreads) {
     const float2 v = __half22float2(x[i]);
     sum += v.x * v.x + v.y * v.y;
   }
   const float scale = rsqrtf(block_sum(sum, scratch) / a.width + a.eps);
-  for (int i = threadIdx.x; i < pairs; i += blockDim.x) {
+#pragma unroll
+  for (int k = 0; k < kNormPairsPerThread; ++k) {
+    const int i = threadIdx.x + k * kNormThreads;
+    if (i >= pairs) break;
+    y[i] = __floats2half2_rn(xs[k].x * scale * gs[k].x, xs[k].y * scale * gs[k].y);
+  }
+  for (int i = threadIdx.x + kNormPairsPerThread * kNormThreads; i < pairs; i += kNormThreads) {
     const float2 v = __half22float2(x[i]), w = __half22float2(g[i]);
     y[i] = __floats2half2_rn(v.x * scale * w.x, v.y * scale * w.y);
   }
@@ -88,7 +112,7 @@ __global__ void gelu_kernel(__half* y, int64_t n) {
 }  // namespace
 
 void launch_rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
-  rms_norm_kernel<<<a.rows, 256, 0, stream>>>(a);
+  rms_norm_kernel<<<a.rows, kNormThreads, 0, stream>>>(a);
   MC_CUDA_CHECK_LAUNCH();
 }
 

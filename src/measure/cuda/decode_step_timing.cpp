@@ -67,20 +67,6 @@ struct RankResult {
   std::exception_ptr error;
 };
 
-int64_t kernel_nodes(cudaGraph_t graph) {
-  size_t count = 0;
-  MC_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  MC_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
-  int64_t kernels = 0;
-  for (cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type;
-    MC_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    kernels += type == cudaGraphNodeTypeKernel;
-  }
-  return kernels;
-}
-
 // Replays `exec` back to back, an event between consecutive replays: samples in ms.
 std::vector<float> time_replays(cudaGraphExec_t exec, cudaStream_t stream, int repeats) {
   std::vector<cudaEvent_t> events(repeats + 1);
@@ -143,7 +129,7 @@ void run_rank(const DecodeStepSpec& spec, int rank, ncclComm_t comm, Barrier& ba
       step.enqueue();
       MC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
       MC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-      result.kernels = kernel_nodes(graph);
+      result.kernels = count_kernel_nodes(graph);
       result.implementation = step.description();
       for (int i = 0; i < spec.warmup; ++i) MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
       MC_CUDA_CHECK(cudaStreamSynchronize(stream));

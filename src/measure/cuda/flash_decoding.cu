@@ -1,6 +1,7 @@
 // Kernels of flash_decoding.h. A chunk block: (1) each thread scores whole K rows against the
 // group's queries (held in shared memory), (2) one warp per query head takes the chunk's max and
-// exponent sum, (3) warps stride over V rows, lanes over head dims, and sum across warps.
+// exponent sum, (3) threads take 16-byte pieces of V rows, several rows in flight, and the
+// pieces' sums meet in shared memory. Loads are kept in flight: decode attention is a stream.
 #include <algorithm>
 
 #include "measure/cuda/cuda_check.h"
@@ -13,6 +14,7 @@ constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
 constexpr int kHeadsPerPass = 8;  // query heads accumulated together in phase 3
 constexpr int kScoreFloats = 8192;  // shared-memory budget for a chunk's scores (32 KiB)
+constexpr int kLeastChunk = 64;  // fewer positions leave most of a block idle while it scores
 constexpr int kMaxSharedBytes = 96 * 1024;  // queries, scores and the cross-warp sums at most
 
 struct ChunkArgs {
@@ -22,31 +24,74 @@ struct ChunkArgs {
   float scale;
 };
 
+// Thread per K row: the next row's loads are issued before the current one is scored.
 template <int D>
 __device__ void score_chunk(const ChunkArgs& a, const __half* keys, const float* q_s, float* s_s, int group, int n) {
-  for (int j = threadIdx.x; j < n; j += kThreads) {
-    const uint4* row = reinterpret_cast<const uint4*>(keys + static_cast<int64_t>(j) * D);
-    float k[D];
+  constexpr int kPieces = D / 8;  // 16-byte pieces per row
+  const uint4* rows = reinterpret_cast<const uint4*>(keys);
+  uint4 next[kPieces];
+  int j = threadIdx.x;
+  if (j < n) {
 #pragma unroll
-    for (int c = 0; c < D / 8; ++c) {
-      const uint4 u = row[c];
-      const __half2* h = reinterpret_cast<const __half2*>(&u);
+    for (int c = 0; c < kPieces; ++c) next[c] = rows[static_cast<int64_t>(j) * kPieces + c];
+  }
+  for (; j < n; j += kThreads) {
+    uint4 row[kPieces];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float2 f = __half22float2(h[e]);
-        k[c * 8 + 2 * e] = f.x;
-        k[c * 8 + 2 * e + 1] = f.y;
-      }
+    for (int c = 0; c < kPieces; ++c) row[c] = next[c];
+    if (j + kThreads < n) {
+#pragma unroll
+      for (int c = 0; c < kPieces; ++c) next[c] = rows[static_cast<int64_t>(j + kThreads) * kPieces + c];
     }
     for (int h = 0; h < group; ++h) {
       const float4* q = reinterpret_cast<const float4*>(q_s + h * D);
       float acc = 0.f;
 #pragma unroll
-      for (int c = 0; c < D / 4; ++c) {
-        const float4 v = q[c];
-        acc += v.x * k[4 * c] + v.y * k[4 * c + 1] + v.z * k[4 * c + 2] + v.w * k[4 * c + 3];
+      for (int c = 0; c < kPieces; ++c) {
+        const __half2* k = reinterpret_cast<const __half2*>(&row[c]);
+        const float2 k0 = __half22float2(k[0]), k1 = __half22float2(k[1]), k2 = __half22float2(k[2]), k3 = __half22float2(k[3]);
+        const float4 qa = q[2 * c], qb = q[2 * c + 1];
+        acc += qa.x * k0.x + qa.y * k0.y + qa.z * k1.x + qa.w * k1.y + qb.x * k2.x + qb.y * k2.y + qb.z * k3.x + qb.w * k3.y;
       }
       s_s[h * a.split.chunk + j] = acc;
+    }
+  }
+}
+
+// Thread (row slot r, piece c) sums dims 8c..8c+7 of V rows r, r + R, ... weighted by the
+// exponents of up to kHeadsPerPass heads; four rows per thread in flight.
+template <int D>
+__device__ void accumulate_values(const ChunkArgs& a, const __half* values, const float* s_s, int h0, int count, int n,
+                                  float (&acc)[kHeadsPerPass][8]) {
+  constexpr int kPieces = D / 8, kSlots = kThreads / kPieces, kDepth = 4;
+  const int c = threadIdx.x % kPieces, r = threadIdx.x / kPieces;
+  const uint4* rows = reinterpret_cast<const uint4*>(values);
+  for (int j0 = r; j0 < n; j0 += kDepth * kSlots) {
+    uint4 v[kDepth];
+#pragma unroll
+    for (int u = 0; u < kDepth; ++u) {
+      const int j = j0 + u * kSlots;
+      v[u] = j < n ? rows[static_cast<int64_t>(j) * kPieces + c] : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kDepth; ++u) {
+      const int j = j0 + u * kSlots;
+      if (j >= n) break;
+      const __half2* h2 = reinterpret_cast<const __half2*>(&v[u]);
+      float f[8];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float2 x = __half22float2(h2[e]);
+        f[2 * e] = x.x;
+        f[2 * e + 1] = x.y;
+      }
+#pragma unroll
+      for (int h = 0; h < kHeadsPerPass; ++h) {
+        if (h >= count) break;
+        const float p = s_s[(h0 + h) * a.split.chunk + j];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[h][e] += p * f[e];
+      }
     }
   }
 }
@@ -75,7 +120,6 @@ __device__ void softmax_chunk(const ChunkArgs& a, float* s_s, float* ml_s, int g
 
 template <int D>
 __global__ void __launch_bounds__(kThreads) chunk_kernel(ChunkArgs a) {
-  constexpr int kDimsPerLane = D / 32;
   const FlashDecodingShape& sh = a.shape;
   const int group = sh.heads / sh.kv_heads;
   const int b = blockIdx.x / sh.kv_heads, kvh = blockIdx.x % sh.kv_heads, split = blockIdx.y;
@@ -94,31 +138,24 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(ChunkArgs a) {
   __syncthreads();
   softmax_chunk(a, s_s, ml_s, group, n);
   __syncthreads();
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const __half* values = a.io.v_cache + base + lane * kDimsPerLane;
+  constexpr int kPieces = D / 8;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, c = threadIdx.x % kPieces;
   for (int h0 = 0; h0 < group; h0 += kHeadsPerPass) {
     const int count = min(kHeadsPerPass, group - h0);
-    float acc[kHeadsPerPass][kDimsPerLane] = {};
-    for (int j = warp; j < n; j += kWarps) {
-      float v[kDimsPerLane];
-#pragma unroll
-      for (int d = 0; d < kDimsPerLane; d += 2) {
-        const float2 f = __half22float2(*reinterpret_cast<const __half2*>(values + static_cast<int64_t>(j) * D + d));
-        v[d] = f.x;
-        v[d + 1] = f.y;
-      }
-#pragma unroll
-      for (int h = 0; h < kHeadsPerPass; ++h) {
-        if (h >= count) break;
-        const float p = s_s[(h0 + h) * a.split.chunk + j];
-#pragma unroll
-        for (int d = 0; d < kDimsPerLane; ++d) acc[h][d] += p * v[d];
-      }
-    }
+    float acc[kHeadsPerPass][8] = {};
+    accumulate_values<D>(a, a.io.v_cache + base, s_s, h0, count, n, acc);
+    // The warp's row slots hold the same pieces: sum them, then one slot per warp writes.
 #pragma unroll
     for (int h = 0; h < kHeadsPerPass; ++h)
 #pragma unroll
-      for (int d = 0; d < kDimsPerLane; ++d) red[(warp * kHeadsPerPass + h) * D + lane * kDimsPerLane + d] = acc[h][d];
+      for (int e = 0; e < 8; ++e)
+        for (int o = kPieces; o < 32; o <<= 1) acc[h][e] += __shfl_xor_sync(0xffffffffu, acc[h][e], o);
+    if (lane < kPieces) {
+#pragma unroll
+      for (int h = 0; h < kHeadsPerPass; ++h)
+#pragma unroll
+        for (int e = 0; e < 8; ++e) red[(warp * kHeadsPerPass + h) * D + c * 8 + e] = acc[h][e];
+    }
     __syncthreads();
     for (int i = threadIdx.x; i < count * D; i += kThreads) {
       const int h = i / D, d = i % D;
@@ -137,19 +174,30 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(ChunkArgs a) {
   }
 }
 
-// One block per (sequence, query head), one thread per head dim.
+// One block per (sequence, query head): warp 0 weighs the chunks, then one thread per head dim
+// sums the chunks' outputs (independent loads, so they overlap).
 __global__ void merge_kernel(FlashDecodingShape sh, FlashDecodingSplit split, const float* workspace, __half* out) {
+  extern __shared__ float weight_s[];  // [splits], then the denominator
   const int64_t first = static_cast<int64_t>(blockIdx.x) * split.splits;
   const float* ml = workspace + static_cast<int64_t>(sh.batch) * sh.heads * split.splits * sh.head_dim;
-  float m = -INFINITY;
-  for (int s = 0; s < split.splits; ++s) m = fmaxf(m, ml[2 * (first + s)]);
-  float num = 0.f, den = 0.f;
-  for (int s = 0; s < split.splits; ++s) {
-    const float w = __expf(ml[2 * (first + s)] - m);
-    num += w * workspace[(first + s) * sh.head_dim + threadIdx.x];
-    den += w * ml[2 * (first + s) + 1];
+  if (threadIdx.x < 32) {
+    float m = -INFINITY;
+    for (int s = threadIdx.x; s < split.splits; s += 32) m = fmaxf(m, ml[2 * (first + s)]);
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float den = 0.f;
+    for (int s = threadIdx.x; s < split.splits; s += 32) {
+      const float w = __expf(ml[2 * (first + s)] - m);
+      weight_s[s] = w;
+      den += w * ml[2 * (first + s) + 1];
+    }
+    for (int o = 16; o > 0; o >>= 1) den += __shfl_xor_sync(0xffffffffu, den, o);
+    if (threadIdx.x == 0) weight_s[split.splits] = den;
   }
-  out[static_cast<int64_t>(blockIdx.x) * sh.head_dim + threadIdx.x] = __float2half(num / den);
+  __syncthreads();
+  float num = 0.f;
+#pragma unroll 4
+  for (int s = 0; s < split.splits; ++s) num += weight_s[s] * workspace[(first + s) * sh.head_dim + threadIdx.x];
+  out[static_cast<int64_t>(blockIdx.x) * sh.head_dim + threadIdx.x] = __float2half(num / weight_s[split.splits]);
 }
 
 size_t shared_bytes(const FlashDecodingShape& sh, const FlashDecodingSplit& split) {
@@ -184,7 +232,7 @@ FlashDecodingSplit plan_flash_decoding(const FlashDecodingShape& sh, int sm_coun
   const int64_t wanted = std::max<int64_t>(1, (2 * static_cast<int64_t>(sm_count) + blocks - 1) / blocks);
   int64_t chunk = (sh.context + wanted - 1) / wanted;
   const int64_t most = std::max<int64_t>(32, kScoreFloats / group / 32 * 32);
-  chunk = std::min(most, std::max<int64_t>(32, (chunk + 31) / 32 * 32));
+  chunk = std::min(most, std::max<int64_t>(kLeastChunk, (chunk + 31) / 32 * 32));
   FlashDecodingSplit split;
   split.chunk = static_cast<int>(chunk);
   split.splits = static_cast<int>((sh.context + chunk - 1) / chunk);
@@ -200,7 +248,7 @@ void launch_flash_decoding(const FlashDecodingShape& sh, const FlashDecodingSpli
   const ChunkArgs a{sh, split, io, 1.f / sqrtf(static_cast<float>(sh.head_dim))};
   if (sh.head_dim == 64) launch_chunks<64>(a, stream);
   else launch_chunks<128>(a, stream);
-  merge_kernel<<<sh.batch * sh.heads, sh.head_dim, 0, stream>>>(sh, split, io.workspace, io.out);
+  merge_kernel<<<sh.batch * sh.heads, sh.head_dim, (split.splits + 1) * sizeof(float), stream>>>(sh, split, io.workspace, io.out);
   MC_CUDA_CHECK_LAUNCH();
 }
 
