@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "load/model_limits.h"
 #include "modelcost/errors.h"
 #include "modelcost/graph.h"
 
@@ -109,8 +110,8 @@ std::vector<NodeProto> Inliner::instantiate(const FunctionProto& f, const NodePr
   };
   const auto defaults = attribute_defaults(f);
   nodes_inlined_ += f.node_size();
-  if (nodes_inlined_ > kMaxInlinedNodes)
-    throw Error(kExitInvalidModel, "local functions expand to over " + std::to_string(kMaxInlinedNodes) +
+  if (nodes_inlined_ > kMaxModelNodes)
+    throw Error(kExitInvalidModel, "local functions expand to over " + std::to_string(kMaxModelNodes) +
                                        " nodes (calls of " + f.name() + " among them)");
   std::vector<NodeProto> body;
   body.reserve(f.node_size());
