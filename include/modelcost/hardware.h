@@ -1,6 +1,7 @@
 // The hardware database: one TOML file per device under hwdb/ (schema in docs/hwdb.md), loaded,
 // validated and resolved by id or alias. Every later stage (roofline, plan, measure) reads a Device.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +31,30 @@ struct SourceDocument {
   std::string url;
 };
 
+// How long a library kernel of one shape class takes in a CUDA graph, fitted to calibrate's grid
+// of cuBLASLt GEMMs and cuDNN convolutions (docs/roofline.md, "Calibrated kernels"):
+//   fixed_us + k_us_per_1000 * K / 1000 + max(flops / tflops, bytes / gbps)
+// the fixed cost of any call (launch, prologue, epilogue, the idle time after it), the serial
+// reduction loop over K (the GEMM's inner dimension; a conv's input channels x kernel taps), and
+// the throughput the class reaches at scale.
+struct KernelCurve {
+  double fixed_us = 0;
+  double k_us_per_1000 = 0;  // matrix classes only
+  double tflops = 0;         // matrix classes only; 0: no FLOP term
+  double gbps = 0;
+  bool empty() const { return fixed_us <= 0 && tflops <= 0 && gbps <= 0; }
+  double latency_us(double k) const { return fixed_us + k_us_per_1000 * k / 1000; }
+  double compute_us(double flops) const { return tflops > 0 ? flops / (tflops * 1e12) * 1e6 : 0; }
+  double memory_us(double bytes) const { return gbps > 0 ? bytes / (gbps * 1e9) * 1e6 : 0; }
+  double us(double k, double flops, double bytes) const {
+    return latency_us(k) + std::max(compute_us(flops), memory_us(bytes));
+  }
+};
+
+// The kernel classes of a curve table: matrix classes measure work in FLOPs, the others in bytes.
+const std::vector<std::string>& kernel_class_names();  // gemm conv1x1 conv depthwise pointwise
+bool kernel_class_is_matrix(const std::string& name);  // gemm, conv1x1, conv: a K loop and a FLOP term
+
 // What kernels really reach on the device, beside the datasheet peaks: measured by `calibrate` on
 // the GPU itself, or derived from the measured fraction of the same architecture (each figure's
 // source says which). 0 or absent: not given, the datasheet figure applies.
@@ -39,9 +64,11 @@ struct AchievableCeilings {
   std::map<std::string, double> tensor_tflops;
   double kernel_overhead_us = 0;  // least time of one kernel in a CUDA graph (launch and ramp)
   double kernel_gap_us = 0;       // idle time between two dependent kernels
+  // [achievable.kernels]: library kernel times by class.
+  std::map<std::string, KernelCurve> kernel_curves;
   bool empty() const {
     return memory_bandwidth_gbps <= 0 && vector_tflops.empty() && tensor_tflops.empty() && kernel_overhead_us <= 0 &&
-           kernel_gap_us <= 0;
+           kernel_gap_us <= 0 && kernel_curves.empty();
   }
 };
 

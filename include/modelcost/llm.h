@@ -57,6 +57,12 @@ struct DecoderModel {
   // its non-matrix, non-attention kernels move per token (at act_dtype). 0 when not known.
   double deployed_kernels = 0;
   double elementwise_bytes_per_token = 0;
+  // The MLP read off the layers' GEMMs: the down projection's K, and whether a gate and an up
+  // projection (or one fused of twice the width) feed it. 0 when the GEMMs do not show one; then
+  // the decode step is priced from the graph's GEMMs and its deployed view instead of the
+  // deployed decode step of docs/llm.md.
+  int64_t mlp_intermediate = 0;
+  bool gated_mlp = false;
   bool decode_derived = false;   // no cache in the graph: the decode step is derived (see `how`)
   std::vector<std::string> how;  // how each figure was found, one line each
 };
@@ -142,11 +148,18 @@ struct LlmBatchRow {
 // A step run on this machine's GPU (`modelcost llm --measure`) beside its prediction.
 struct LlmMeasuredStep {
   std::string phase;        // "prefill" | "decode"
+  std::string form;         // "graph as exported" (the ONNX graph node by node) | "deployed step" (docs/llm.md)
   int64_t batch = 0;
   int64_t tokens = 0;       // prompt length (prefill) or context (decode)
+  int64_t tensor_parallel = 1;
   bool measured = false;
   std::string reason;       // why not, when not measured
-  double measured_ms = 0;   // median of CUDA-graph replays of the whole graph
+  double measured_ms = 0;   // median of CUDA-graph replays
+  double low_ms = 0, high_ms = 0;  // 10th and 90th percentile of the replays (deployed step)
+  int64_t kernels = 0, predicted_kernels = 0;  // kernels of the measured CUDA graph and of the prediction (deployed step)
+  std::string implementation;  // how the deployed step ran (attention split, GEMM algorithms)
+  double kernel_busy_ms = 0;   // one replay's kernels summed (CUPTI), and their time by kind
+  std::string kernel_breakdown;
   double predicted_ms = 0;
 };
 
@@ -168,6 +181,12 @@ struct LlmPlan {
   std::vector<std::string> notes;
   std::vector<LlmMeasuredStep> measured;  // with --measure
 };
+
+// Kernels of the deployed decode step on each device: per layer two norms, the QKV product, rotary
+// and cache append, the attention's chunks and merge, the output product, the gate/up product, the
+// activation and the down product; then the embedding, the final norm and the LM head; with
+// tensor parallelism an all-reduce after the output and down products and a gather of the logits.
+int64_t deployed_decode_kernels(const DecoderModel& model, int64_t tensor_parallel);
 
 // Throws Error(kExitUsage) for bad options (prompt < 1, a context below 1, TP not dividing the heads).
 LlmPlan plan_llm(const DecoderModel& model, const Device& device, const LlmOptions& options);

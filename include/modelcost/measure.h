@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "modelcost/analysis.h"
+#include "modelcost/hardware.h"
 
 namespace modelcost {
 
@@ -82,6 +83,22 @@ struct ModelMeasurement {
   double kernel_busy_us = 0, kernel_span_us = 0;
 };
 
+// One library call of calibrate's grid (generic shapes, never a model's): a cuBLASLt GEMM, a cuDNN
+// convolution or an elementwise kernel, fp16.
+struct LibraryKernelSample {
+  std::string kind;            // kernel class: gemm, conv1x1, conv, depthwise, pointwise
+  std::string shape;           // "M=256 N=1024 K=4096", "N=32 C=64>256 56x56 k3 s1", ...
+  std::string implementation;  // the runner's choice
+  double flops = 0, bytes = 0; // work: 2*MACs; inputs + outputs read and written once
+  double k = 0;                // reduction length: GEMM K, conv input channels per group x taps
+  double kernel_us = 0;        // median summed kernel durations of one call (CUPTI), all data in L2
+  double graph_us = 0;         // time per call in a CUDA graph of back-to-back dependent calls
+  double fresh_us = 0;         // kernel_us with only the first input in L2 (weights from DRAM); 0: not measured
+  // What the call adds to a model's graph: its fresh duration and the idle time after it.
+  double model_us() const { return fresh_us > 0 ? fresh_us + std::max(0.0, graph_us - kernel_us) : graph_us; }
+  int kernels = 0;             // kernels one call launches
+};
+
 struct CalibrationResult {
   DeviceInfo device;
   double dram_gbps = 0;               // achievable, read + write bytes of a streaming copy
@@ -92,11 +109,42 @@ struct CalibrationResult {
   double small_kernel_us = 0;   // time per small DRAM-copy kernel (256 KiB) back to back in a CUDA graph
   double kernel_gap_us = 0;     // idle time between the end of one kernel and the start of the next dependent one
   double kernel_overhead_us = 0;  // small_kernel_us less the gap and its traffic: the least time a kernel takes
+  std::vector<LibraryKernelSample> library_kernels;  // the grid (empty when not run)
+  double library_gap_us = 0;    // median over the grid of graph_us less kernel_us: idle time per library call
+  std::map<std::string, KernelCurve> library_curves;  // fitted to the grid (fit_library_curves)
   int allreduce_ranks = 0;            // GPUs of the NCCL all-reduce measured (0: one GPU or no NCCL)
   double allreduce_bus_gbps = 0;      // its bus bandwidth and per-step latency (docs/llm.md)
   double allreduce_latency_us = 0;
   std::vector<std::string> notes;     // how each figure was obtained (sizes, kernels)
 };
+
+// One decode step of a decoder as a serving runtime runs it (`modelcost llm --measure`, docs/llm.md
+// "Measuring"): the shapes recognised in the graph, random weights and a KV cache of random data.
+struct DecodeStepSpec {
+  int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
+  bool gated_mlp = true;           // silu(gate) * up; else one up projection and gelu
+  int64_t batch = 1;
+  int64_t context = 1;             // positions the new token attends (the cache holds context - 1)
+  int64_t tensor_parallel = 1;     // GPUs 0 .. tp-1; NCCL all-reduce after each row-parallel product
+  int warmup = 10, repeats = 50;   // CUDA-graph replays
+};
+
+struct DecodeStepTiming {
+  bool measured = false;
+  std::string reason;              // why not, when not measured
+  double median_us = 0, min_us = 0, p10_us = 0, p90_us = 0, max_us = 0;  // per step, over the replays
+  int samples = 0;
+  int64_t kernels = 0;             // kernel nodes of one device's CUDA graph (collectives included)
+  // One more replay with CUPTI kernel records (after the timed ones): the kernels' summed time and
+  // their span, and the time per kernel kind ("rms_norm_kernel 45x 61.2 us; ...", largest first).
+  double kernel_busy_us = 0, kernel_span_us = 0;
+  std::string kernel_breakdown;
+  std::string implementation;      // the attention split and the GEMM algorithms chosen
+};
+
+// Runs the step on the GPU through the CUDA module (throws Error(kExitRuntime) when no module or
+// GPU is usable; a step that cannot run is measured=false with the reason).
+DecodeStepTiming measure_decode_step(const DecodeStepSpec& spec);
 
 // A measuring device. GPU or CPU; make_backend picks one.
 class Backend {
@@ -126,6 +174,13 @@ ModelMeasurement measure_model(const Analysis& analysis, Backend& backend, const
 
 // A hwdb entry (TOML) built from calibrated figures, for --hwdb. `id` names the entry.
 std::string calibration_to_hwdb_toml(const CalibrationResult& result, const std::string& id);
+// The kernel curve of each class fitted to the grid's graph times (kernel_curve_fit.h).
+std::map<std::string, KernelCurve> fit_library_curves(const std::vector<LibraryKernelSample>& grid);
+// Reads a grid back from library_kernels_csv's text (for refitting without the GPU); throws
+// Error naming `origin` on a malformed row.
+std::vector<LibraryKernelSample> parse_library_kernels_csv(const std::string& text, const std::string& origin);
+// The grid as CSV, one call per row.
+std::string library_kernels_csv(const CalibrationResult& result);
 // Human-readable table of the calibrated figures, beside the datasheet ones where given
 // (datasheet keys: "dram_gbps", "fp32_vector", "fp16_vector", "fp32", "tf32", "fp16", "bf16", "fp8").
 std::string format_calibration(const CalibrationResult& result, const std::map<std::string, double>& datasheet = {});

@@ -1,10 +1,35 @@
 # PyTorch + cuDNN end-to-end reference latencies (issue 4's "done when"): eval mode, BatchNorm
 # folded into the convolutions, fp16, the faster of NCHW and channels-last, CUDA graph replay,
-# median of CUDA event times.
-import statistics, sys, torch, torchvision
+# median of CUDA event times. Each reference also prints the kernels one graph replay runs
+# (torch.profiler): how many, their summed durations, and the share of matrix kernels (cuDNN
+# convolutions, cuBLAS/CUTLASS GEMMs, flash attention) among them.
+# With KERNEL_DUMP=FILE set, every profiled kernel is appended to FILE (label, name, us).
+import os, statistics, sys, torch, torchvision
 from torch.fx.experimental.optimization import fuse
 
-def time_graph(model, x, reps=100):
+MATRIX_WORDS = ("conv", "gemm", "xmma", "cutlass", "sm90", "sm80", "cudnn", "fmha", "flash", "attention", "dgrad", "implicit")
+
+def kernel_profile(g, label):
+    try:
+        from torch.profiler import profile, ProfilerActivity
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            g.replay()
+            torch.cuda.synchronize()
+        kernels = [e for e in prof.events() if e.device_type.name == "CUDA" and "memcpy" not in e.name.lower()
+                   and "memset" not in e.name.lower()]
+        busy = sum(e.device_time for e in kernels) / 1e3
+        matrix = [e for e in kernels if any(w in e.name.lower() for w in MATRIX_WORDS)]
+        mbusy = sum(e.device_time for e in matrix) / 1e3
+        if os.environ.get("KERNEL_DUMP"):
+            with open(os.environ["KERNEL_DUMP"], "a") as f:
+                for e in kernels: f.write(f"{label}\t{e.name[:160]}\t{e.device_time:.3f}\n")
+        print(f"KERNELS {label}: {len(kernels)} kernels, {busy:.3f} ms busy; matrix {len(matrix)} kernels "
+              f"{mbusy:.3f} ms; other {len(kernels) - len(matrix)} kernels {busy - mbusy:.3f} ms", flush=True)
+    except Exception as e:  # the profiler is a side figure: never lose the timing for it
+        print(f"KERNELS {label}: profiler failed ({type(e).__name__}: {e})", flush=True)
+
+def time_graph(model, x, reps=100, label=None):
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s), torch.no_grad():
@@ -20,6 +45,7 @@ def time_graph(model, x, reps=100):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record(); g.replay(); b.record(); b.synchronize()
         times.append(a.elapsed_time(b))
+    if label: kernel_profile(g, label)
     return statistics.median(times)
 
 def bert_base(seq=128):
@@ -33,7 +59,8 @@ def bert_base(seq=128):
     for batch in (1, 32):
         ids = torch.randint(0, 30000, (batch, seq), device='cuda')
         mask = torch.ones(batch, seq, dtype=torch.long, device='cuda')
-        t = time_graph(lambda x: model(input_ids=x, attention_mask=mask).last_hidden_state, ids)
+        t = time_graph(lambda x: model(input_ids=x, attention_mask=mask).last_hidden_state, ids,
+                       label=f"bert_base seq {seq} batch {batch}")
         print(f"TORCH bert_base fp16 seq {seq} batch {batch}: {t:.3f} ms", flush=True)
 
 torch.backends.cudnn.benchmark = True
@@ -52,7 +79,7 @@ for name in sys.argv[1:]:
             m = base.half().cuda()
             x = torch.randn(batch, 3, 224, 224, device='cuda', dtype=torch.half)
             if cl: m = m.to(memory_format=torch.channels_last); x = x.to(memory_format=torch.channels_last)
-            t = time_graph(m, x)
+            t = time_graph(m, x, label=f"{name} batch {batch} {'channels_last' if cl else 'NCHW'}")
             print(f"torch {name} fp16 batch {batch} {'channels_last' if cl else 'NCHW'}: {t:.3f} ms", flush=True)
             best = t if best is None else min(best, t)
         print(f"TORCH {name} fp16 batch {batch}: {best:.3f} ms (faster layout)", flush=True)

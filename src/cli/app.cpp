@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <fstream>
 #include <new>
 #include <sstream>
 
@@ -234,7 +235,25 @@ int list_gpus(const CliOptions& options, std::ostream& out) {
   return kExitOk;
 }
 
+// calibrate --from-grid: the curves of a saved grid, as calibrate prints and writes them.
+int refit_grid(const CliOptions& options, std::ostream& out) {
+  std::ifstream in(options.calibrate_from_grid);
+  if (!in) throw Error(kExitUnreadable, "cannot read '" + options.calibrate_from_grid + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  CalibrationResult result;
+  result.device.name = options.calibrate_from_grid;
+  result.library_kernels = parse_library_kernels_csv(text.str(), options.calibrate_from_grid);
+  result.library_curves = fit_library_curves(result.library_kernels);
+  out << format_calibration(result);
+  std::string toml = calibration_to_hwdb_toml(result, "grid");
+  const size_t at = toml.find("[achievable.kernels]");
+  out << "\n" << (at == std::string::npos ? "" : toml.substr(at, toml.find("\n\n", at) - at)) << "\n";
+  return kExitOk;
+}
+
 int calibrate(const CliOptions& options, std::ostream& out) {
+  if (!options.calibrate_from_grid.empty()) return refit_grid(options, out);
   std::unique_ptr<Backend> backend = make_backend(options.cpu);
   const DeviceInfo local = backend->device();
   MeasureOptions m;
@@ -261,6 +280,10 @@ int calibrate(const CliOptions& options, std::ostream& out) {
   out << format_calibration(result, datasheet);
   const std::string id = (sheet ? sheet->id : std::string(local.is_gpu ? "local-gpu" : "local-cpu")) + "-calibrated";
   const std::string toml = calibration_to_hwdb_toml(result, id);
+  if (!options.calibrate_kernels_csv.empty()) {
+    write_report_file(options.calibrate_kernels_csv, library_kernels_csv(result));
+    out << "library kernel grid written to " << options.calibrate_kernels_csv << "\n";
+  }
   if (!options.calibrate_out.empty()) {
     write_report_file(options.calibrate_out, toml);
     out << "hwdb entry written to " << options.calibrate_out << " (use it with --hwdb DIR)\n";
@@ -286,7 +309,8 @@ std::string one_line_error(const CliOptions& options, std::string message) {
   for (char& ch : message)
     if (ch == '\n' || ch == '\r') ch = ' ';
   std::vector<std::string> files = {options.model_path, options.csv_path, options.json_path, options.roofline_svg,
-                                    options.html_path, options.calibrate_out};
+                                    options.html_path, options.calibrate_out, options.calibrate_kernels_csv,
+                                    options.calibrate_from_grid};
   files.insert(files.end(), options.hwdb_dirs.begin(), options.hwdb_dirs.end());
   bool named = false;
   for (const char* option : {"--gpu", "--hwdb", "--peak-tflops", "--bandwidth-gbps"})

@@ -53,21 +53,77 @@ LlmMeasuredStep run_phase(const LlmMeasureRequest& request, const DecoderModel& 
   return step;
 }
 
-}  // namespace
+// Why the deployed step cannot be measured for this plan; "" when it can.
+std::string deployed_step_problem(const LlmPlan& plan) {
+  const DecoderModel& m = plan.model;
+  if (m.mlp_intermediate <= 0)
+    return "the layers' GEMMs show no MLP (a down projection fed by an up or a gate/up projection): no shapes for the "
+           "deployed step";
+  bool stored_fp16 = true;
+  for (const WeightGemm& g : m.gemms) stored_fp16 = stored_fp16 && g.stored_dtype == "fp16";
+  const bool fp16_weights = plan.weights_dtype == "fp16" || (plan.weights_dtype == "as stored" && stored_fp16);
+  if (plan.act_dtype != "fp16" || plan.kv_dtype != "fp16" || !fp16_weights)
+    return "the deployed step runs in fp16 (weights, activations and KV cache): plan with --dtype fp16";
+  return "";
+}
 
-std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request, const LlmPlan& plan, Backend& backend) {
+// The deployed decode step (docs/llm.md) at one batch and context, beside its prediction.
+LlmMeasuredStep measure_deployed_step(const LlmPlan& plan, int64_t batch, const LlmContextRow& c) {
+  const DecoderModel& m = plan.model;
+  LlmMeasuredStep step;
+  step.phase = "decode";
+  step.form = "deployed step";
+  step.batch = batch;
+  step.tokens = c.context;
+  step.tensor_parallel = plan.options.tensor_parallel;
+  step.predicted_ms = c.tpot_ms;
+  step.predicted_kernels = deployed_decode_kernels(m, step.tensor_parallel);
+  step.reason = deployed_step_problem(plan);
+  if (!step.reason.empty()) return step;
+  DecodeStepSpec spec;
+  spec.layers = m.layers;
+  spec.hidden = m.hidden;
+  spec.heads = m.heads;
+  spec.kv_heads = m.kv_heads;
+  spec.head_dim = m.head_dim;
+  spec.intermediate = m.mlp_intermediate;
+  spec.vocab = m.vocab;
+  spec.gated_mlp = m.gated_mlp;
+  spec.batch = batch;
+  spec.context = c.context;
+  spec.tensor_parallel = step.tensor_parallel;
+  try {
+    const DecodeStepTiming t = measure_decode_step(spec);
+    step.measured = t.measured;
+    step.reason = t.reason;
+    step.measured_ms = t.median_us / 1e3;
+    step.low_ms = t.p10_us / 1e3;
+    step.high_ms = t.p90_us / 1e3;
+    step.kernels = t.kernels;
+    step.implementation = t.implementation;
+    step.kernel_busy_ms = t.kernel_busy_us / 1e3;
+    step.kernel_breakdown = t.kernel_breakdown;
+  } catch (const Error& e) {
+    step.reason = e.what();
+  }
+  return step;
+}
+
+// The exported graph itself as the prefill and a decode step per context, at the first batch.
+void measure_exported_graph(const LlmMeasureRequest& request, const LlmPlan& plan, Backend& backend,
+                            std::vector<LlmMeasuredStep>& steps) {
   const DecoderModel& m = plan.model;
   const LlmBatchRow& row = plan.rows.front();
-  std::vector<LlmMeasuredStep> steps;
   LlmMeasuredStep prefill;
   prefill.phase = "prefill";
+  prefill.form = "graph as exported";
   prefill.batch = row.batch;
   prefill.tokens = plan.options.prompt;
   prefill.predicted_ms = row.ttft_ms;
   if (m.fixed_batch > 0 && m.fixed_batch != row.batch) {
     prefill.reason = "the file fixes batch " + std::to_string(m.fixed_batch) + "; measure with --batch " + std::to_string(m.fixed_batch);
     steps.push_back(prefill);
-    return steps;
+    return;
   }
   if (m.fixed_sequence > 0 && m.fixed_sequence != plan.options.prompt)
     prefill.reason = "the file fixes the sequence at " + std::to_string(m.fixed_sequence) + " (a decode-shaped graph)";
@@ -77,6 +133,7 @@ std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request,
   for (const LlmContextRow& c : row.contexts) {
     LlmMeasuredStep decode;
     decode.phase = "decode";
+    decode.form = "graph as exported";
     decode.batch = row.batch;
     decode.tokens = c.context;
     decode.predicted_ms = c.tpot_ms;
@@ -86,6 +143,16 @@ std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request,
       decode = run_phase(request, m, backend, decode, 1, c.context - 1, *plan.device);
     steps.push_back(decode);
   }
+}
+
+}  // namespace
+
+std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request, const LlmPlan& plan, Backend& backend) {
+  std::vector<LlmMeasuredStep> steps;
+  // The exported graph runs on one GPU; with --tp only the deployed step is sharded.
+  if (plan.options.tensor_parallel == 1) measure_exported_graph(request, plan, backend, steps);
+  for (const LlmBatchRow& row : plan.rows)
+    for (const LlmContextRow& c : row.contexts) steps.push_back(measure_deployed_step(plan, row.batch, c));
   return steps;
 }
 

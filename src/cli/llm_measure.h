@@ -1,7 +1,8 @@
 // `modelcost llm --measure`: runs the decoder graph itself on this machine's GPU, shaped as the
 // prefill (sequence = prompt, past 0) and as a decode step at each context (sequence 1, a KV cache
-// of context - 1 positions filled with random data), and puts the medians beside the plan's
-// predictions (docs/llm.md, "Measuring").
+// of context - 1 positions filled with random data), then the deployed decode step (the CUDA
+// module's fused step with the recognised shapes, sharded over --tp GPUs) at each batch and
+// context, and puts the medians beside the plan's predictions (docs/llm.md, "Measuring").
 #pragma once
 #include <string>
 #include <vector>
@@ -18,8 +19,8 @@ struct LlmMeasureRequest {
 };
 
 // One entry per phase and context; a phase the graph cannot run (no cache, fixed sequence) is
-// listed with the reason. `plan` gives the batch (the first of the list, or the file's fixed one)
-// and the predictions.
+// listed with the reason. The exported graph runs at the first batch of the plan (without --tp),
+// the deployed step at every batch.
 std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request, const LlmPlan& plan, Backend& backend);
 
 }  // namespace modelcost

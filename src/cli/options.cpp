@@ -92,6 +92,11 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
   auto* calibrate = app.add_subcommand("calibrate", "Measure this machine's achievable roofline and write it as a hwdb entry");
   calibrate->add_option("--gpu", options.gpus, "Datasheet device to compare with (auto = detect)")->type_name("NAME");
   calibrate->add_option("--out", options.calibrate_out, "Write the hwdb entry (TOML) to FILE")->type_name("FILE");
+  calibrate->add_option("--kernels-csv", options.calibrate_kernels_csv,
+                        "Write the grid of library kernels (one call per row) to FILE")->type_name("FILE");
+  calibrate->add_option("--from-grid", options.calibrate_from_grid,
+                        "Fit the kernel curves to a grid saved with --kernels-csv and print them (no GPU needed)")
+      ->type_name("FILE");
   calibrate->add_option("--hwdb", options.hwdb_dirs, "Extra directory of device .toml files")->type_name("DIR");
   calibrate->add_flag("--cpu", options.cpu, "Calibrate the CPU backend instead of the GPU");
   calibrate->callback([&options] { options.calibrate = true; });

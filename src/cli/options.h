@@ -52,6 +52,8 @@ struct CliOptions {
   bool counters = false;  // --counters: DRAM bytes and executed FLOPs per node (CUPTI range profiler)
   bool calibrate = false;  // the `calibrate` subcommand
   std::string calibrate_out;  // calibrate --out FILE: the hwdb entry
+  std::string calibrate_kernels_csv;  // calibrate --kernels-csv FILE: the grid of library kernels
+  std::string calibrate_from_grid;    // calibrate --from-grid FILE: refit a saved grid, no GPU
   bool diff = false;                     // the `diff` subcommand
   std::vector<std::string> diff_models;  // diff A.onnx B.onnx
 };

@@ -2,6 +2,7 @@
 // Unknown keys are errors so that a misspelt figure never silently goes missing.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -27,6 +28,7 @@ class DeviceReader {
   void read_peaks(Device& d) const;
   void read_peak_table(const toml::node& node, const std::string& prefix, std::map<std::string, double>& out) const;
   void read_achievable(Device& d) const;
+  void read_kernel_curves(const toml::node& node, AchievableCeilings& a) const;
   void read_documents(Device& d) const;
   void read_sources(Device& d) const;
   void read_interconnect(Device& d) const;
@@ -87,12 +89,38 @@ void DeviceReader::read_achievable(Device& d) const {
     const std::string k(key.str());
     if (k == "vector" || k == "tensor") {
       read_peak_table(value, "achievable." + k, k == "vector" ? a.vector_tflops : a.tensor_tflops);
+    } else if (k == "kernels") {
+      read_kernel_curves(value, a);
     } else if (k == "memory_bandwidth_gbps" || k == "kernel_overhead_us" || k == "kernel_gap_us") {
       const double v = *number_key(t, k, "achievable." + k);
       (k == "memory_bandwidth_gbps" ? a.memory_bandwidth_gbps : k == "kernel_overhead_us" ? a.kernel_overhead_us : a.kernel_gap_us) = v;
     } else {
       fail("unknown key 'achievable." + k + "'");
     }
+  }
+}
+
+// [achievable.kernels]: one inline table per kernel class:
+// { fixed_us = N, k_us_per_1000 = N, tflops = N, gbps = N } (the last three optional).
+void DeviceReader::read_kernel_curves(const toml::node& node, AchievableCeilings& a) const {
+  if (!node.is_table()) fail("'achievable.kernels' must be a table");
+  const auto& names = kernel_class_names();
+  for (const auto& [key, value] : *node.as_table()) {
+    const std::string k(key.str()), path = "achievable.kernels." + k;
+    if (std::find(names.begin(), names.end(), k) == names.end())
+      fail("unknown kernel class '" + path + "' (expected gemm, conv1x1, conv, depthwise or pointwise)");
+    if (!value.is_table()) fail("'" + path + "' must be a table { fixed_us, k_us_per_1000, tflops, gbps }");
+    const toml::table& c = *value.as_table();
+    KernelCurve curve;
+    for (const auto& [field_key, unused] : c) {
+      const std::string field(field_key.str());
+      double* target = field == "fixed_us" ? &curve.fixed_us : field == "k_us_per_1000" ? &curve.k_us_per_1000
+                       : field == "tflops" ? &curve.tflops : field == "gbps" ? &curve.gbps : nullptr;
+      if (!target) fail("unknown key '" + path + "." + field + "'");
+      *target = *number_key(c, field, path + "." + field);
+    }
+    if (!(curve.fixed_us > 0) || !(curve.gbps > 0)) fail("'" + path + "' needs fixed_us and gbps above 0");
+    a.kernel_curves[k] = curve;
   }
 }
 

@@ -59,6 +59,14 @@ void check_achievable(const Device& d, Report problem) {
         problem(fmt::format("achievable.{}.{} = {} is above the datasheet {}", math_path_name(path), dtype, tflops, sheet));
     }
   if (a.kernel_overhead_us > 1000 || a.kernel_gap_us > 1000) problem("achievable kernel overhead and gap must be under 1000 us");
+  for (const auto& [name, curve] : a.kernel_curves) {
+    // Small kernels run from L2, so a class's bandwidth may pass DRAM's, never L2's few times it.
+    if (curve.gbps > 5 * d.memory_bandwidth_gbps)
+      problem(fmt::format("achievable.kernels.{}.gbps = {} is above 5x the datasheet bandwidth", name, curve.gbps));
+    if (curve.tflops > kMaxPeakTflops) problem(fmt::format("achievable.kernels.{}.tflops = {} is above {}", name, curve.tflops, kMaxPeakTflops));
+    if (curve.fixed_us > 1000 || curve.k_us_per_1000 > 1000 || curve.k_us_per_1000 < 0 || curve.tflops < 0)
+      problem(fmt::format("achievable.kernels.{}: fixed_us and k_us_per_1000 must be in [0, 1000], tflops at least 0", name));
+  }
 }
 
 }  // namespace

@@ -141,6 +141,7 @@ DecoderModel recognise_decoder(const Analysis& analysis) {
                               m.layers > 0 ? static_cast<double>(m.gemms.size() - 1) / m.layers : 0.0, head->node,
                               m.logits_every_position ? "every position" : "the last position"));
   read_deployed_view(analysis, static_cast<double>(tokens), m);
+  read_mlp_shape(m);
   m.rotary = has_rotary(index);
   m.max_positions = position_table_rows(index, *token);
   if (m.kv_cache.empty()) {

@@ -36,10 +36,16 @@ int64_t graph_context_limit(const DecoderModel& m) {
   return limit;
 }
 
+// A decode step at `context` positions: the deployed step where the model's MLP is known.
+StepTime decode_step(const StepSetup& s, int64_t batch, int64_t context) {
+  if (s.model->mlp_intermediate > 0) return predict_deployed_decode(s, batch, context);
+  return predict_step(s, batch, 1, context - 1);
+}
+
 LlmContextRow context_row(const StepSetup& s, const LlmOptions& o, int64_t batch, int64_t context, int64_t limit) {
   LlmContextRow r;
   r.context = context;
-  r.decode = predict_step(s, batch, 1, context - 1);
+  r.decode = decode_step(s, batch, context);
   r.tpot_ms = r.decode.total_ms();
   r.tokens_per_s_per_sequence = 1e3 / r.tpot_ms;
   r.tokens_per_s_per_device = r.tokens_per_s_per_sequence * batch / s.tp;
@@ -61,7 +67,7 @@ LlmBatchRow batch_row(const StepSetup& s, const LlmOptions& o, int64_t batch, in
   double sum = 0;
   for (int64_t i = 0; i < steps; ++i) {
     const int64_t offset = steps == 1 ? o.generate : 1 + (o.generate - 1) * i / std::max<int64_t>(1, steps - 1);
-    sum += predict_step(s, batch, 1, o.prompt + offset - 1).total_ms();
+    sum += decode_step(s, batch, o.prompt + offset).total_ms();
   }
   r.mean_tpot_ms = sum / static_cast<double>(steps);
   r.tokens_per_s_per_sequence = 1e3 / r.mean_tpot_ms;
@@ -152,6 +158,10 @@ LlmPlan plan_llm(const DecoderModel& model, const Device& device, const LlmOptio
       plan.notes.push_back(fmt::format("batch {} needs {:.2f} GB per device at the full context; the device has {} GB",
                                        r.batch, r.memory.total() / 1e9, device.memory_gb));
     }
+  if (model.mlp_intermediate > 0)
+    plan.notes.push_back(fmt::format("decode is priced as the deployed step of {} kernels per device (docs/llm.md), each at "
+                                     "the roofline plus {:.2f} us of kernel overhead and gap",
+                                     deployed_decode_kernels(model, s.tp), deployed_fixed_us(device)));
   choose_best(s, plan.options, limit, plan);
   return plan;
 }

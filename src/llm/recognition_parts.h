@@ -44,6 +44,9 @@ CacheInputs find_cache(const GraphIndex& index);
 // initializers outside them. `tokens`/`batch`: rows of a per-position and a last-position GEMM.
 void collect_weight_gemms(const GraphIndex& index, int64_t vocab, int64_t tokens, int64_t batch, DecoderModel& model);
 
+// The MLP's width and form from the first layer's weight GEMMs (DecoderModel::mlp_intermediate).
+void read_mlp_shape(DecoderModel& model);
+
 // Rows of the position table (learned position embeddings, rotary cos/sin caches); 0 when none.
 int64_t position_table_rows(const GraphIndex& index, const TokenInput& token);
 bool has_rotary(const GraphIndex& index);

@@ -34,6 +34,14 @@ double kv_bytes_per_token_per_device(const StepSetup& setup);
 // `batch` sequences each adding `new_tokens` positions after `past` cached ones.
 StepTime predict_step(const StepSetup& setup, int64_t batch, int64_t new_tokens, int64_t past);
 
+// The deployed decode step (docs/llm.md, "The deployed decode step"), for a model whose MLP was
+// read (mlp_intermediate > 0): each of its kernels priced as max(FLOPs / achievable peak, bytes /
+// achievable bandwidth) plus the calibrated kernel overhead and inter-kernel gap.
+StepTime predict_deployed_decode(const StepSetup& setup, int64_t batch, int64_t context);
+// The fixed cost of each of its kernels, us: the achievable kernel overhead (launch_overhead_us
+// where the entry has none) plus the inter-kernel gap.
+double deployed_fixed_us(const Device& device);
+
 // Memory of one device while `batch` sequences hold `context` tokens of cache, with activations
 // of a prefill of `prefill_tokens` positions per sequence.
 MemoryPerDevice memory_per_device(const StepSetup& setup, int64_t batch, int64_t context, int64_t prefill_tokens,

@@ -2,11 +2,15 @@
 #include <fmt/format.h>
 
 #include <unordered_map>
+#include <cmath>
+#include <algorithm>
+#include <sstream>
 
 #include "measure/cpu_backend.h"
 #include "measure/node_spec.h"
 #include "measure/cuda_entry.h"
 #include "modelcost/errors.h"
+#include "modelcost/kernel_curve_fit.h"
 #include "modelcost/measure.h"
 
 namespace modelcost {
@@ -16,6 +20,12 @@ bool cuda_support_compiled() { return !find_cuda_module().empty(); }
 std::unique_ptr<Backend> make_backend(bool cpu, int device) {
   if (cpu) return make_cpu_backend();
   return cuda_module().make_backend(device);
+}
+
+DecodeStepTiming measure_decode_step(const DecodeStepSpec& spec) {
+  const CudaModuleApi& module = cuda_module();
+  if (!module.device_available()) throw Error(kExitRuntime, "no NVIDIA GPU is visible");
+  return module.measure_decode_step(spec);
 }
 
 std::vector<NodeMeasurement> measure_nodes(const Analysis& analysis, Backend& backend, const MeasureOptions& options) {
@@ -54,6 +64,79 @@ ModelMeasurement measure_model(const Analysis& analysis, Backend& backend, const
     if (n.measured) m.sum_of_node_medians_us += n.median_us;
   return m;
 }
+
+std::map<std::string, KernelCurve> fit_library_curves(const std::vector<LibraryKernelSample>& grid) {
+  std::map<std::string, KernelCurve> curves;
+  for (const auto& name : kernel_class_names()) {
+    const bool matrix = kernel_class_is_matrix(name);
+    std::vector<KernelSample> samples;
+    for (const auto& k : grid)
+      if (k.kind == name) samples.push_back({matrix ? k.k : 0, k.flops, k.bytes, k.model_us()});
+    if (!samples.empty()) curves[name] = fit_kernel_curve(samples, matrix);
+  }
+  return curves;
+}
+
+std::vector<LibraryKernelSample> parse_library_kernels_csv(const std::string& text, const std::string& origin) {
+  std::vector<LibraryKernelSample> out;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+    // fresh_us, the tenth field, is optional (grids written before it was measured).
+    if (f.size() != 9 && f.size() != 10) throw Error(kExitUsage, fmt::format("{}: expected 9 or 10 fields in '{}'", origin, line));
+    LibraryKernelSample k;
+    k.kind = f[0];
+    k.shape = f[1];
+    k.implementation = f[2];
+    try {
+      k.flops = std::stod(f[3]);
+      k.bytes = std::stod(f[4]);
+      k.k = std::stod(f[5]);
+      k.kernels = std::stoi(f[6]);
+      k.kernel_us = std::stod(f[7]);
+      k.graph_us = std::stod(f[8]);
+      if (f.size() == 10) k.fresh_us = std::stod(f[9]);
+    } catch (const std::exception&) {
+      throw Error(kExitUsage, fmt::format("{}: a number field of '{}' is not a number", origin, line));
+    }
+    out.push_back(k);
+  }
+  return out;
+}
+
+std::string library_kernels_csv(const CalibrationResult& r) {
+  std::string out = "kind,shape,implementation,flops,bytes,k,kernels,kernel_us,graph_us,fresh_us\n";
+  for (const auto& k : r.library_kernels) {
+    std::string impl = k.implementation;
+    for (char& ch : impl)
+      if (ch == ',' || ch == '"') ch = ';';
+    out += fmt::format("{},{},{},{:.0f},{:.0f},{:.0f},{},{:.3f},{:.3f},{:.3f}\n", k.kind, k.shape, impl, k.flops, k.bytes,
+                       k.k, k.kernels, k.kernel_us, k.graph_us, k.fresh_us);
+  }
+  return out;
+}
+
+namespace {
+
+// [achievable.kernels] of an entry: one curve per class.
+std::string kernel_curves_toml(const CalibrationResult& r, std::vector<std::string>& figures) {
+  if (r.library_curves.empty()) return "";
+  std::string out = "\n[achievable.kernels]  # library kernels in a CUDA graph: fixed_us + k_us_per_1000 * K / 1000 + max(flops / tflops, bytes / gbps)\n";
+  for (const auto& [name, c] : r.library_curves) {
+    out += fmt::format("{} = {{ fixed_us = {:.3g}, ", name, c.fixed_us);
+    if (kernel_class_is_matrix(name)) out += fmt::format("k_us_per_1000 = {:.3g}, tflops = {:.4g}, ", c.k_us_per_1000, c.tflops);
+    out += fmt::format("gbps = {:.4g} }}\n", c.gbps);
+    figures.push_back("achievable.kernels." + name);
+  }
+  return out;
+}
+
+}  // namespace
 
 // Written in the hwdb schema (docs/hwdb.md) so `--hwdb DIR` loads it; every figure's source is
 // this calibration run.
@@ -94,6 +177,7 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
   figures.push_back("achievable.memory_bandwidth_gbps");
   if (r.kernel_overhead_us > 0) { out += fmt::format("kernel_overhead_us = {:.2f}\n", r.kernel_overhead_us); figures.push_back("achievable.kernel_overhead_us"); }
   if (r.kernel_gap_us > 0) { out += fmt::format("kernel_gap_us = {:.2f}\n", r.kernel_gap_us); figures.push_back("achievable.kernel_gap_us"); }
+  out += kernel_curves_toml(r, figures);
   if (r.allreduce_ranks > 1) {
     out += fmt::format("\n[interconnect]  # NCCL all-reduce over {} GPUs\n", r.allreduce_ranks);
     out += fmt::format("allreduce_bus_gbps = {:.1f}\nallreduce_latency_us = {:.2f}\n", r.allreduce_bus_gbps, r.allreduce_latency_us);
@@ -132,6 +216,19 @@ std::string format_calibration(const CalibrationResult& r, const std::map<std::s
   row("small kernel in a graph", "small_kernel_us", r.small_kernel_us, "us");
   row("kernel overhead", "kernel_overhead_us", r.kernel_overhead_us, "us");
   row("inter-kernel gap", "kernel_gap_us", r.kernel_gap_us, "us");
+  row("library call gap in a graph", "library_gap_us", r.library_gap_us, "us");
+  for (const auto& [name, c] : r.library_curves) {
+    std::vector<KernelSample> samples;
+    for (const auto& k : r.library_kernels)
+      if (k.kind == name) samples.push_back({kernel_class_is_matrix(name) ? k.k : 0, k.flops, k.bytes, k.model_us()});
+    std::vector<double> errors = relative_errors(c, samples);
+    for (double& e : errors) e = std::fabs(e);
+    std::sort(errors.begin(), errors.end());
+    const double median = errors.empty() ? 0 : errors[errors.size() / 2];
+    out += fmt::format("{:<26}{:>8.3g} us + {:.3g} us per 1000 K + max(FLOPs / {:.4g} TF, bytes / {:.4g} GB/s); {} calls, "
+                       "median error {:.0f}%\n", name + " kernels", c.fixed_us, c.k_us_per_1000, c.tflops, c.gbps,
+                       samples.size(), 100 * median);
+  }
   row("all-reduce bus bandwidth", "allreduce_bus_gbps", r.allreduce_bus_gbps, "GB/s");
   row("all-reduce step latency", "allreduce_latency_us", r.allreduce_latency_us, "us");
   for (const auto& note : r.notes) out += "  " + note + "\n";

@@ -107,6 +107,8 @@ NodeSpec make_node_spec(const NodeAnalysis& analysis, const std::string& dtype_o
   spec.domain = node.domain;
   spec.opset = node.opset;
   spec.allow_tf32 = dtype_option == "tf32";
+  spec.graph = &graph;
+  spec.node = &node;
   for (int id : node.inputs) spec.inputs.push_back(tensor_spec(graph, id, dtype_option));
   for (int id : node.outputs) spec.outputs.push_back(tensor_spec(graph, id, dtype_option));
   if (node.proto) read_attributes(*node.proto, spec.attributes);

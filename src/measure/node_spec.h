@@ -43,6 +43,10 @@ struct NodeSpec {
   Attributes attributes;
   // fp32 computed on TF32 tensor cores where the library allows (--dtype tf32).
   bool allow_tf32 = false;
+  // The analysed node it was read from, which its op rule's plan builder reads (op_plan.h);
+  // null for a spec made up in code (the builder then reads a one-node graph of the spec).
+  const Graph* graph = nullptr;
+  const Node* node = nullptr;
 
   const TensorSpec& in(size_t i) const;   // an absent TensorSpec when i is out of range
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i].present; }

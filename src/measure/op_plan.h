@@ -1,136 +1,23 @@
-// What a node computes, decoded once from its spec into one of the measured kinds the runners
-// implement (CPU reference and CUDA alike). The kinds are a closed sum type, OpPlan: every
-// consumer dispatches with std::visit over overloaded handlers, so the compiler names any kind a
-// consumer forgets. A node that cannot be decoded is Unsupported with its reason. Planners are
-// split by family: op_plan_*.cpp; op_plan.cpp holds the table from op type to planner.
+// What a node computes, in the measured kind that runs it (ops/measured_kinds.h). The op rule
+// table names each op's plan builder beside its shape and cost rules (ops/op_registry.h); here
+// the measure stage reads a node through it. Every consumer dispatches over the closed sum type
+// OpPlan with std::visit, so the compiler names any kind a consumer forgets.
 #pragma once
 #include <string>
-#include <variant>
-#include <vector>
 
-#include "measure/elementwise_ops.h"
 #include "measure/node_spec.h"
+#include "ops/measured_kinds.h"
 
 namespace modelcost {
 
-// Overloaded lambdas for std::visit.
-template <class... Ts> struct Overloaded : Ts... { using Ts::operator()...; };
-template <class... Ts> Overloaded(Ts...) -> Overloaded<Ts...>;
-
-constexpr int kMaxCopyRank = 8;
-
-// Nothing runs (reinterpreting, folded or empty nodes): reason says which.
-struct ZeroCostPlan { std::string reason; };
-struct UnsupportedPlan { std::string reason; };
-
-// Any elementwise op of elementwise_ops.h over the output dims; each input read through its own
-// broadcast strides (0 on broadcast dims). Cast and CastLike are kIdentity between dtypes.
-struct ElementwisePlan {
-  ElementwiseOp op = ElementwiseOp::kIdentity;
-  std::vector<int64_t> dims;
-  std::vector<std::vector<int64_t>> input_strides;
-  double alpha = 0, beta = 0;  // attribute parameters (LeakyRelu alpha, Clip bounds, ...)
-};
-
-// dims iterated in row-major order; element i of the iteration reads src[src_offset + sum(idx*src_stride)]
-// and writes dst[dst_offset + sum(idx*dst_stride)] (strides in elements).
-struct StridedCopy {
-  int input = 0, output = 0;
-  std::vector<int64_t> dims, src_strides, dst_strides;
-  int64_t src_offset = 0, dst_offset = 0;
-  double elements() const;
-  void merge_dims();  // folds adjacent dims that are contiguous in both source and destination
-};
-
-// Transpose, Slice, Concat, Split, Expand, constant Pad, Tile, a scalar Gather.
-struct CopyPlan {
-  std::vector<StridedCopy> copies;
-  bool fill_output = false;
-  double fill_value = 0;
-};
-
-// [outer, n, inner] with n the gathered, reduced, scanned or channel axis.
-struct RowView {
-  int64_t outer = 1, axis_len = 1, inner = 1;
-};
-
-struct GatherPlan : RowView { int64_t indices = 0; };
-
-enum class ReduceOp { kSum, kMean, kMax, kMin, kSumSquare, kL2, kL1, kLogSumExp, kLogSum, kProd, kArgMax, kArgMin };
-struct ReducePlan : RowView {
-  ReduceOp op = ReduceOp::kSum;
-  bool select_last_index = false;  // ArgMax / ArgMin ties
-};
-struct SoftmaxPlan : RowView { bool log_softmax = false; };
-struct LayerNormPlan : RowView {
-  double epsilon = 1e-5;
-  bool has_scale = false, has_bias = false;
-};
-struct BatchNormPlan : RowView { double epsilon = 1e-5; };
-// CumSum along the axis.
-struct ScanPlan : RowView { bool exclusive = false, reverse = false; };
-
-struct ConvParams {
-  int spatial = 2;                      // 1, 2 or 3 spatial dims
-  int64_t batch = 0, in_channels = 0, out_channels = 0, groups = 1;
-  std::vector<int64_t> in_size, kernel, out_size, strides, dilations, pads;  // pads: begin then end
-  bool has_bias = false;
-};
-
-struct PoolParams {
-  bool max = true;
-  bool global = false;
-  bool count_include_pad = false;
-  std::vector<int64_t> kernel, strides, pads;  // pads: begin then end
-};
-
-// out[b] (M x N) = alpha * op(A[b]) (M x K) * op(B[b]) (K x N) + beta * bias, row-major.
-struct MatMulParams {
-  int64_t batch = 1, m = 0, n = 0, k = 0;
-  int64_t a_batch_stride = 0, b_batch_stride = 0;  // elements; 0 = one matrix broadcast over the batch
-  bool trans_a = false, trans_b = false;
-  double alpha = 1, beta = 0;
-  enum class Bias { kNone, kRow, kFull, kScalar, kColumn } bias = Bias::kNone;  // kRow: [N] over rows
-};
-
-// Resize of H and W of NCHW: nearest or linear, ONNX coordinate modes.
-struct ResizePlan {
-  bool linear = false;
-  std::string coordinate_mode = "half_pixel";
-  std::string nearest_mode = "round_prefer_floor";
-};
-
-// Indexed element access over a data tensor (input 0) with an index tensor (input 1).
-// GatherElements / ScatterElements: one index per element along `axis`; the iteration runs over
-// index_dims (the indices' shape; the updates' too). GatherND / ScatterND: index tuples of
-// tuple_dims.size() components pick slices of `slice` elements, `tuples` tuples per batch.
-// The scatters first copy data to the output, then write the updates (input 2).
-struct IndexedPlan {
-  enum class Kind { kGatherElements, kScatterElements, kGatherND, kScatterND } kind = Kind::kGatherElements;
-  std::vector<int64_t> index_dims, data_strides;  // elements kinds
-  int64_t axis = 0, axis_len = 0;                 // elements kinds
-  int64_t batch = 1, tuples = 0, slice = 1, batch_stride = 0;  // ND kinds
-  std::vector<int64_t> tuple_dims, tuple_strides;             // ND kinds: the indexed data dims
-  int64_t smallest_indexed_dim() const;           // random indices stay below it
-};
-
-// Range: out[i] = start + i * delta, start and delta read from the inputs.
-struct RangePlan { int64_t count = 0; };
-
-using OpPlan = std::variant<UnsupportedPlan, ZeroCostPlan, ElementwisePlan, CopyPlan, GatherPlan, ReducePlan,
-                            SoftmaxPlan, LayerNormPlan, BatchNormPlan, ScanPlan, PoolParams, ConvParams, MatMulParams,
-                            ResizePlan, IndexedPlan, RangePlan>;
-
+// The plan of a node: ZeroCost for nodes that run nothing (empty or folded outputs, aliases),
+// Unsupported with the reason for a node measurement cannot run. The builder reads the node of
+// the analysed graph make_node_spec names, or for a spec made up in code a one-node graph of it.
 OpPlan plan_operation(const NodeSpec& spec);
 
-inline bool is_zero_cost(const OpPlan& p) { return std::holds_alternative<ZeroCostPlan>(p); }
-inline bool is_unsupported(const OpPlan& p) { return std::holds_alternative<UnsupportedPlan>(p); }
-// The reason of a ZeroCost or Unsupported plan ("" for the others).
-std::string plan_reason(const OpPlan& plan);
-
-// Standard op types: "" where measurement has a planner for the op type (a node of it may still
-// be Unsupported for its dtypes or attributes), else why it has none. gap_is_named: the reason
-// is one named in the gap table rather than the default "no measurement kernel".
+// Standard op types: "" where the op rule names a plan builder (a node of it may still be
+// Unsupported for its dtypes or attributes), else why it has none. gap_is_named: the op rule
+// names the reason, rather than the default "no measurement kernel".
 std::string measurement_gap(const std::string& op_type);
 bool gap_is_named(const std::string& op_type);
 
@@ -142,10 +29,5 @@ struct InputRange {
 // The range of input `index` of a node with this plan (positive where the op needs it, indices
 // within the indexed axis).
 InputRange input_range(const NodeSpec& spec, const OpPlan& plan, size_t index);
-
-// Contiguous row-major strides of a shape (elements).
-std::vector<int64_t> contiguous_strides(const Shape& shape);
-// Strides of `shape` read as if broadcast to `target` (numpy rules): 0 on broadcast dims.
-std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& target);
 
 }  // namespace modelcost

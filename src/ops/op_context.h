@@ -39,6 +39,11 @@ class OpContext {
  public:
   OpContext(Graph& graph, const Node& node, Diagnostics& diagnostics, BodyInference* engine = nullptr)
       : graph_(graph), node_(node), diagnostics_(diagnostics), engine_(engine) {}
+  // A view of an analysed node for the readers of a shaped graph (cost and plan rules): only a
+  // const OpContext may be made this way, and its const members never write the graph.
+  static const OpContext reading(const Graph& graph, const Node& node, Diagnostics& diagnostics) {
+    return OpContext(const_cast<Graph&>(graph), node, diagnostics);  // NOLINT: read through const only
+  }
 
   const Node& node() const { return node_; }
   const Graph& graph() const { return graph_; }

@@ -1,5 +1,6 @@
 // The op rule table. Each op family file in src/ops/defs/ declares, per op, the rule that
-// gives its outputs' shapes and the rule that gives its cost, and registers both in one entry.
+// gives its outputs' shapes, the rule that gives its cost and how measurement runs it (the
+// builder of its measured kind, or why it is not measured), and registers them in one entry.
 #pragma once
 #include <optional>
 #include <string>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "modelcost/analysis.h"
+#include "ops/measured_kinds.h"
 #include "ops/op_context.h"
 
 namespace modelcost {
@@ -37,6 +39,23 @@ struct OpCost {
 
 using ShapeRule = void (*)(OpContext&);
 using CostRule = OpCost (*)(const OpContext&);
+// Reads a shaped node into the measured kind that runs it (UnsupportedPlan with the reason
+// when this node cannot run: its dtypes, attributes or unknown inputs).
+using PlanRule = OpPlan (*)(const OpContext&);
+
+// How measurement runs an op: the builder of its plan, or the reason no node of it is measured.
+struct MeasureRule {
+  PlanRule plan = nullptr;
+  std::string_view reason;  // when plan is null: why ("" = no measurement kernel yet, unnamed)
+  MeasureRule() = default;
+  MeasureRule(PlanRule builder) : plan(builder) {}  // NOLINT: rows name the builder alone
+};
+// A row's MeasureRule for an op measurement does not run, with the reason reports show.
+inline MeasureRule not_measured(std::string_view reason) {
+  MeasureRule m;
+  m.reason = reason;
+  return m;
+}
 
 // How many inputs and outputs a node of an op has, omitted optional ones ("" names) counted.
 // A row writes `inputs(2, 4)` (and one output) or `inputs(2, 7).outputs(1, 2)`.
@@ -55,6 +74,7 @@ struct OpRule {
   std::string_view op_type;
   ShapeRule infer = nullptr;  // sets every output's dtype and shape
   CostRule cost = nullptr;
+  MeasureRule measure = {};
   // Checked before the rule runs, for ops the ONNX library here has no schema for (contrib
   // domains, ops newer than the library; from ONNX Runtime's and ONNX's own schemas). Ops
   // with a schema are checked against it instead; ops without either (user rules) are not.

@@ -66,14 +66,24 @@ void print_answers(const LlmPlan& plan, std::ostream& out) {
 
 void print_measured(const LlmPlan& plan, std::ostream& out) {
   if (plan.measured.empty()) return;
-  out << "\nmeasured on this GPU (the whole graph, CUDA graph replays, median):\n";
+  out << "\nmeasured on this GPU (CUDA graph replays, median):\n";
   for (const LlmMeasuredStep& m : plan.measured) {
-    const std::string what = fmt::format("{} batch {}, {} {}", m.phase, m.batch, m.tokens, m.phase == "prefill" ? "tokens" : "context");
-    if (m.measured)
-      out << fmt::format("  {}: {:.3f} ms, predicted {:.3f} ms (measured / predicted {:.2f})\n", what, m.measured_ms,
-                         m.predicted_ms, m.measured_ms / m.predicted_ms);
-    else
+    std::string what = fmt::format("{} batch {}, {} {}", m.phase, m.batch, m.tokens, m.phase == "prefill" ? "tokens" : "context");
+    if (m.tensor_parallel > 1) what += fmt::format(", tp {}", m.tensor_parallel);
+    what += " (" + (m.form.empty() ? std::string("graph as exported") : m.form) + ")";
+    if (!m.measured) {
       out << fmt::format("  {}: not measured: {}\n", what, m.reason);
+      continue;
+    }
+    out << fmt::format("  {}: {:.3f} ms, predicted {:.3f} ms (measured / predicted {:.2f})", what, m.measured_ms,
+                       m.predicted_ms, m.measured_ms / m.predicted_ms);
+    if (m.kernels > 0)
+      out << fmt::format("; p10-p90 {:.3f}-{:.3f} ms; {} kernels (predicted {})", m.low_ms, m.high_ms, m.kernels,
+                         m.predicted_kernels);
+    out << "\n";
+    if (m.kernel_busy_ms > 0)
+      out << fmt::format("    kernels busy {:.3f} ms per step: {}\n", m.kernel_busy_ms, m.kernel_breakdown);
+    if (!m.implementation.empty()) out << "    " << m.implementation << "\n";
   }
 }
 
@@ -138,8 +148,12 @@ void write_llm_json(const LlmPlan& plan, const std::string& model_name, std::ost
                          {"allreduce_latency_us", plan.allreduce_latency_us}};
   nlohmann::json measured = nlohmann::json::array();
   for (const LlmMeasuredStep& m : plan.measured)
-    measured.push_back({{"phase", m.phase}, {"batch", m.batch}, {"tokens", m.tokens}, {"measured", m.measured},
-                        {"reason", m.reason}, {"measured_ms", m.measured_ms}, {"predicted_ms", m.predicted_ms}});
+    measured.push_back({{"phase", m.phase}, {"form", m.form}, {"batch", m.batch}, {"tokens", m.tokens},
+                        {"tensor_parallel", m.tensor_parallel}, {"measured", m.measured}, {"reason", m.reason},
+                        {"measured_ms", m.measured_ms}, {"p10_ms", m.low_ms}, {"p90_ms", m.high_ms},
+                        {"kernels", m.kernels}, {"predicted_kernels", m.predicted_kernels},
+                        {"implementation", m.implementation}, {"kernel_busy_ms", m.kernel_busy_ms},
+                        {"kernel_breakdown", m.kernel_breakdown}, {"predicted_ms", m.predicted_ms}});
   if (!measured.empty()) j["measured"] = measured;
   j["max_sequences"] = plan.max_sequences ? nlohmann::json(*plan.max_sequences) : nlohmann::json(nullptr);
   j["best_batch"] = plan.best_batch ? nlohmann::json(*plan.best_batch) : nlohmann::json(nullptr);

@@ -126,6 +126,21 @@ TileChoice best_tiling(const GemmShape& gemm, const SmArray& sms) {
   return best;
 }
 
+KernelClass kernel_class_of(const NodeAnalysis& anchor, bool matrix) {
+  if (!matrix || !anchor.node) return {"pointwise", 0};
+  const std::string& op = anchor.node->op_type;
+  const bool conv = anchor.node->domain.empty() && (op == "Conv" || op == "ConvTranspose");
+  const std::vector<GemmShape> gemms = gemm_shapes(anchor);
+  if (conv) {
+    const TensorInfo* w = tensor_of(anchor, 1, false);
+    const double taps = w ? product(w->shape, 2, w->shape.size()) : 0;
+    // No GEMM shape: one channel per group, a depthwise conv whose K is its taps.
+    if (gemms.empty()) return {"depthwise", taps};
+    return {taps == 1 ? "conv1x1" : "conv", gemms.front().k};
+  }
+  return {"gemm", gemms.empty() ? 0 : gemms.front().k};
+}
+
 double tiled_matrix_us(const FusedGroup& group, const Analysis& analysis, const SmArray& sms) {
   if (!(sms.sm_count > 0 && sms.flops_per_s > 0 && sms.bandwidth_bytes_per_s > 0)) return 0;
   double us = 0;

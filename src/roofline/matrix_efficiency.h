@@ -37,4 +37,13 @@ TileChoice best_tiling(const GemmShape& gemm, const SmArray& sms);
 // Compute time of a group's matrix members under the tile model, in us; 0 when none is covered.
 double tiled_matrix_us(const FusedGroup& group, const Analysis& analysis, const SmArray& sms);
 
+// The class of library kernel a node (or the group it anchors) runs as, with its reduction length
+// K, for the calibrated kernel curves of hwdb (docs/roofline.md, "Calibrated kernels"): gemm,
+// conv1x1, conv or depthwise for matrix work, pointwise for the rest.
+struct KernelClass {
+  std::string name;
+  double k = 0;
+};
+KernelClass kernel_class_of(const NodeAnalysis& anchor, bool matrix);
+
 }  // namespace modelcost

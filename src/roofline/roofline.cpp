@@ -173,6 +173,8 @@ struct KernelWork {
   // A deployed group with its analysis: its matrix members go through the tile model.
   const FusedGroup* group = nullptr;
   const Analysis* analysis = nullptr;
+  // The node itself, or the group's anchor: names the kernel class of a calibrated curve.
+  const NodeAnalysis* anchor = nullptr;
 };
 
 Ceilings ceilings_of(const Device& device, bool datasheet) {
@@ -183,10 +185,29 @@ Ceilings ceilings_of(const Device& device, bool datasheet) {
   c.bandwidth_bytes_per_s = c.achievable && a.memory_bandwidth_gbps > 0 ? a.memory_bandwidth_gbps * 1e9 : c.datasheet_bandwidth_bytes_per_s;
   c.overhead_us = c.achievable && a.kernel_overhead_us > 0 ? a.kernel_overhead_us : device.launch_overhead_us;
   c.gap_us = c.achievable ? a.kernel_gap_us : 0;
+  if (c.achievable && device.kind == "gpu")
+    for (const auto& [name, curve] : a.kernel_curves) c.kernel_curves.push_back(name);
   return c;
 }
 
-// time = max(flops / peak, bytes / bandwidth, overhead) + gap; the largest term names the bound.
+// The calibrated kernel curve of the work's class, where the device has one and achievable
+// ceilings are in use; nullptr otherwise. The grid times fp16 tensor-core kernels: matrix work of
+// other dtypes or on the vector path keeps the three terms.
+const KernelCurve* curve_for(const KernelWork& work, const PeakChoice& peak, const Device& device, const Ceilings& ceilings,
+                             double* k) {
+  if (!ceilings.achievable || !work.anchor || device.kind != "gpu" || device.achievable.kernel_curves.empty()) return nullptr;
+  const KernelClass c = kernel_class_of(*work.anchor, work.matrix);
+  const bool half_tensor = peak.path == MathPath::kTensor && (peak.dtype == "fp16" || peak.dtype == "bf16");
+  if (c.name != "pointwise" && !half_tensor) return nullptr;
+  auto it = device.achievable.kernel_curves.find(c.name);
+  if (it == device.achievable.kernel_curves.end()) return nullptr;
+  *k = c.k;
+  return &it->second;
+}
+
+// Without a calibrated curve: time = max(flops / peak, bytes / bandwidth, overhead) + gap.
+// With one: time = fixed + K loop + max(flops / class rate, bytes / class bandwidth), all of the
+// curve's class (docs/roofline.md). The largest term names the bound.
 void place(const KernelWork& work, const Device& device, const Ceilings& ceilings, NodeRoofline& nr) {
   const PeakChoice peak = choose_peak(device, work.matrix ? MathPath::kTensor : MathPath::kVector, work.compute_dtype);
   if (!(peak.flops_per_s > 0))
@@ -204,6 +225,18 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
   nr.bytes = work.bytes;
   nr.compute_dtype = work.compute_dtype;
   nr.compute_us = nr.flops / flops_per_s * 1e6;
+  double k = 0;
+  if (const KernelCurve* curve = curve_for(work, peak, device, ceilings, &k)) {
+    if (curve->tflops > 0) nr.compute_us = curve->compute_us(nr.flops);
+    nr.memory_us = curve->memory_us(nr.bytes);
+    nr.overhead_us = curve->latency_us(k);
+    nr.intensity = nr.bytes > 0 ? nr.flops / nr.bytes : 0;
+    nr.attainable_flops = nr.bytes > 0 ? std::min(flops_per_s, nr.intensity * bandwidth) : flops_per_s;
+    nr.bound = (nr.flops > 0 && nr.compute_us >= nr.memory_us) ? Bound::kCompute : Bound::kMemory;
+    if (nr.overhead_us > std::max(nr.compute_us, nr.memory_us)) nr.bound = Bound::kOverhead;
+    nr.predicted_us = nr.overhead_us + std::max(nr.compute_us, nr.memory_us);  // the curve's fixed cost holds the gap
+    return;
+  }
   if (work.group && work.matrix && device.kind == "gpu" && peak.path == MathPath::kTensor) {
     const SmArray sms{device.compute_units, flops_per_s, ceilings.bandwidth_bytes_per_s};
     nr.compute_us = std::max(nr.compute_us, tiled_matrix_us(*work.group, *work.analysis, sms));
@@ -245,6 +278,7 @@ void place_nodes(const Analysis& analysis, const Device& device, const RooflineO
     KernelWork work{na.cost.flops, recast_node_bytes(na, options.dtype),
                     is_matrix_op(na.node->op_type, na.node->domain) || na.cost.macs > 0,
                     node_compute_dtype(na, options.dtype)};
+    work.anchor = &na;
     nr.flops = work.flops;
     nr.bytes = work.bytes;
     nr.compute_dtype = work.compute_dtype;
@@ -269,7 +303,7 @@ void place_groups(const Analysis& analysis, const Device& device, const Roofline
     NodeRoofline& gr = r.groups[k];
     gr.costed = g.costed;
     KernelWork work{g.flops, recast_group_bytes(g, analysis, options.dtype), g.matrix,
-                    node_compute_dtype(analysis.nodes[g.anchor], options.dtype), &g, &analysis};
+                    node_compute_dtype(analysis.nodes[g.anchor], options.dtype), &g, &analysis, &analysis.nodes[g.anchor]};
     if (!g.launches || (work.flops <= 0 && work.bytes <= 0)) {
       ++r.deployed.no_bound;
       continue;

@@ -257,6 +257,56 @@ TEST(HardwareDb, AchievableCeilingsParseAndValidate) {
   EXPECT_THROW(parse_device_toml(replace(text, "kernel_gap_us = 0.8", "kernel_gaps_us = 0.8"), "t.toml"), Error);
 }
 
+TEST(HardwareDb, KernelCurvesParseAndValidate) {
+  auto problems = [](const std::string& text) { return validate_device(parse_device_toml(text, "t.toml")); };
+  const std::string kernels =
+      "[achievable.kernels]\ngemm = { fixed_us = 4.2, k_us_per_1000 = 0.7, tflops = 15, gbps = 900 }\n"
+      "pointwise = { fixed_us = 3, gbps = 450 }\n";
+  const std::string sources = "\"achievable.kernels.gemm\" = \"grid\"\n\"achievable.kernels.pointwise\" = \"grid\"\n";
+  const std::string text =
+      replace(minimal_entry(), "[documents]\n", kernels + "[documents]\ngrid = { title = \"calibrate grid\", url = \"docs/calibration/x.csv\" }\n") +
+      sources;
+  const Device d = parse_device_toml(text, "t.toml");
+  const KernelCurve& gemm = d.achievable.kernel_curves.at("gemm");
+  EXPECT_DOUBLE_EQ(gemm.fixed_us, 4.2);
+  EXPECT_DOUBLE_EQ(gemm.k_us_per_1000, 0.7);
+  EXPECT_DOUBLE_EQ(gemm.tflops, 15);
+  EXPECT_DOUBLE_EQ(gemm.gbps, 900);
+  EXPECT_DOUBLE_EQ(d.achievable.kernel_curves.at("pointwise").tflops, 0);
+  EXPECT_FALSE(d.achievable.empty());
+  EXPECT_TRUE(validate_device(d).empty()) << validate_device(d).front();
+  // A class without a source, a bandwidth past 5x the datasheet's, an unknown class or key, a missing term.
+  EXPECT_TRUE(mentions(problems(replace(text, "\"achievable.kernels.pointwise\" = \"grid\"\n", "")),
+                       "'achievable.kernels.pointwise' has no entry in [sources]"));
+  EXPECT_TRUE(mentions(problems(replace(text, "gbps = 450", "gbps = 2600")), "above 5x the datasheet bandwidth"));
+  EXPECT_THROW(parse_device_toml(replace(text, "pointwise = {", "softmax = {"), "t.toml"), Error);
+  EXPECT_THROW(parse_device_toml(replace(text, "tflops = 15", "tflop = 15"), "t.toml"), Error);
+  EXPECT_THROW(parse_device_toml(replace(text, "fixed_us = 3, ", ""), "t.toml"), Error);
+}
+
+// The Hopper entries' curves are the H100 SXM's scaled as docs/hwdb.md says
+// (scripts/derive_kernel_curves.py writes them).
+TEST(HardwareDb, DerivedKernelCurvesFollowTheH100s) {
+  const HardwareDb db = shipped();
+  const Device& base = db.resolve("h100-sxm");
+  ASSERT_FALSE(base.achievable.kernel_curves.empty());
+  for (const char* id : {"h100-pcie", "h200", "gh200-96gb"}) {
+    const Device& d = db.resolve(id);
+    const double clock = base.boost_clock_mhz / d.boost_clock_mhz;
+    const double flops = d.tensor_tflops.at("fp16") / base.tensor_tflops.at("fp16");
+    const double bytes = d.memory_bandwidth_gbps / base.memory_bandwidth_gbps;
+    ASSERT_EQ(d.achievable.kernel_curves.size(), base.achievable.kernel_curves.size()) << id;
+    for (const auto& [name, b] : base.achievable.kernel_curves) {
+      const KernelCurve& c = d.achievable.kernel_curves.at(name);
+      EXPECT_NEAR(c.fixed_us, b.fixed_us, 1e-9) << id << " " << name;
+      EXPECT_NEAR(c.k_us_per_1000, b.k_us_per_1000 * clock, 1e-3 * b.k_us_per_1000 * clock) << id << " " << name;
+      EXPECT_NEAR(c.tflops, b.tflops * flops, 1e-3 * b.tflops * flops) << id << " " << name;
+      EXPECT_NEAR(c.gbps, b.gbps * bytes, 1e-3 * b.gbps * bytes) << id << " " << name;
+      EXPECT_TRUE(d.sources.at("achievable.kernels." + name).derived) << id << " " << name;
+    }
+  }
+}
+
 TEST(HardwareDb, PeakFallbacksFollowTheDocumentedChain) {
   const HardwareDb db = shipped();
   auto pick = [&](const std::string& dev, MathPath path, const std::string& dtype) {

@@ -30,6 +30,10 @@ TEST_P(ExportTest, RecognisesTheConfigurationItWasMadeFrom) {
   EXPECT_EQ(m.attention, kv == heads ? "MHA" : (kv == 1 ? "MQA" : "GQA"));
   EXPECT_EQ(m.past_symbol, "past_sequence");
   EXPECT_EQ(m.fixed_sequence, e["decode_shaped"].get<bool>() ? 1 : 0);
+  // The MLP the deployed decode step is built with: SiLU(gate) * up for the Llama exports, one up
+  // projection for GPT's GELU MLP and the fused export's ReLU MLP.
+  EXPECT_EQ(m.mlp_intermediate, e["inter"].get<int64_t>());
+  EXPECT_EQ(m.gated_mlp, !e["gpt"].get<bool>() && GetParam() != "gqa_fused_kv");
 
   LlmOptions options;
   options.prompt = 16;
@@ -96,6 +100,8 @@ TEST(DecoderRecognition, TinyLlamaWithoutCacheDerivesTheDecodeStep) {
   EXPECT_TRUE(m.decode_derived);
   EXPECT_EQ(m.fixed_batch, 1);
   EXPECT_EQ(m.gemms.size(), 22u * 7 + 1);
+  EXPECT_EQ(m.mlp_intermediate, 5632);
+  EXPECT_TRUE(m.gated_mlp);
   // The deployed view runs each GEMM and each attention block as at least one kernel.
   EXPECT_GE(m.deployed_kernels, 22.0 * 8 + 1);
   EXPECT_LT(m.deployed_kernels, 1619);  // fewer than the graph's nodes

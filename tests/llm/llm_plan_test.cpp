@@ -156,3 +156,75 @@ TEST(TensorParallel, RingAndTreeAllReduce) {
 
 }  // namespace
 }  // namespace modelcost::testing
+
+namespace modelcost::testing {
+namespace {
+
+// A Llama-shaped decoder by hand: 2 layers, hidden 256, 4 query / 2 kv heads of 64, a gated MLP
+// of 512, vocab 1000, every weight fp16 and stored [K, N].
+DecoderModel llama_model() {
+  DecoderModel m;
+  m.layers = 2;
+  m.hidden = 256;
+  m.vocab = 1000;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.head_dim = 64;
+  m.attention = "GQA";
+  m.act_dtype = m.kv_dtype = "fp16";
+  m.mlp_intermediate = 512;
+  m.gated_mlp = true;
+  const std::vector<std::pair<int64_t, int64_t>> layer = {{256, 256}, {256, 128}, {256, 128}, {256, 256},
+                                                          {256, 512}, {256, 512}, {512, 256}};
+  for (int l = 0; l < 2; ++l)
+    for (const auto& [k, n] : layer) m.gemms.push_back({"g", "MatMul", k, n, 2.0 * k * n, "fp16"});
+  m.gemms.push_back({"head", "MatMul", 256, 1000, 2.0 * 256 * 1000, "fp16", true});
+  for (const WeightGemm& g : m.gemms) m.gemm_weight_bytes += g.stored_bytes;
+  return m;
+}
+
+Device calibrated_device() {
+  Device d = test_device();
+  d.achievable.memory_bandwidth_gbps = 1000;
+  d.achievable.tensor_tflops["fp16"] = 500;
+  d.achievable.kernel_overhead_us = 2;
+  d.achievable.kernel_gap_us = 1;
+  d.interconnect = {{"nvlink_gbps", 100}, {"nvlink_latency_us", 2}};
+  return d;
+}
+
+TEST(DeployedDecode, PaysTheCalibratedFixedCostPerKernelOfTheStepRun) {
+  const DecoderModel m = llama_model();
+  const LlmPlan plan = plan_llm(m, calibrated_device(), options_for({1}, {64}));
+  const StepTime& t = plan.rows[0].contexts[0].decode;
+  EXPECT_EQ(deployed_decode_kernels(m, 1), 10 * 2 + 3);
+  EXPECT_DOUBLE_EQ(t.kernels, 23);
+  EXPECT_NEAR(t.launch_ms, 23 * 3e-3, 1e-12);  // (2 us overhead + 1 us gap) per kernel
+  // At batch 1 every product is memory bound: its weights over the achievable 1000 GB/s, with
+  // the row it reads and writes (and the residual it adds).
+  const double weights = m.gemm_weight_bytes, rows = 2.0 * (2 * (768 + 768 + 1280 + 1024) + 1256);
+  EXPECT_NEAR(t.gemm_ms, (weights + rows) / 1e12 * 1e3, 1e-9);
+  EXPECT_DOUBLE_EQ(t.total_ms(), plan.rows[0].contexts[0].tpot_ms);
+}
+
+TEST(DeployedDecode, ReadsEachKvHeadOnceAndAddsTheCollectivesWithTensorParallelism) {
+  const DecoderModel m = llama_model();
+  LlmOptions o = options_for({8}, {1000, 3000});
+  const LlmPlan one = plan_llm(m, calibrated_device(), o);
+  const auto& c = one.rows[0].contexts;
+  // 2000 more positions x 8 sequences x the KV bytes per token (2 layers x 2 kv heads x 64 x 2 x fp16).
+  const double expected_ms = 8 * 2000 * one.kv_bytes_per_token / 1e12 * 1e3;
+  EXPECT_NEAR(c[1].decode.attention_ms - c[0].decode.attention_ms, expected_ms, expected_ms * 1e-9);
+  o.tensor_parallel = 2;
+  const LlmPlan two = plan_llm(m, calibrated_device(), o);
+  const StepTime& t = two.rows[0].contexts[0].decode;
+  EXPECT_DOUBLE_EQ(t.kernels, deployed_decode_kernels(m, 2));
+  EXPECT_EQ(deployed_decode_kernels(m, 2), 23 + 2 * 2 + 1);
+  const double expected = 2 * 2 * allreduce_ms(8 * 256 * 2, 2, 100, 2, Collective::kBest) +
+                          0.5 * allreduce_ms(8 * 1000 * 2, 2, 100, 2, Collective::kBest);
+  EXPECT_DOUBLE_EQ(t.communication_ms, expected);
+  EXPECT_LT(t.gemm_ms, c[0].decode.gemm_ms);
+}
+
+}  // namespace
+}  // namespace modelcost::testing

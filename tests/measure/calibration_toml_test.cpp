@@ -1,6 +1,10 @@
 // `modelcost calibrate` writes a hwdb entry that the hardware database loads (--hwdb DIR).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
+#include "modelcost/errors.h"
 #include "modelcost/hardware.h"
 #include "modelcost/measure.h"
 
@@ -48,6 +52,57 @@ TEST(MeasureCalibrationToml, WritesTheMeasuredAllReduceAsInterconnectFigures) {
   EXPECT_NEAR(d.interconnect.at("allreduce_latency_us"), 4.25, 1e-9);
   EXPECT_EQ(d.sources.count("interconnect.allreduce_bus_gbps"), 1u);
   EXPECT_EQ(d.sources.count("interconnect.allreduce_latency_us"), 1u);
+}
+
+TEST(MeasureCalibrationToml, WritesTheFittedKernelCurves) {
+  CalibrationResult r;
+  r.device.is_gpu = true;
+  r.device.name = "GPU";
+  r.dram_gbps = 3000;
+  r.fp32_vector_tflops = 60;
+  // Two pointwise calls on a 3 us + bytes / 2000 GB/s line, fresh durations and graph gaps apart.
+  for (double bytes : {1e6, 1e8}) {
+    LibraryKernelSample s;
+    s.kind = "pointwise";
+    s.bytes = bytes;
+    s.kernel_us = 1;
+    s.graph_us = 2;  // 1 us of idle time after each call
+    s.fresh_us = 2 + bytes / 2000e3;
+    r.library_kernels.push_back(s);
+  }
+  EXPECT_DOUBLE_EQ(r.library_kernels[0].model_us(), 3 + 1e6 / 2000e3);
+  r.library_curves = fit_library_curves(r.library_kernels);
+  const Device d = parse_device_toml(calibration_to_hwdb_toml(r, "gpu-calibrated"), "calibrated.toml");
+  const KernelCurve& c = d.achievable.kernel_curves.at("pointwise");
+  EXPECT_NEAR(c.fixed_us, 3, 0.2);
+  EXPECT_NEAR(c.gbps / 2000, 1, 0.06);
+  EXPECT_EQ(d.sources.count("achievable.kernels.pointwise"), 1u);
+  // The CSV reads back as written.
+  const auto back = parse_library_kernels_csv(library_kernels_csv(r), "grid.csv");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_DOUBLE_EQ(back[1].bytes, 1e8);
+  EXPECT_NEAR(back[1].fresh_us, r.library_kernels[1].fresh_us, 1e-3);
+  EXPECT_THROW(parse_library_kernels_csv("header\npointwise,x,y,1,2\n", "bad.csv"), Error);
+  EXPECT_THROW(parse_library_kernels_csv("header\npointwise,x,y,a,2,0,1,1,2\n", "bad.csv"), Error);
+}
+
+// The shipped H100 curves are the fit of the shipped grid (calibrate --from-grid), nothing else.
+TEST(MeasureCalibrationToml, ShippedH100CurvesAreTheFitOfTheShippedGrid) {
+  std::ifstream in(std::string(MODELCOST_SOURCE_DIR) + "/docs/calibration/h100-sxm-grid.csv");
+  ASSERT_TRUE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto curves = fit_library_curves(parse_library_kernels_csv(text.str(), "h100-sxm-grid.csv"));
+  const Device& h100 = load_hardware_db({}, false).resolve("h100-sxm");
+  ASSERT_EQ(h100.achievable.kernel_curves.size(), curves.size());
+  for (const auto& [name, fit] : curves) {
+    const KernelCurve& shipped = h100.achievable.kernel_curves.at(name);
+    // The entry keeps 3-4 significant digits of each term.
+    EXPECT_NEAR(shipped.fixed_us / fit.fixed_us, 1, 0.01) << name;
+    EXPECT_NEAR(shipped.gbps / fit.gbps, 1, 0.01) << name;
+    if (fit.tflops > 0) EXPECT_NEAR(shipped.tflops / fit.tflops, 1, 0.01) << name;
+    if (fit.k_us_per_1000 > 0) EXPECT_NEAR(shipped.k_us_per_1000 / fit.k_us_per_1000, 1, 0.01) << name;
+  }
 }
 
 }  // namespace modelcost

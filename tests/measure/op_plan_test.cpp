@@ -95,6 +95,27 @@ TEST(MeasureOpPlan, BatchedMatMulAndGemmBias) {
   EXPECT_EQ(g.bias, MatMulParams::Bias::kRow);
 }
 
+// The plan takes its window from the shape rule's geometry: SAME_UPPER puts the odd pad at the end.
+TEST(MeasureOpPlan, ConvAndPoolPadsComeFromTheRuleWindow) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{1, 4, 7, 7});
+  b.weight("w", kFloat, Shape{8, 4, 3, 3});
+  onnx::NodeProto& conv_node = b.node("Conv", {"x", "w"}, {"y"});
+  set_attr(conv_node, "auto_pad", std::string("SAME_UPPER"));
+  set_attr(conv_node, "strides", std::vector<int64_t>{2, 2});
+  onnx::NodeProto& pool_node = b.node("MaxPool", {"x"}, {"p"});
+  set_attr(pool_node, "kernel_shape", std::vector<int64_t>{3, 3});
+  set_attr(pool_node, "strides", std::vector<int64_t>{2, 2});
+  set_attr(pool_node, "ceil_mode", int64_t{1});
+  b.output("y").output("p");
+  auto run = analyse(b);
+  const auto conv = std::get<ConvParams>(plan_of(*run, "y"));
+  EXPECT_EQ(conv.out_size, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(conv.pads, (std::vector<int64_t>{1, 1, 1, 1}));  // (4-1)*2 + 3 - 7 = 2 pads in all
+  const auto window = std::get<PoolParams>(plan_of(*run, "p"));
+  EXPECT_EQ(window.pads, (std::vector<int64_t>{0, 0, 0, 0}));  // ceil_mode's partial window is no pad
+}
+
 TEST(MeasureOpPlan, ZeroCostAndUnsupportedNodesSayWhy) {
   ModelBuilder b;
   b.input("x", kFloat, Shape{2, 6});
@@ -108,6 +129,30 @@ TEST(MeasureOpPlan, ZeroCostAndUnsupportedNodesSayWhy) {
   const OpPlan det = plan_of(*run, "d");
   EXPECT_TRUE(is_unsupported(det));
   EXPECT_NE(plan_reason(det).find("Det"), std::string::npos) << plan_reason(det);
+}
+
+// A spec made up in code (the calibration grid's) is planned by the same rule, through a
+// one-node graph of it.
+TEST(MeasureOpPlan, SpecMadeUpInCodeIsPlannedByItsRule) {
+  NodeSpec spec;
+  spec.op_type = "Conv";
+  spec.opset = 17;
+  TensorSpec x, w, y;
+  x.present = w.present = y.present = true;
+  x.dtype = w.dtype = y.dtype = kFloat16;
+  x.shape = {2, 8, 14, 14};
+  w.shape = {8, 1, 3, 3};
+  y.shape = {2, 8, 7, 7};
+  spec.inputs = {x, w};
+  spec.outputs = {y};
+  spec.attributes.int_lists["strides"] = {2, 2};
+  spec.attributes.int_lists["pads"] = {1, 1, 1, 1};
+  spec.attributes.ints["group"] = 8;
+  const auto conv = std::get<ConvParams>(plan_operation(spec));
+  EXPECT_EQ(conv.groups, 8);
+  EXPECT_EQ(conv.kernel, (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(conv.pads, (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(conv.strides, (std::vector<int64_t>{2, 2}));
 }
 
 TEST(MeasureOpPlan, DtypeOptionCastsFloatTensorsOnly) {

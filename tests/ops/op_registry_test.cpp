@@ -24,6 +24,21 @@ TEST(OpRegistry, EveryOnnxStandardOpHasAShapeAndACostRule) {
   }();
 }
 
+// Measurement coverage as a property of the table: each standard op's row names the builder of
+// its measured kind, or the reason no node of it is measured.
+TEST(OpRegistry, EveryStandardOpNamesAPlanOrWhyItIsNotMeasured) {
+  std::string unnamed;
+  size_t planned = 0, named = 0;
+  for (const OpRule* rule : OpRegistry::instance().all()) {
+    if (!is_standard_domain(rule->domain)) continue;
+    if (rule->measure.plan) ++planned;
+    else if (!rule->measure.reason.empty()) ++named;
+    else unnamed += std::string(rule->op_type) + " ";
+  }
+  EXPECT_TRUE(unnamed.empty()) << "standard ops with neither a plan builder nor a named reason: " << unnamed;
+  EXPECT_GT(planned, named);
+}
+
 // Nodes are checked before their rule runs: against ONNX's schema where the library here has one,
 // else against the arity the row declares.
 TEST(OpRegistry, EveryRuleWithoutAnOnnxSchemaDeclaresItsArity) {

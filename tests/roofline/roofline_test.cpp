@@ -148,6 +148,61 @@ TEST(Roofline, AchievableCeilingsByDefaultDatasheetOnRequest) {
   EXPECT_DOUBLE_EQ(s.nodes[0].predicted_us, 2101248 / 1000e9 * 1e6);
 }
 
+// A device whose kernel classes carry calibrated curves (docs/roofline.md, "Calibrated kernels").
+Device curved_device() {
+  Device d = make_custom_device(100, 1000, 0, 1);
+  d.uniform_peak_tflops.reset();
+  d.kind = "gpu";
+  d.compute_units = 100;
+  d.tensor_tflops["fp16"] = 100;
+  d.vector_tflops["fp16"] = 10;
+  d.achievable.memory_bandwidth_gbps = 800;
+  d.achievable.kernel_gap_us = 0.5;
+  KernelCurve gemm;
+  gemm.fixed_us = 4;
+  gemm.k_us_per_1000 = 1;
+  gemm.tflops = 50;
+  gemm.gbps = 1000;
+  d.achievable.kernel_curves["gemm"] = gemm;
+  KernelCurve pointwise;
+  pointwise.fixed_us = 3;
+  pointwise.gbps = 2000;
+  d.achievable.kernel_curves["pointwise"] = pointwise;
+  return d;
+}
+
+TEST(Roofline, CalibratedCurvesTimeEachKernelByItsClass) {
+  HandAnalysis h;
+  add_matmul(h, kFloat16);
+  const int r_in = 2;  // mm's output (x, w, y) feeds the Relu
+  const int r_out = h.tensor("relu_y", kFloat16, {1, 1024});
+  h.node("relu", "Relu", {r_in}, {r_out}, cost(0, 1024, 2048, 2048));
+  const RooflineReport r = compute_roofline(h.done(), curved_device());
+  // MatMul, K = 1024: 4 us + 1.024 us of K loop + max(2097152 FLOP / 50 TF = 0.042 us, 2101248 B / 1000 GB/s = 2.101 us).
+  const NodeRoofline& mm = r.nodes[0];
+  EXPECT_DOUBLE_EQ(mm.overhead_us, 4 + 1.024);
+  EXPECT_DOUBLE_EQ(mm.compute_us, 2097152 / 50e12 * 1e6);
+  EXPECT_DOUBLE_EQ(mm.memory_us, 2101248 / 1000e9 * 1e6);
+  EXPECT_DOUBLE_EQ(mm.predicted_us, 4 + 1.024 + 2101248 / 1000e9 * 1e6);  // no gap: the fixed cost holds it
+  EXPECT_EQ(mm.bound, Bound::kOverhead);
+  // Relu, a pointwise kernel: 3 us + 4096 B / 2000 GB/s; its 1024 FLOPs at the vector fp16 rate.
+  const NodeRoofline& relu = r.nodes[1];
+  EXPECT_DOUBLE_EQ(relu.overhead_us, 3);
+  EXPECT_DOUBLE_EQ(relu.memory_us, 4096 / 2000e9 * 1e6);
+  EXPECT_DOUBLE_EQ(relu.predicted_us, 3 + 4096 / 2000e9 * 1e6);
+  EXPECT_EQ(relu.bound, Bound::kOverhead);
+  // Deployed, the Relu is the MatMul's epilogue: one gemm kernel whose bytes are the group's.
+  ASSERT_EQ(r.deployed.launches, 1u);
+  const NodeRoofline& g = r.groups[0];
+  EXPECT_DOUBLE_EQ(g.overhead_us, 4 + 1.024);
+  EXPECT_DOUBLE_EQ(g.predicted_us, 4 + 1.024 + g.bytes / 1000e9 * 1e6);
+  // Datasheet ceilings ignore the curves: max(compute, memory, launch overhead) as before.
+  RooflineOptions sheet;
+  sheet.datasheet = true;
+  const RooflineReport s = compute_roofline(h.done(), curved_device(), sheet);
+  EXPECT_DOUBLE_EQ(s.nodes[0].predicted_us, std::max(2101248 / 1000e9 * 1e6, 1.0));
+}
+
 TEST(Roofline, ComputeBoundPastTheRidgePoint) {
   HandAnalysis h;
   const int x = h.tensor("x", kFloat, {1});

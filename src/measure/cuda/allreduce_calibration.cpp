@@ -2,10 +2,10 @@
 // "Tensor parallelism"). libnccl is loaded with dlopen like the rest of this module's optional
 // libraries, so a machine without it still calibrates the single-GPU figures.
 #include "measure/cuda/allreduce_calibration.h"
+#include "measure/cuda/nccl_api.h"
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
-#include <nccl.h>
 
 #include <chrono>
 #include <cstdio>
@@ -13,27 +13,6 @@
 
 namespace modelcost::cuda {
 namespace {
-
-struct NcclApi {
-  void* handle = nullptr;
-  decltype(&ncclCommInitAll) comm_init_all = nullptr;
-  decltype(&ncclAllReduce) all_reduce = nullptr;
-  decltype(&ncclGroupStart) group_start = nullptr;
-  decltype(&ncclGroupEnd) group_end = nullptr;
-  decltype(&ncclCommDestroy) comm_destroy = nullptr;
-
-  bool load() {
-    for (const char* name : {"libnccl.so.2", "libnccl.so"})
-      if ((handle = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
-    if (!handle) return false;
-    comm_init_all = reinterpret_cast<decltype(comm_init_all)>(dlsym(handle, "ncclCommInitAll"));
-    all_reduce = reinterpret_cast<decltype(all_reduce)>(dlsym(handle, "ncclAllReduce"));
-    group_start = reinterpret_cast<decltype(group_start)>(dlsym(handle, "ncclGroupStart"));
-    group_end = reinterpret_cast<decltype(group_end)>(dlsym(handle, "ncclGroupEnd"));
-    comm_destroy = reinterpret_cast<decltype(comm_destroy)>(dlsym(handle, "ncclCommDestroy"));
-    return comm_init_all && all_reduce && group_start && group_end && comm_destroy;
-  }
-};
 
 // One communicator, buffer and stream per GPU.
 class Ranks {
@@ -95,11 +74,12 @@ AllReduceFigures calibrate_allreduce() {
     f.note = "all-reduce: one GPU, nothing to measure";
     return f;
   }
-  NcclApi nccl;
-  if (!nccl.load()) {
+  const NcclApi* loaded = nccl_api();
+  if (!loaded) {
     f.note = "all-reduce: libnccl.so.2 not found, not measured";
     return f;
   }
+  const NcclApi& nccl = *loaded;
   const size_t large = size_t(256) << 20, small = 1024;
   double small_s = 0, large_s = 0;
   int current = 0;

@@ -140,9 +140,10 @@ CalibrationResult CudaBackend::calibrate(const MeasureOptions& options) {
     DeviceBuffer a(n * n * 4), b(n * n * 4), d(n * n * 4);
     for (const Case& c : cases) {
       const NodeSpec spec = square_matmul_spec(n, c.dtype, c.tf32);
-      const OpPlan plan = plan_operation(spec);
+      MatMulParams product;  // a made-up node: its plan written out
+      product.m = product.n = product.k = n;
       std::string reason;
-      auto runner = make_runner(spec, plan, &reason);
+      auto runner = make_runner(spec, product, &reason);
       if (!runner) continue;
       const ElementType type = element_type(c.dtype);
       launch_fill_random(type, a.data(), n * n, -1.f, 1.f, 11, stream);
@@ -169,6 +170,7 @@ CalibrationResult CudaBackend::calibrate(const MeasureOptions& options) {
     r.notes.push_back("tensor: cuBLASLt 8192^3 GEMMs on random data, fp32 accumulation, median of 10 after 2 warm-ups");
   }
   calibrate_kernel_overhead(stream, r, r.dram_gbps, sms);
+  calibrate_library_kernels(r);
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
   const AllReduceFigures allreduce = calibrate_allreduce();
   r.allreduce_ranks = allreduce.ranks;

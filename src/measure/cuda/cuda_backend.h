@@ -33,6 +33,10 @@ class CudaBackend : public Backend {
 
  private:
   SampleConfig sample_config(const MeasureOptions& options) const;
+  // calibrate's grid of library kernels (calibrate_library.cpp): one call's timings into `sample`;
+  // false when no runner takes the spec.
+  void calibrate_library_kernels(CalibrationResult& result);
+  bool time_library_call(const NodeSpec& spec, LibraryKernelSample& sample);
   // --counters: DRAM bytes and executed FLOPs of one more launch (range_profiler.h); on failure
   // only counters_reason is set.
   void add_counters(NodeMeasurement& m, const std::function<void(cudaStream_t)>& launch);

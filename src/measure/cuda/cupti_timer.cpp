@@ -127,6 +127,7 @@ std::map<uint64_t, KernelSpan> CuptiTimer::collect() {
     if (s.names.empty() || k.start < s.first_start) s.first_start = k.start;
     s.last_end = std::max(s.last_end, k.end);
     s.names.push_back(k.name);
+    s.durations_ns.push_back(static_cast<double>(k.end - k.start));
   }
   c.kernels.clear();
   c.external_of.clear();

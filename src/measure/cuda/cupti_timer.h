@@ -15,6 +15,7 @@ struct KernelSpan {
   double kernel_ns = 0;      // sum of kernel durations
   uint64_t first_start = 0, last_end = 0;  // GPU timestamps (ns)
   std::vector<std::string> names;          // in launch order
+  std::vector<double> durations_ns;        // of each, in the same order
 };
 
 // A fresh external correlation id (process-wide, never reused).

@@ -503,25 +503,17 @@ OpCost cost_rotary(const OpContext& c) {
 void register_attention_ops(OpRegistry& r) {
   constexpr std::string_view ms = "com.microsoft";
   r.add({
-      {ms, "Attention", infer_attention<plan_attention>, cost_attention<plan_attention>, inputs(2, 7).outputs(1, 2)},
-      {ms, "DecoderMaskedSelfAttention", infer_attention<plan_attention>, cost_attention<plan_attention>,
-       inputs(7, 9).outputs(2, 2)},
-      {ms, "MultiHeadAttention", infer_attention<plan_multi_head_attention>, cost_attention<plan_multi_head_attention>,
-       inputs(1, 10).outputs(1, 4)},
-      {ms, "GroupQueryAttention", infer_attention<plan_group_query_attention>, cost_attention<plan_group_query_attention>,
-       inputs(7, 17).outputs(1, 4)},
-      {ms, "PackedAttention", infer_attention<plan_packed_attention>, cost_attention<plan_packed_attention>,
-       inputs(5, 6)},
-      {ms, "PackedMultiHeadAttention", infer_attention<plan_packed_multi_head_attention>,
-       cost_attention<plan_packed_multi_head_attention>, inputs(6, 7)},
-      {ms, "DecoderMaskedMultiHeadAttention", infer_attention<plan_decoder_masked_mha>, cost_attention<plan_decoder_masked_mha>,
-       inputs(1, 11).outputs(1, 4)},
-      {ms, "SparseAttention", infer_attention<plan_sparse_attention>, cost_attention<plan_sparse_attention>,
-       inputs(9, 11).outputs(3, 3)},
-      {ms, "RotaryEmbedding", infer_rotary<ms_rotated_elements>, cost_rotary<ms_rotated_elements>, inputs(4, 4)},
-      {"", "Attention", infer_attention<plan_onnx_attention>, cost_attention<plan_onnx_attention>,
-       inputs(3, 7).outputs(1, 4)},
-      {"", "RotaryEmbedding", infer_rotary<onnx_rotated_elements>, cost_rotary<onnx_rotated_elements>, inputs(3, 4)},
+      {ms, "Attention", infer_attention<plan_attention>, cost_attention<plan_attention>, {}, inputs(2, 7).outputs(1, 2)},
+      {ms, "DecoderMaskedSelfAttention", infer_attention<plan_attention>, cost_attention<plan_attention>, {}, inputs(7, 9).outputs(2, 2)},
+      {ms, "MultiHeadAttention", infer_attention<plan_multi_head_attention>, cost_attention<plan_multi_head_attention>, {}, inputs(1, 10).outputs(1, 4)},
+      {ms, "GroupQueryAttention", infer_attention<plan_group_query_attention>, cost_attention<plan_group_query_attention>, {}, inputs(7, 17).outputs(1, 4)},
+      {ms, "PackedAttention", infer_attention<plan_packed_attention>, cost_attention<plan_packed_attention>, {}, inputs(5, 6)},
+      {ms, "PackedMultiHeadAttention", infer_attention<plan_packed_multi_head_attention>, cost_attention<plan_packed_multi_head_attention>, {}, inputs(6, 7)},
+      {ms, "DecoderMaskedMultiHeadAttention", infer_attention<plan_decoder_masked_mha>, cost_attention<plan_decoder_masked_mha>, {}, inputs(1, 11).outputs(1, 4)},
+      {ms, "SparseAttention", infer_attention<plan_sparse_attention>, cost_attention<plan_sparse_attention>, {}, inputs(9, 11).outputs(3, 3)},
+      {ms, "RotaryEmbedding", infer_rotary<ms_rotated_elements>, cost_rotary<ms_rotated_elements>, {}, inputs(4, 4)},
+      {"", "Attention", infer_attention<plan_onnx_attention>, cost_attention<plan_onnx_attention>, not_measured("no GPU kernel yet (fused attention)"), inputs(3, 7).outputs(1, 4)},
+      {"", "RotaryEmbedding", infer_rotary<onnx_rotated_elements>, cost_rotary<onnx_rotated_elements>, not_measured("no GPU kernel yet"), inputs(3, 4)},
   });
 }
 

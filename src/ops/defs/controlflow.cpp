@@ -408,9 +408,9 @@ OpCost cost_scan(const OpContext& c) {
 
 void register_controlflow_ops(OpRegistry& r) {
   r.add({
-      {"", "If", infer_if, cost_if},
-      {"", "Loop", infer_loop, cost_loop},
-      {"", "Scan", infer_scan, cost_scan},
+      {"", "If", infer_if, cost_if, not_measured("control flow (subgraphs)")},
+      {"", "Loop", infer_loop, cost_loop, not_measured("control flow (subgraphs)")},
+      {"", "Scan", infer_scan, cost_scan, not_measured("control flow (subgraphs)")},
   });
   register_sequence_ops(r);
 }

@@ -321,18 +321,18 @@ void infer_optional_has_element(OpContext& c) {
 
 void register_sequence_ops(OpRegistry& r) {
   r.add({
-      {"", "SequenceEmpty", infer_sequence_empty, cost_data_movement},
-      {"", "SequenceConstruct", infer_sequence_construct, cost_data_movement},
-      {"", "SequenceInsert", infer_sequence_insert, cost_data_movement},
-      {"", "SequenceErase", infer_sequence_erase, cost_data_movement},
-      {"", "SequenceAt", infer_sequence_at, cost_data_movement},
-      {"", "SequenceLength", infer_sequence_length, cost_data_movement},
-      {"", "SplitToSequence", infer_split_to_sequence, cost_data_movement},
-      {"", "ConcatFromSequence", infer_concat_from_sequence, cost_data_movement},
-      {"", "SequenceMap", infer_sequence_map, cost_sequence_map},
-      {"", "Optional", infer_optional, cost_data_movement},
-      {"", "OptionalHasElement", infer_optional_has_element, cost_data_movement},
-      {"", "OptionalGetElement", infer_passthrough, cost_data_movement},
+      {"", "SequenceEmpty", infer_sequence_empty, cost_data_movement, not_measured("sequence op")},
+      {"", "SequenceConstruct", infer_sequence_construct, cost_data_movement, not_measured("sequence op")},
+      {"", "SequenceInsert", infer_sequence_insert, cost_data_movement, not_measured("sequence op")},
+      {"", "SequenceErase", infer_sequence_erase, cost_data_movement, not_measured("sequence op")},
+      {"", "SequenceAt", infer_sequence_at, cost_data_movement, not_measured("sequence op")},
+      {"", "SequenceLength", infer_sequence_length, cost_data_movement, not_measured("sequence op")},
+      {"", "SplitToSequence", infer_split_to_sequence, cost_data_movement, not_measured("sequence op")},
+      {"", "ConcatFromSequence", infer_concat_from_sequence, cost_data_movement, not_measured("sequence op")},
+      {"", "SequenceMap", infer_sequence_map, cost_sequence_map, not_measured("sequence op")},
+      {"", "Optional", infer_optional, cost_data_movement, not_measured("optional op")},
+      {"", "OptionalHasElement", infer_optional_has_element, cost_data_movement, not_measured("optional op")},
+      {"", "OptionalGetElement", infer_passthrough, cost_data_movement, not_measured("optional op")},
   });
 }
 

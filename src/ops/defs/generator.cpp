@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "graph/tensor_proto.h"
+#include "ops/plan_helpers.h"
 #include "ops/rule_helpers.h"
 
 namespace modelcost {
@@ -120,20 +121,27 @@ OpCost cost_random(const OpContext& c) {
   return cost;
 }
 
+// Range: out[i] = start + i * delta, start and delta read from the inputs.
+OpPlan plan_range(const OpContext& c) {
+  RangePlan p;
+  p.count = static_cast<int64_t>(element_count(c.out(0).shape));
+  return p;
+}
+
 }  // namespace
 
 void register_generator_ops(OpRegistry& r) {
   r.add({
-      {"", "Constant", infer_constant, cost_data_movement},
-      {"", "ConstantOfShape", infer_constant_of_shape, cost_data_movement},
-      {"", "Range", infer_range, cost_per_output<1>},
-      {"", "EyeLike", infer_eye_like, cost_data_movement},
-      {"", "RandomNormal", infer_random, cost_random},
-      {"", "RandomUniform", infer_random, cost_random},
-      {"", "RandomNormalLike", infer_random_like, cost_random},
-      {"", "RandomUniformLike", infer_random_like, cost_random},
-      {"", "Bernoulli", infer_bernoulli, cost_random},
-      {"", "Multinomial", infer_multinomial, cost_random},
+      {"", "Constant", infer_constant, cost_data_movement, plan_reinterpret},
+      {"", "ConstantOfShape", infer_constant_of_shape, cost_data_movement, not_measured("no GPU kernel yet")},
+      {"", "Range", infer_range, cost_per_output<1>, plan_range},
+      {"", "EyeLike", infer_eye_like, cost_data_movement, not_measured("no GPU kernel yet")},
+      {"", "RandomNormal", infer_random, cost_random, not_measured("random generator")},
+      {"", "RandomUniform", infer_random, cost_random, not_measured("random generator")},
+      {"", "RandomNormalLike", infer_random_like, cost_random, not_measured("random generator")},
+      {"", "RandomUniformLike", infer_random_like, cost_random, not_measured("random generator")},
+      {"", "Bernoulli", infer_bernoulli, cost_random, not_measured("random generator")},
+      {"", "Multinomial", infer_multinomial, cost_random, not_measured("random generator")},
   });
 }
 

@@ -3,6 +3,7 @@
 // operations are not floating-point work. Formulas: docs/ops/math.md (logical section).
 #include <cmath>
 
+#include "ops/plan_helpers.h"
 #include "ops/rule_helpers.h"
 
 namespace modelcost {
@@ -53,22 +54,22 @@ void infer_bool_unary(OpContext& c) { c.set_output(0, 9 /* BOOL */, c.in_shape(0
 
 void register_logical_ops(OpRegistry& r) {
   r.add({
-      {"", "Equal", infer_compare<eq>, cost_per_output<1>},
-      {"", "Less", infer_compare<lt>, cost_per_output<1>},
-      {"", "LessOrEqual", infer_compare<le>, cost_per_output<1>},
-      {"", "Greater", infer_compare<gt>, cost_per_output<1>},
-      {"", "GreaterOrEqual", infer_compare<ge>, cost_per_output<1>},
-      {"", "And", infer_and, cost_per_output<1>},
-      {"", "Or", infer_or, cost_per_output<1>},
-      {"", "Xor", infer_xor, cost_per_output<1>},
-      {"", "Not", infer_not, cost_per_output<1>},
-      {"", "BitShift", infer_broadcast, cost_per_output<1>},
-      {"", "BitwiseAnd", infer_bitwise_and, cost_per_output<1>, inputs(2, 2)},
-      {"", "BitwiseOr", infer_bitwise_or, cost_per_output<1>, inputs(2, 2)},
-      {"", "BitwiseXor", infer_bitwise_xor, cost_per_output<1>, inputs(2, 2)},
-      {"", "BitwiseNot", infer_unary, cost_per_output<1>, inputs(1, 1)},
-      {"", "IsNaN", infer_bool_unary, cost_per_output<1>},
-      {"", "IsInf", infer_bool_unary, cost_per_output<1>},
+      {"", "Equal", infer_compare<eq>, cost_per_output<1>, plan_elementwise},
+      {"", "Less", infer_compare<lt>, cost_per_output<1>, plan_elementwise},
+      {"", "LessOrEqual", infer_compare<le>, cost_per_output<1>, plan_elementwise},
+      {"", "Greater", infer_compare<gt>, cost_per_output<1>, plan_elementwise},
+      {"", "GreaterOrEqual", infer_compare<ge>, cost_per_output<1>, plan_elementwise},
+      {"", "And", infer_and, cost_per_output<1>, plan_elementwise},
+      {"", "Or", infer_or, cost_per_output<1>, plan_elementwise},
+      {"", "Xor", infer_xor, cost_per_output<1>, plan_elementwise},
+      {"", "Not", infer_not, cost_per_output<1>, plan_elementwise},
+      {"", "BitShift", infer_broadcast, cost_per_output<1>, plan_elementwise},
+      {"", "BitwiseAnd", infer_bitwise_and, cost_per_output<1>, plan_elementwise, inputs(2, 2)},
+      {"", "BitwiseOr", infer_bitwise_or, cost_per_output<1>, plan_elementwise, inputs(2, 2)},
+      {"", "BitwiseXor", infer_bitwise_xor, cost_per_output<1>, plan_elementwise, inputs(2, 2)},
+      {"", "BitwiseNot", infer_unary, cost_per_output<1>, plan_elementwise, inputs(1, 1)},
+      {"", "IsNaN", infer_bool_unary, cost_per_output<1>, plan_elementwise},
+      {"", "IsInf", infer_bool_unary, cost_per_output<1>, plan_elementwise},
   });
 }
 

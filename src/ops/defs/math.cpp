@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "ops/plan_helpers.h"
 #include "ops/rule_helpers.h"
 
 namespace modelcost {
@@ -442,76 +443,82 @@ OpCost cost_softmax_cross_entropy(const OpContext& c) {
 
 }  // namespace
 
+// Measurement plans of math_plans.cpp.
+OpPlan plan_softmax(const OpContext& c);
+OpPlan plan_cumsum(const OpContext& c);
+OpPlan plan_matmul(const OpContext& c);
+OpPlan plan_gemm(const OpContext& c);
+
 void register_math_ops(OpRegistry& r) {
   r.add({
-      {"", "Add", infer_add, cost_per_output<1>},
-      {"", "Sub", infer_sub, cost_per_output<1>},
-      {"", "Mul", infer_mul, cost_per_output<1>},
-      {"", "Div", infer_div, cost_per_output<1>},
-      {"", "Mod", infer_mod, cost_per_output<1>},
-      {"", "Pow", infer_pow, cost_per_output<1>},
-      {"", "Neg", infer_neg, cost_per_output<1>},
-      {"", "Abs", infer_abs, cost_per_output<1>},
-      {"", "Sign", infer_unary_folded<f_sign>, cost_per_output<1>},
-      {"", "Reciprocal", infer_unary_folded<f_reciprocal>, cost_per_output<1>},
-      {"", "Sqrt", infer_unary_folded<f_sqrt>, cost_per_output<1>},
-      {"", "Floor", infer_unary_folded<f_floor>, cost_per_output<1>},
-      {"", "Ceil", infer_unary_folded<f_ceil>, cost_per_output<1>},
-      {"", "Round", infer_unary_folded<f_round>, cost_per_output<1>},
-      {"", "Exp", infer_unary_folded<f_exp>, cost_per_output<1>},
-      {"", "Log", infer_unary_folded<f_log>, cost_per_output<1>},
-      {"", "Relu", infer_unary_folded<f_relu>, cost_per_output<1>},
+      {"", "Add", infer_add, cost_per_output<1>, plan_elementwise},
+      {"", "Sub", infer_sub, cost_per_output<1>, plan_elementwise},
+      {"", "Mul", infer_mul, cost_per_output<1>, plan_elementwise},
+      {"", "Div", infer_div, cost_per_output<1>, plan_elementwise},
+      {"", "Mod", infer_mod, cost_per_output<1>, plan_elementwise},
+      {"", "Pow", infer_pow, cost_per_output<1>, plan_elementwise},
+      {"", "Neg", infer_neg, cost_per_output<1>, plan_elementwise},
+      {"", "Abs", infer_abs, cost_per_output<1>, plan_elementwise},
+      {"", "Sign", infer_unary_folded<f_sign>, cost_per_output<1>, plan_elementwise},
+      {"", "Reciprocal", infer_unary_folded<f_reciprocal>, cost_per_output<1>, plan_elementwise},
+      {"", "Sqrt", infer_unary_folded<f_sqrt>, cost_per_output<1>, plan_elementwise},
+      {"", "Floor", infer_unary_folded<f_floor>, cost_per_output<1>, plan_elementwise},
+      {"", "Ceil", infer_unary_folded<f_ceil>, cost_per_output<1>, plan_elementwise},
+      {"", "Round", infer_unary_folded<f_round>, cost_per_output<1>, plan_elementwise},
+      {"", "Exp", infer_unary_folded<f_exp>, cost_per_output<1>, plan_elementwise},
+      {"", "Log", infer_unary_folded<f_log>, cost_per_output<1>, plan_elementwise},
+      {"", "Relu", infer_unary_folded<f_relu>, cost_per_output<1>, plan_elementwise},
       // Elementary functions: one flop each (one SFU instruction or library call).
-      {"", "Sin", infer_unary, cost_per_output<1>},
-      {"", "Cos", infer_unary, cost_per_output<1>},
-      {"", "Tan", infer_unary, cost_per_output<1>},
-      {"", "Asin", infer_unary, cost_per_output<1>},
-      {"", "Acos", infer_unary, cost_per_output<1>},
-      {"", "Atan", infer_unary, cost_per_output<1>},
-      {"", "Sinh", infer_unary, cost_per_output<1>},
-      {"", "Cosh", infer_unary, cost_per_output<1>},
-      {"", "Asinh", infer_unary, cost_per_output<1>},
-      {"", "Acosh", infer_unary, cost_per_output<1>},
-      {"", "Atanh", infer_unary, cost_per_output<1>},
-      {"", "Erf", infer_unary, cost_per_output<1>},
-      {"", "Tanh", infer_unary, cost_per_output<1>},
+      {"", "Sin", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Cos", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Tan", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Asin", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Acos", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Atan", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Sinh", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Cosh", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Asinh", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Acosh", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Atanh", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Erf", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Tanh", infer_unary, cost_per_output<1>, plan_elementwise},
       // Activations: the arithmetic of the defining formula.
-      {"", "Sigmoid", infer_unary, cost_per_output<4>},          // 1 / (1 + exp(-x))
-      {"", "HardSigmoid", infer_unary, cost_per_output<4>},      // max(0, min(1, a x + b))
-      {"", "HardSwish", infer_unary, cost_per_output<5>},        // x * hardsigmoid(x)
-      {"", "LeakyRelu", infer_unary, cost_per_output<2>},
-      {"", "PRelu", infer_broadcast, cost_per_output<2>},
-      {"", "Elu", infer_unary, cost_per_output<3>},
-      {"", "Selu", infer_unary, cost_per_output<4>},
-      {"", "Celu", infer_unary, cost_per_output<4>},
-      {"", "ThresholdedRelu", infer_unary, cost_per_output<1>},
-      {"", "Softplus", infer_unary, cost_per_output<3>},         // log(exp(x) + 1)
-      {"", "Softsign", infer_unary, cost_per_output<3>},         // x / (1 + |x|)
-      {"", "Mish", infer_unary, cost_per_output<5>, inputs(1, 1)},  // x * tanh(softplus(x))
-      {"", "Gelu", infer_unary, cost_gelu, inputs(1, 1)},
-      {"", "Shrink", infer_unary, cost_per_output<2>},
-      {"", "Clip", infer_clip, cost_per_output<2>},
-      {"", "Max", infer_max, cost_variadic},
-      {"", "Min", infer_min, cost_variadic},
-      {"", "Sum", infer_broadcast, cost_variadic},
-      {"", "Mean", infer_broadcast, cost_variadic},
-      {"", "MatMul", infer_matmul, cost_matmul},
-      {"", "Gemm", infer_gemm, cost_gemm},
-      {"", "Einsum", infer_einsum, cost_einsum},
-      {"", "Softmax", infer_softmax, cost_softmax},
-      {"", "LogSoftmax", infer_softmax, cost_softmax},
-      {"", "Hardmax", infer_softmax, cost_per_output<1>},
-      {"", "TopK", infer_topk, cost_topk},
-      {"", "CumSum", infer_unary, cost_per_output<1>},
-      {"", "Det", infer_det, cost_det},
-      {"", "DFT", infer_with_onnx_schema, cost_dft},
-      {"", "STFT", infer_stft, cost_stft},
-      {"", "HannWindow", infer_with_onnx_schema, cost_per_float_output<4>},
-      {"", "HammingWindow", infer_with_onnx_schema, cost_per_float_output<4>},
-      {"", "BlackmanWindow", infer_with_onnx_schema, cost_per_float_output<7>},
-      {"", "MelWeightMatrix", infer_with_onnx_schema, cost_per_float_output<4>},
-      {"", "NegativeLogLikelihoodLoss", infer_loss, cost_nll_loss},
-      {"", "SoftmaxCrossEntropyLoss", infer_loss, cost_softmax_cross_entropy},
+      {"", "Sigmoid", infer_unary, cost_per_output<4>, plan_elementwise},          // 1 / (1 + exp(-x))
+      {"", "HardSigmoid", infer_unary, cost_per_output<4>, plan_elementwise},      // max(0, min(1, a x + b))
+      {"", "HardSwish", infer_unary, cost_per_output<5>, plan_elementwise},        // x * hardsigmoid(x)
+      {"", "LeakyRelu", infer_unary, cost_per_output<2>, plan_elementwise},
+      {"", "PRelu", infer_broadcast, cost_per_output<2>, plan_elementwise},
+      {"", "Elu", infer_unary, cost_per_output<3>, plan_elementwise},
+      {"", "Selu", infer_unary, cost_per_output<4>, plan_elementwise},
+      {"", "Celu", infer_unary, cost_per_output<4>, plan_elementwise},
+      {"", "ThresholdedRelu", infer_unary, cost_per_output<1>, plan_elementwise},
+      {"", "Softplus", infer_unary, cost_per_output<3>, plan_elementwise},         // log(exp(x) + 1)
+      {"", "Softsign", infer_unary, cost_per_output<3>, plan_elementwise},         // x / (1 + |x|)
+      {"", "Mish", infer_unary, cost_per_output<5>, plan_elementwise, inputs(1, 1)},  // x * tanh(softplus(x))
+      {"", "Gelu", infer_unary, cost_gelu, plan_elementwise, inputs(1, 1)},
+      {"", "Shrink", infer_unary, cost_per_output<2>, plan_elementwise},
+      {"", "Clip", infer_clip, cost_per_output<2>, plan_elementwise},
+      {"", "Max", infer_max, cost_variadic, plan_elementwise},
+      {"", "Min", infer_min, cost_variadic, plan_elementwise},
+      {"", "Sum", infer_broadcast, cost_variadic, plan_elementwise},
+      {"", "Mean", infer_broadcast, cost_variadic, plan_elementwise},
+      {"", "MatMul", infer_matmul, cost_matmul, plan_matmul},
+      {"", "Gemm", infer_gemm, cost_gemm, plan_gemm},
+      {"", "Einsum", infer_einsum, cost_einsum, not_measured("no GPU kernel yet (general contraction)")},
+      {"", "Softmax", infer_softmax, cost_softmax, plan_softmax},
+      {"", "LogSoftmax", infer_softmax, cost_softmax, plan_softmax},
+      {"", "Hardmax", infer_softmax, cost_per_output<1>, not_measured("no GPU kernel yet")},
+      {"", "TopK", infer_topk, cost_topk, not_measured("no GPU kernel yet (sort-based)")},
+      {"", "CumSum", infer_unary, cost_per_output<1>, plan_cumsum},
+      {"", "Det", infer_det, cost_det, not_measured("no GPU kernel yet")},
+      {"", "DFT", infer_with_onnx_schema, cost_dft, not_measured("no GPU kernel yet")},
+      {"", "STFT", infer_stft, cost_stft, not_measured("no GPU kernel yet")},
+      {"", "HannWindow", infer_with_onnx_schema, cost_per_float_output<4>, not_measured("no GPU kernel yet")},
+      {"", "HammingWindow", infer_with_onnx_schema, cost_per_float_output<4>, not_measured("no GPU kernel yet")},
+      {"", "BlackmanWindow", infer_with_onnx_schema, cost_per_float_output<7>, not_measured("no GPU kernel yet")},
+      {"", "MelWeightMatrix", infer_with_onnx_schema, cost_per_float_output<4>, not_measured("no GPU kernel yet")},
+      {"", "NegativeLogLikelihoodLoss", infer_loss, cost_nll_loss, not_measured("training loss")},
+      {"", "SoftmaxCrossEntropyLoss", infer_loss, cost_softmax_cross_entropy, not_measured("training loss")},
   });
 }
 

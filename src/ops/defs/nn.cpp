@@ -60,6 +60,29 @@ OpCost cost_conv(const OpContext& c) {
   return cost;
 }
 
+// Measured through the conv runners (cuDNN, our depthwise kernel): the window the shape rule read.
+OpPlan plan_conv(const OpContext& c) {
+  if (!float_data(c) || !dtype_is_float(c.in_dtype(1))) return unsupported("Conv on non-float tensors");
+  const Shape& x = c.in_shape(0);
+  const Shape& w = c.in_shape(1);
+  if (x.size() > 5) return unsupported("Conv of more than 3 spatial dims");
+  const Window win = read_window(c, x.size() - 2, dims_from(w, 2));
+  ConvParams p;
+  p.spatial = static_cast<int>(x.size()) - 2;
+  p.batch = x[0];
+  p.in_channels = x[1];
+  p.out_channels = w[0];
+  p.groups = c.attr_int("group", 1);
+  p.in_size = dims_from(x, 2);
+  p.kernel = win.kernel;
+  p.out_size = dims_from(c.out(0).shape, 2);
+  p.strides = win.strides;
+  p.dilations = win.dilations;
+  p.pads = resolved_pads(win, p.in_size, p.out_size);
+  p.has_bias = c.has_input(2);
+  return p;
+}
+
 // ConvTranspose: X [N, C, in...], W [C, M/group, kernel...], output [N, M, out...].
 void infer_conv_transpose(OpContext& c) {
   const int64_t group = check_conv_ranks_and_group(c);
@@ -184,10 +207,10 @@ void infer_col2im(OpContext& c) {
 
 void register_nn_ops(OpRegistry& r) {
   r.add({
-      {"", "Conv", infer_conv, cost_conv},
-      {"", "ConvTranspose", infer_conv_transpose, cost_conv_transpose},
-      {"", "DeformConv", infer_deform_conv, cost_deform_conv, inputs(3, 5)},
-      {"", "Col2Im", infer_col2im, cost_per_input<1>, inputs(3, 3)},
+      {"", "Conv", infer_conv, cost_conv, plan_conv},
+      {"", "ConvTranspose", infer_conv_transpose, cost_conv_transpose, not_measured("no GPU kernel yet")},
+      {"", "DeformConv", infer_deform_conv, cost_deform_conv, not_measured("no GPU kernel yet"), inputs(3, 5)},
+      {"", "Col2Im", infer_col2im, cost_per_input<1>, not_measured("no GPU kernel yet"), inputs(3, 3)},
   });
   register_nn_pool_ops(r);
   register_nn_norm_ops(r);

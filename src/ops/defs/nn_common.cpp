@@ -1,5 +1,7 @@
 #include "ops/defs/nn_common.h"
 
+#include <algorithm>
+
 namespace modelcost {
 
 double Window::kernel_size() const { return product(kernel); }
@@ -95,6 +97,20 @@ Shape window_output(const OpContext& c, const Window& w, const Shape& in) {
     if (w.ceil_mode && (out[i] - 1) * s >= in[i] + begin) --out[i];
   }
   return out;
+}
+
+std::vector<int64_t> resolved_pads(const Window& w, const Shape& in, const Shape& out) {
+  const size_t n = w.rank();
+  if (w.auto_pad == "NOTSET") return w.pads;
+  std::vector<int64_t> pads(2 * n, 0);
+  if (w.auto_pad == "VALID") return pads;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t total = std::max<int64_t>(0, (out[i] - 1) * w.strides[i] + w.extent(i) - in[i]);
+    const int64_t small = total / 2, large = total - small;
+    pads[i] = w.auto_pad == "SAME_LOWER" ? large : small;
+    pads[i + n] = w.auto_pad == "SAME_LOWER" ? small : large;
+  }
+  return pads;
 }
 
 }  // namespace modelcost

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/plan_helpers.h"
 #include "ops/rule_helpers.h"
 
 namespace modelcost {
@@ -36,6 +37,10 @@ Window read_window(const OpContext& c, size_t spatial_rank, const std::vector<in
 // Output spatial dims of the window sliding over `in` (Conv and pool formula, auto_pad and
 // ceil_mode included). Fails when the dilated kernel is larger than the padded input.
 Shape window_output(const OpContext& c, const Window& w, const Shape& in_spatial);
+// The pads [begin..., end...] the window applies to `in_spatial` for output `out_spatial`: the
+// explicit pads, none for VALID, or those SAME_UPPER / SAME_LOWER choose (the larger half at the
+// end, resp. the beginning). ceil_mode's last partial window is not a pad.
+std::vector<int64_t> resolved_pads(const Window& w, const Shape& in_spatial, const Shape& out_spatial);
 
 // Dims [from, end) of a shape, and their product.
 Shape dims_from(const Shape& s, size_t from);

@@ -167,11 +167,11 @@ OpCost cost_affine_grid(const OpContext& c) {
 
 void register_nn_detection_ops(OpRegistry& r) {
   r.add({
-      {"", "NonMaxSuppression", infer_nms, cost_nms},
-      {"", "RoiAlign", infer_roi_align, cost_roi_align},
-      {"", "MaxRoiPool", infer_max_roi_pool, cost_max_roi_pool},
-      {"", "GridSample", infer_grid_sample, cost_grid_sample},
-      {"", "AffineGrid", infer_affine_grid, cost_affine_grid, inputs(2, 2)},
+      {"", "NonMaxSuppression", infer_nms, cost_nms, not_measured("data-dependent output shape")},
+      {"", "RoiAlign", infer_roi_align, cost_roi_align, not_measured("no GPU kernel yet")},
+      {"", "MaxRoiPool", infer_max_roi_pool, cost_max_roi_pool, not_measured("no GPU kernel yet")},
+      {"", "GridSample", infer_grid_sample, cost_grid_sample, not_measured("no GPU kernel yet")},
+      {"", "AffineGrid", infer_affine_grid, cost_affine_grid, not_measured("no GPU kernel yet"), inputs(2, 2)},
   });
 }
 

@@ -181,6 +181,41 @@ OpCost cost_lrn(const OpContext& c) {
   return cost;
 }
 
+// ---- measurement ----
+
+OpPlan plan_layer_norm(const OpContext& c) {
+  if (!float_data(c)) return unsupported("LayerNormalization on non-float tensors");
+  const Shape& in = c.in_shape(0);
+  const int64_t axis = c.axis(c.attr_int("axis", -1), in.size());
+  LayerNormPlan p;
+  static_cast<RowView&>(p) = row_view(in, axis, static_cast<int64_t>(in.size()) - 1);
+  p.epsilon = c.attr_float("epsilon", 1e-5f);
+  p.has_scale = c.has_input(1);
+  p.has_bias = c.has_input(2);
+  if ((p.has_scale && element_count(c.in_shape(1)) != p.axis_len) ||
+      (p.has_bias && element_count(c.in_shape(2)) != p.axis_len))
+    return unsupported("LayerNormalization with broadcast scale or bias");
+  return p;
+}
+
+// Inference BatchNormalization over [N, C, spatial...] (training mode writes running statistics).
+OpPlan plan_batch_norm(const OpContext& c) {
+  if (!float_data(c)) return unsupported("BatchNormalization on non-float tensors");
+  if (c.num_inputs() < 5) return unsupported("BatchNormalization without scale, bias, mean and variance");
+  for (size_t o = 1; o < c.num_outputs(); ++o)
+    if (c.has_output(o)) return unsupported("BatchNormalization in training mode");
+  if (c.attr_int("training_mode", 0) != 0) return unsupported("BatchNormalization in training mode");
+  const Shape& in = c.in_shape(0);
+  if (in.size() < 2) return unsupported("BatchNormalization of rank below 2");
+  for (size_t i = 1; i < 5; ++i)
+    if (!c.has_input(i) || element_count(c.in_shape(i)) != in[1])
+      return unsupported("BatchNormalization parameters not of C elements");
+  BatchNormPlan p;
+  static_cast<RowView&>(p) = row_view(in, 1, 1);
+  p.epsilon = c.attr_float("epsilon", 1e-5f);
+  return p;
+}
+
 // ---- Dropout ----
 bool dropout_training(const OpContext& c) {
   if (c.opset() >= 12) {
@@ -209,18 +244,19 @@ OpCost cost_dropout(const OpContext& c) {
   return cost;
 }
 
+
 }  // namespace
 
 void register_nn_norm_ops(OpRegistry& r) {
   r.add({
-      {"", "BatchNormalization", infer_batch_norm, cost_batch_norm},
-      {"", "InstanceNormalization", infer_instance_norm, cost_instance_norm},
-      {"", "LayerNormalization", infer_layer_norm, cost_layer_norm},
-      {"", "GroupNormalization", infer_group_norm, cost_group_norm, inputs(3, 3)},
-      {"", "MeanVarianceNormalization", infer_mvn, cost_mvn},
-      {"", "LpNormalization", infer_lp_norm, cost_lp_norm},
-      {"", "LRN", infer_lrn, cost_lrn},
-      {"", "Dropout", infer_dropout, cost_dropout},
+      {"", "BatchNormalization", infer_batch_norm, cost_batch_norm, plan_batch_norm},
+      {"", "InstanceNormalization", infer_instance_norm, cost_instance_norm, not_measured("no GPU kernel yet")},
+      {"", "LayerNormalization", infer_layer_norm, cost_layer_norm, plan_layer_norm},
+      {"", "GroupNormalization", infer_group_norm, cost_group_norm, not_measured("no GPU kernel yet"), inputs(3, 3)},
+      {"", "MeanVarianceNormalization", infer_mvn, cost_mvn, not_measured("no GPU kernel yet")},
+      {"", "LpNormalization", infer_lp_norm, cost_lp_norm, not_measured("no GPU kernel yet")},
+      {"", "LRN", infer_lrn, cost_lrn, not_measured("no GPU kernel yet")},
+      {"", "Dropout", infer_dropout, cost_dropout, plan_reinterpret},
   });
 }
 

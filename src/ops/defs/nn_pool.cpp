@@ -54,12 +54,42 @@ OpCost cost_lp_pool(const OpContext& c) {
   return cost;
 }
 
+// Measured through the pool runners: the window the shape rule read.
+OpPlan plan_pool(const OpContext& c) {
+  if (!float_data(c)) return unsupported(c.node().op_type + " on non-float tensors");
+  if (c.has_output(1)) return unsupported("MaxPool with an Indices output");
+  const Shape& x = c.in_shape(0);
+  const Window w = read_window(c, x.size() - 2, {});
+  for (int64_t d : w.dilations)
+    if (d != 1) return unsupported("dilated pooling");
+  PoolParams pool;
+  pool.max = c.node().op_type == "MaxPool";
+  pool.count_include_pad = c.attr_int("count_include_pad", 0) != 0;
+  pool.kernel = w.kernel;
+  pool.strides = w.strides;
+  pool.pads = resolved_pads(w, dims_from(x, 2), dims_from(c.out(0).shape, 2));
+  return pool;
+}
+
 // Global pools: [N, C, spatial...] -> [N, C, 1, ...].
 void infer_global_pool(OpContext& c) {
   require_rank_at_least(c, 0, 2, "input X (N, C, spatial...)");
   Shape out = c.in_shape(0);
   for (size_t i = 2; i < out.size(); ++i) out[i] = 1;
   c.set_output(0, c.in_dtype(0), out);
+}
+
+// A global pool is a reduction over the spatial dims of each of the N x C planes.
+OpPlan plan_global_pool(const OpContext& c) {
+  if (!float_data(c)) return unsupported(c.node().op_type + " on non-float tensors");
+  const Shape& in = c.in_shape(0);
+  if (in.size() < 3) return unsupported("global pooling needs N, C and spatial dims");
+  ReducePlan p;
+  p.op = c.node().op_type == "GlobalMaxPool" ? ReduceOp::kMax : ReduceOp::kMean;
+  p.outer = in[0] * in[1];
+  p.axis_len = extent_product(in, 2, in.size());
+  p.inner = 1;
+  return p;
 }
 
 OpCost cost_global_lp_pool(const OpContext& c) {
@@ -96,21 +126,21 @@ void infer_max_unpool(OpContext& c) {
 
 void register_nn_pool_ops(OpRegistry& r) {
   r.add({
-      {"", "AveragePool", infer_pool, cost_window_pool},
-      {"", "MaxPool", infer_max_pool, cost_window_pool},
-      {"", "LpPool", infer_lp_pool, cost_lp_pool},
-      {"", "GlobalAveragePool", infer_global_pool, cost_per_input<1>},
-      {"", "GlobalMaxPool", infer_global_pool, cost_per_input<1>},
-      {"", "GlobalLpPool", infer_global_pool, cost_global_lp_pool},
-      {"", "MaxUnpool", infer_max_unpool, cost_data_movement},
+      {"", "AveragePool", infer_pool, cost_window_pool, plan_pool},
+      {"", "MaxPool", infer_max_pool, cost_window_pool, plan_pool},
+      {"", "LpPool", infer_lp_pool, cost_lp_pool, not_measured("no GPU kernel yet")},
+      {"", "GlobalAveragePool", infer_global_pool, cost_per_input<1>, plan_global_pool},
+      {"", "GlobalMaxPool", infer_global_pool, cost_per_input<1>, plan_global_pool},
+      {"", "GlobalLpPool", infer_global_pool, cost_global_lp_pool, not_measured("no GPU kernel yet")},
+      {"", "MaxUnpool", infer_max_unpool, cost_data_movement, not_measured("no GPU kernel yet")},
   });
   // ORT's blocked-channel (NCHWc) forms: the same shapes on the block-padded channel count.
   constexpr std::string_view nchwc = "com.microsoft.nchwc";
   r.add({
-      {nchwc, "AveragePool", infer_pool, cost_window_pool, inputs(1, 1)},
-      {nchwc, "MaxPool", infer_pool, cost_window_pool, inputs(1, 1)},
-      {nchwc, "GlobalAveragePool", infer_global_pool, cost_per_input<1>, inputs(1, 1)},
-      {nchwc, "GlobalMaxPool", infer_global_pool, cost_per_input<1>, inputs(1, 1)},
+      {nchwc, "AveragePool", infer_pool, cost_window_pool, {}, inputs(1, 1)},
+      {nchwc, "MaxPool", infer_pool, cost_window_pool, {}, inputs(1, 1)},
+      {nchwc, "GlobalAveragePool", infer_global_pool, cost_per_input<1>, {}, inputs(1, 1)},
+      {nchwc, "GlobalMaxPool", infer_global_pool, cost_per_input<1>, {}, inputs(1, 1)},
   });
 }
 

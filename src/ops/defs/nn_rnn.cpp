@@ -107,11 +107,10 @@ OpCost cost_dynamic_quantize_lstm(const OpContext& c) {
 
 void register_nn_rnn_ops(OpRegistry& r) {
   r.add({
-      {"", "RNN", infer_rnn, cost_rnn},
-      {"", "GRU", infer_gru, cost_gru},
-      {"", "LSTM", infer_lstm, cost_lstm},
-      {"com.microsoft", "DynamicQuantizeLSTM", infer_dynamic_quantize_lstm, cost_dynamic_quantize_lstm,
-       inputs(12, 12).outputs(0, 3)},
+      {"", "RNN", infer_rnn, cost_rnn, not_measured("no GPU kernel yet (recurrent)")},
+      {"", "GRU", infer_gru, cost_gru, not_measured("no GPU kernel yet (recurrent)")},
+      {"", "LSTM", infer_lstm, cost_lstm, not_measured("no GPU kernel yet (recurrent)")},
+      {"com.microsoft", "DynamicQuantizeLSTM", infer_dynamic_quantize_lstm, cost_dynamic_quantize_lstm, {}, inputs(12, 12).outputs(0, 3)},
   });
 }
 

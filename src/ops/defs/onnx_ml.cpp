@@ -286,7 +286,7 @@ void register_onnx_ml_ops(OpRegistry& r) {
       {ml, "SVMRegressor", infer_svm_regressor, cost_svm},
       {ml, "TreeEnsembleClassifier", infer_tree_classifier, cost_legacy_trees<true>},
       {ml, "TreeEnsembleRegressor", infer_tree_regressor, cost_legacy_trees<false>},
-      {ml, "TreeEnsemble", infer_tree_regressor, cost_tree_ensemble, inputs(1, 1)},
+      {ml, "TreeEnsemble", infer_tree_regressor, cost_tree_ensemble, {}, inputs(1, 1)},
       {ml, "ArrayFeatureExtractor", infer_array_feature_extractor, cost_selective_read},
       {ml, "FeatureVectorizer", infer_feature_vectorizer, cost_data_movement},
       {ml, "OneHotEncoder", infer_one_hot_encoder, cost_data_movement},

@@ -48,10 +48,10 @@ OpCost cost_tensor_scatter(const OpContext& c) {
 
 void register_recent_onnx_ops(OpRegistry& r) {
   r.add({
-      {"", "RMSNormalization", infer_rms_norm, cost_rms_norm, inputs(2, 2)},
-      {"", "Swish", infer_unary, cost_per_output<kSwishFlops>, inputs(1, 1)},
-      {"", "TensorScatter", infer_tensor_scatter, cost_tensor_scatter, inputs(2, 3)},
-      {"", "CumProd", infer_unary, cost_per_output<1>, inputs(2, 2)},
+      {"", "RMSNormalization", infer_rms_norm, cost_rms_norm, not_measured("no GPU kernel yet"), inputs(2, 2)},
+      {"", "Swish", infer_unary, cost_per_output<kSwishFlops>, not_measured("no GPU kernel yet"), inputs(1, 1)},
+      {"", "TensorScatter", infer_tensor_scatter, cost_tensor_scatter, not_measured("no GPU kernel yet"), inputs(2, 3)},
+      {"", "CumProd", infer_unary, cost_per_output<1>, not_measured("no GPU kernel yet"), inputs(2, 2)},
   });
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/plan_helpers.h"
 #include "ops/rule_helpers.h"
 
 namespace modelcost {
@@ -156,22 +157,62 @@ void infer_arg_reduce(OpContext& c) {
   c.set_output(0, kInt64Type, reduced_shape(in, reduced, c.attr_int("keepdims", 1) != 0));
 }
 
+// ---- measurement: one reduction over [outer, n, inner] ----
+
+template <ReduceOp Op>
+OpPlan plan_reduce(const OpContext& c) {
+  if (!float_data(c)) return unsupported(c.node().op_type + " on non-float tensors");
+  if (is_noop(c)) return ZeroCostPlan{"reduction over no axes"};
+  bool known = false;
+  given_axes(c, &known);
+  if (!known) return unsupported("reduction axes not known at analysis time");
+  const Shape& in = c.in_shape(0);
+  if (in.empty()) return unsupported(c.node().op_type + " of a scalar");
+  const Reduction r = read_reduction(c);
+  int64_t first = -1, last = -1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (!r.reduced[d]) continue;
+    if (first < 0) first = static_cast<int64_t>(d);
+    last = static_cast<int64_t>(d);
+  }
+  // Size-1 dims may sit between reduced axes without breaking contiguity.
+  for (int64_t d = first; d <= last; ++d)
+    if (!r.reduced[static_cast<size_t>(d)] && in[static_cast<size_t>(d)] != 1)
+      return unsupported("reduction over non-adjacent axes");
+  ReducePlan p;
+  static_cast<RowView&>(p) = row_view(in, first, last);
+  p.op = Op;
+  return p;
+}
+
+template <ReduceOp Op>
+OpPlan plan_arg_reduce(const OpContext& c) {
+  if (!dtype_is_float(c.in_dtype(0))) return unsupported(c.node().op_type + " of non-float data");
+  const Shape& in = c.in_shape(0);
+  const int64_t axis = c.axis(c.attr_int("axis", 0), in.size());
+  ReducePlan p;
+  static_cast<RowView&>(p) = row_view(in, axis, axis);
+  p.op = Op;
+  p.select_last_index = c.attr_int("select_last_index", 0) != 0;
+  return p;
+}
+
 }  // namespace
 
 void register_reduction_ops(OpRegistry& r) {
   r.add({
-      {"", "ReduceSum", infer_reduce<Fold::kSum>, cost_reduce<1, 0>},
-      {"", "ReduceProd", infer_reduce<Fold::kProd>, cost_reduce<1, 0>},
-      {"", "ReduceMax", infer_reduce<Fold::kMax>, cost_reduce<1, 0>},
-      {"", "ReduceMin", infer_reduce<Fold::kMin>, cost_reduce<1, 0>},
-      {"", "ReduceMean", infer_reduce<Fold::kMean>, cost_reduce<1, 1>},
-      {"", "ReduceL1", infer_reduce<Fold::kNone>, cost_reduce<2, 0>},
-      {"", "ReduceL2", infer_reduce<Fold::kNone>, cost_reduce<2, 1>},
-      {"", "ReduceSumSquare", infer_reduce<Fold::kNone>, cost_reduce<2, 0>},
-      {"", "ReduceLogSum", infer_reduce<Fold::kNone>, cost_reduce<1, 1>},
-      {"", "ReduceLogSumExp", infer_reduce<Fold::kNone>, cost_reduce<4, 2>},
-      {"", "ArgMax", infer_arg_reduce, cost_per_input<1>},
-      {"", "ArgMin", infer_arg_reduce, cost_per_input<1>},
+      {"", "ReduceSum", infer_reduce<Fold::kSum>, cost_reduce<1, 0>, plan_reduce<ReduceOp::kSum>},
+      {"", "ReduceProd", infer_reduce<Fold::kProd>, cost_reduce<1, 0>, plan_reduce<ReduceOp::kProd>},
+      {"", "ReduceMax", infer_reduce<Fold::kMax>, cost_reduce<1, 0>, plan_reduce<ReduceOp::kMax>},
+      {"", "ReduceMin", infer_reduce<Fold::kMin>, cost_reduce<1, 0>, plan_reduce<ReduceOp::kMin>},
+      {"", "ReduceMean", infer_reduce<Fold::kMean>, cost_reduce<1, 1>, plan_reduce<ReduceOp::kMean>},
+      {"", "ReduceL1", infer_reduce<Fold::kNone>, cost_reduce<2, 0>, plan_reduce<ReduceOp::kL1>},
+      {"", "ReduceL2", infer_reduce<Fold::kNone>, cost_reduce<2, 1>, plan_reduce<ReduceOp::kL2>},
+      {"", "ReduceSumSquare", infer_reduce<Fold::kNone>, cost_reduce<2, 0>, plan_reduce<ReduceOp::kSumSquare>},
+      {"", "ReduceLogSum", infer_reduce<Fold::kNone>, cost_reduce<1, 1>, plan_reduce<ReduceOp::kLogSum>},
+      {"", "ReduceLogSumExp", infer_reduce<Fold::kNone>, cost_reduce<4, 2>, plan_reduce<ReduceOp::kLogSumExp>},
+      {"", "ArgMax", infer_arg_reduce, cost_per_input<1>, plan_arg_reduce<ReduceOp::kArgMax>},
+      {"", "ArgMin", infer_arg_reduce, cost_per_input<1>, plan_arg_reduce<ReduceOp::kArgMin>},
   });
 }
 

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "ops/defs/tensor_folding.h"
+#include "ops/plan_helpers.h"
 #include "ops/rule_helpers.h"
 
 namespace modelcost {
@@ -209,7 +210,9 @@ void infer_split(OpContext& c) {
   }
 }
 
-void infer_slice(OpContext& c) {
+}  // namespace
+
+SliceSpec read_slice(const OpContext& c) {
   const Shape& in = c.in_shape(0);
   std::vector<int64_t> starts, ends, axes, steps;
   if (c.opset() < 10) {
@@ -251,6 +254,36 @@ void infer_slice(OpContext& c) {
     spec.step[ax] = step;
     spec.out[ax] = len;
   }
+  return spec;
+}
+
+PadSpec read_pad(const OpContext& c) {
+  const Shape& in = c.in_shape(0);
+  PadSpec spec;
+  std::vector<int64_t> pads = c.opset() < 11 ? c.attr_ints(c.opset() < 2 ? "paddings" : "pads") : c.require_ints(1, "pads");
+  std::vector<int64_t> axes;
+  if (c.opset() >= 18 && c.has_input(3)) axes = c.require_ints(3, "axes");
+  if (axes.empty()) for (size_t i = 0; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (pads.size() != 2 * axes.size()) c.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+  spec.begin.assign(in.size(), 0);
+  spec.end.assign(in.size(), 0);
+  spec.out = in;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t ax = c.axis(axes[i], in.size());
+    spec.begin[ax] = pads[i];
+    spec.end[ax] = pads[i + axes.size()];
+    if (__builtin_add_overflow(spec.out[ax], pads[i], &spec.out[ax]) ||
+        __builtin_add_overflow(spec.out[ax], pads[i + axes.size()], &spec.out[ax]))
+      c.fail("pads overflow axis " + std::to_string(ax));
+    if (spec.out[ax] < 0) c.fail("pads make axis " + std::to_string(ax) + " negative");
+  }
+  return spec;
+}
+
+namespace {
+
+void infer_slice(OpContext& c) {
+  const SliceSpec spec = read_slice(c);
   c.set_output(0, c.in_dtype(0), spec.out);
   fold_slice(c, spec);
 }
@@ -292,20 +325,7 @@ void infer_tile(OpContext& c) {
 }
 
 void infer_pad(OpContext& c) {
-  const Shape& in = c.in_shape(0);
-  std::vector<int64_t> pads = c.opset() < 11 ? c.attr_ints(c.opset() < 2 ? "paddings" : "pads") : c.require_ints(1, "pads");
-  std::vector<int64_t> axes;
-  if (c.opset() >= 18 && c.has_input(3)) axes = c.require_ints(3, "axes");
-  if (axes.empty()) for (size_t i = 0; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (pads.size() != 2 * axes.size()) c.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
-  Shape out = in;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t ax = c.axis(axes[i], in.size());
-    if (__builtin_add_overflow(out[ax], pads[i], &out[ax]) || __builtin_add_overflow(out[ax], pads[i + axes.size()], &out[ax]))
-      c.fail("pads overflow axis " + std::to_string(ax));
-    if (out[ax] < 0) c.fail("pads make axis " + std::to_string(ax) + " negative");
-  }
-  c.set_output(0, c.in_dtype(0), out);
+  c.set_output(0, c.in_dtype(0), read_pad(c).out);
 }
 
 void infer_depth_to_space(OpContext& c) {
@@ -334,25 +354,25 @@ void infer_trilu(OpContext& c) {
 
 void register_tensor_ops(OpRegistry& r) {
   r.add({
-      {"", "Identity", infer_identity, cost_reinterpret},
-      {"", "Reshape", infer_reshape, cost_reinterpret},
-      {"", "Flatten", infer_flatten, cost_reinterpret},
-      {"", "Squeeze", infer_squeeze, cost_reinterpret},
-      {"", "Unsqueeze", infer_unsqueeze, cost_reinterpret},
-      {"", "Shape", infer_shape, cost_reinterpret},  // reads metadata only
-      {"", "Size", infer_size, cost_reinterpret},
-      {"", "Cast", infer_cast, cost_data_movement},
-      {"", "CastLike", infer_cast_like, cost_data_movement},
-      {"", "Concat", infer_concat, cost_data_movement},
-      {"", "Split", infer_split, cost_data_movement},
-      {"", "Slice", infer_slice, cost_selective_read},
-      {"", "Transpose", infer_transpose, cost_data_movement},
-      {"", "Expand", infer_expand, cost_data_movement},
-      {"", "Tile", infer_tile, cost_data_movement},
-      {"", "Pad", infer_pad, cost_data_movement},
-      {"", "DepthToSpace", infer_depth_to_space, cost_data_movement},
-      {"", "SpaceToDepth", infer_space_to_depth, cost_data_movement},
-      {"", "Trilu", infer_trilu, cost_data_movement},
+      {"", "Identity", infer_identity, cost_reinterpret, plan_reinterpret},
+      {"", "Reshape", infer_reshape, cost_reinterpret, plan_reinterpret},
+      {"", "Flatten", infer_flatten, cost_reinterpret, plan_reinterpret},
+      {"", "Squeeze", infer_squeeze, cost_reinterpret, plan_reinterpret},
+      {"", "Unsqueeze", infer_unsqueeze, cost_reinterpret, plan_reinterpret},
+      {"", "Shape", infer_shape, cost_reinterpret, plan_reinterpret},  // reads metadata only
+      {"", "Size", infer_size, cost_reinterpret, plan_reinterpret},
+      {"", "Cast", infer_cast, cost_data_movement, plan_elementwise},
+      {"", "CastLike", infer_cast_like, cost_data_movement, plan_elementwise},
+      {"", "Concat", infer_concat, cost_data_movement, plan_concat},
+      {"", "Split", infer_split, cost_data_movement, plan_split},
+      {"", "Slice", infer_slice, cost_selective_read, plan_slice},
+      {"", "Transpose", infer_transpose, cost_data_movement, plan_transpose},
+      {"", "Expand", infer_expand, cost_data_movement, plan_expand},
+      {"", "Tile", infer_tile, cost_data_movement, plan_tile},
+      {"", "Pad", infer_pad, cost_data_movement, plan_pad},
+      {"", "DepthToSpace", infer_depth_to_space, cost_data_movement, not_measured("no GPU kernel yet")},
+      {"", "SpaceToDepth", infer_space_to_depth, cost_data_movement, not_measured("no GPU kernel yet")},
+      {"", "Trilu", infer_trilu, cost_data_movement, not_measured("no GPU kernel yet")},
   });
   register_tensor_indexing_ops(r);
 }

@@ -1,7 +1,10 @@
-// Folding of the tensor family's data-movement ops on small known tensors, so that shape
-// computations (Shape -> Gather -> Concat -> Reshape) resolve to concrete numbers.
-// Each function does nothing when an input's contents are unknown or the output is large.
+// Shared by the tensor family files (tensor.cpp, tensor_folding.cpp, tensor_plans.cpp): the
+// readers of Slice and Pad, folding of the data-movement ops on small known tensors, so that
+// shape computations (Shape -> Gather -> Concat -> Reshape) resolve to concrete numbers (each
+// fold does nothing when an input's contents are unknown or the output is large), and the
+// measurement plans of tensor_plans.cpp.
 #pragma once
+#include "ops/measured_kinds.h"
 #include "ops/op_context.h"
 
 namespace modelcost {
@@ -10,6 +13,25 @@ struct SliceSpec {
   std::vector<int64_t> start, step;  // per axis, already clamped
   Shape out;
 };
+
+// Slice's starts, steps and output read from its attributes or inputs (every value checked).
+SliceSpec read_slice(const OpContext& c);
+
+struct PadSpec {
+  std::vector<int64_t> begin, end;  // per axis of the input (0 where not padded); negative crops
+  Shape out;
+};
+// Pad's amounts read from its attributes or inputs (every value checked).
+PadSpec read_pad(const OpContext& c);
+
+// tensor_plans.cpp: measured as strided copies.
+OpPlan plan_transpose(const OpContext& c);
+OpPlan plan_slice(const OpContext& c);
+OpPlan plan_concat(const OpContext& c);
+OpPlan plan_split(const OpContext& c);
+OpPlan plan_expand(const OpContext& c);
+OpPlan plan_pad(const OpContext& c);
+OpPlan plan_tile(const OpContext& c);
 
 void fold_concat(OpContext& c, int64_t axis);
 void fold_slice(OpContext& c, const SliceSpec& spec);

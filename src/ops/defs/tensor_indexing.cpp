@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ops/defs/tensor_folding.h"
+#include "ops/plan_helpers.h"
 #include "ops/rule_helpers.h"
 
 namespace modelcost {
@@ -242,31 +243,123 @@ void infer_string_split(OpContext& c) {
 
 void infer_image_decoder(OpContext&) { throw NotInferable("the decoded image size depends on the encoded data"); }
 
+// ---- measurement ----
+
+bool integer_indices(const OpContext& c) { return c.in_dtype(1) == 7 || c.in_dtype(1) == 6; }
+
+OpPlan plan_gather(const OpContext& c) {
+  const Shape& data = c.in_shape(0);
+  const int64_t axis = c.axis(c.attr_int("axis", 0), data.size());
+  double index = 0;
+  if (c.in_shape(1).empty() && known_scalar(c, 1, &index)) {
+    // A constant scalar index selects one slice: a strided copy.
+    StridedCopy copy;
+    const auto src = contiguous_strides(data);
+    auto i = static_cast<int64_t>(index);
+    if (i < 0) i += data[static_cast<size_t>(axis)];
+    copy.src_offset = i * src[static_cast<size_t>(axis)];
+    for (size_t d = 0; d < data.size(); ++d)
+      if (static_cast<int64_t>(d) != axis) { copy.dims.push_back(data[d]); copy.src_strides.push_back(src[d]); }
+    copy.dst_strides = contiguous_strides(copy.dims);
+    return copy_plan({copy});
+  }
+  if (!integer_indices(c)) return unsupported("Gather indices neither int64 nor int32");
+  GatherPlan p;
+  static_cast<RowView&>(p) = row_view(data, axis, axis);
+  p.indices = static_cast<int64_t>(element_count(c.in_shape(1)));
+  return p;
+}
+
+// GatherElements / ScatterElements: one index per element along the axis.
+template <IndexedPlan::Kind Kind>
+OpPlan plan_elements(const OpContext& c) {
+  const std::string& op = c.node().op_type;
+  if (!integer_indices(c)) return unsupported(op + " indices neither int64 nor int32");
+  const Shape& data = c.in_shape(0);
+  const Shape& indices = c.in_shape(1);
+  if (data.empty() || indices.size() != data.size()) return unsupported(op + " indices of another rank than data");
+  if (Kind == IndexedPlan::Kind::kScatterElements && c.attr_string("reduction", "none") != "none")
+    return unsupported(op + " with reduction " + c.attr_string("reduction", ""));
+  IndexedPlan p;
+  p.kind = Kind;
+  p.index_dims = indices;
+  p.data_strides = contiguous_strides(data);
+  p.axis = c.axis(c.attr_int("axis", 0), data.size());
+  p.axis_len = data[static_cast<size_t>(p.axis)];
+  return p;
+}
+
+// GatherND / ScatterND: folds the leading batch dims and the index tuples of width k.
+template <IndexedPlan::Kind Kind>
+OpPlan plan_nd(const OpContext& c) {
+  const std::string& op = c.node().op_type;
+  if (!integer_indices(c)) return unsupported(op + " indices neither int64 nor int32");
+  if (Kind == IndexedPlan::Kind::kScatterND && c.attr_string("reduction", "none") != "none")
+    return unsupported(op + " with reduction " + c.attr_string("reduction", ""));
+  const Shape& data = c.in_shape(0);
+  const Shape& indices = c.in_shape(1);
+  if (indices.empty()) return unsupported(op + " of scalar indices");
+  const int64_t k = indices.back();
+  const auto b = static_cast<size_t>(Kind == IndexedPlan::Kind::kGatherND ? c.attr_int("batch_dims", 0) : 0);
+  if (k < 1 || b + static_cast<size_t>(k) > data.size() || b + 1 > indices.size())
+    return unsupported(op + " index tuples longer than the data's rank");
+  IndexedPlan p;
+  p.kind = Kind;
+  const auto strides = contiguous_strides(data);
+  p.batch = extent_product(data, 0, b);
+  p.batch_stride = extent_product(data, b, data.size());
+  p.tuples = extent_product(indices, b, indices.size() - 1);
+  p.slice = extent_product(data, b + static_cast<size_t>(k), data.size());
+  for (size_t j = 0; j < static_cast<size_t>(k); ++j) {
+    p.tuple_dims.push_back(data[b + j]);
+    p.tuple_strides.push_back(strides[b + j]);
+  }
+  return p;
+}
+
+// Resize of H and W of NCHW: nearest or linear, ONNX coordinate modes.
+OpPlan plan_resize(const OpContext& c) {
+  const Shape& in = c.in_shape(0);
+  const Shape& out = c.out(0).shape;
+  if (in.size() != 4 || in[0] != out[0] || in[1] != out[1]) return unsupported("Resize other than of H and W of NCHW");
+  if (!float_data(c)) return unsupported("Resize on non-float tensors");
+  ResizePlan p;
+  const std::string mode = c.attr_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear") return unsupported("Resize mode " + mode);
+  p.linear = mode != "nearest";
+  p.coordinate_mode = c.attr_string("coordinate_transformation_mode", c.opset() >= 11 ? "half_pixel" : "asymmetric");
+  p.nearest_mode = c.attr_string("nearest_mode", "round_prefer_floor");
+  if (p.coordinate_mode != "half_pixel" && p.coordinate_mode != "asymmetric" && p.coordinate_mode != "align_corners" &&
+      p.coordinate_mode != "pytorch_half_pixel")
+    return unsupported("Resize coordinate mode " + p.coordinate_mode);
+  return p;
+}
+
 }  // namespace
 
 void register_tensor_indexing_ops(OpRegistry& r) {
   r.add({
-      {"", "Gather", infer_gather, cost_selective_read},
-      {"", "GatherElements", infer_gather_elements, cost_selective_read},
-      {"", "GatherND", infer_gather_nd, cost_selective_read},
-      {"", "Scatter", infer_scatter, cost_scatter},
-      {"", "ScatterElements", infer_scatter, cost_scatter},
-      {"", "ScatterND", infer_scatter, cost_scatter},
-      {"", "Where", infer_where, cost_data_movement},
-      {"", "NonZero", infer_nonzero, cost_data_movement},
-      {"", "Compress", infer_compress, cost_data_movement},
-      {"", "OneHot", infer_one_hot, cost_data_movement},
-      {"", "Unique", infer_unique, cost_unique},
-      {"", "ReverseSequence", infer_unary, cost_data_movement},
-      {"", "Resize", infer_resize, cost_resize},
-      {"", "Upsample", infer_upsample, cost_resize},
-      {"", "CenterCropPad", infer_center_crop_pad, cost_data_movement, inputs(2, 2)},
-      {"", "StringNormalizer", infer_string_normalizer, cost_data_movement},
-      {"", "RegexFullMatch", infer_regex_full_match, cost_data_movement, inputs(1, 1)},
-      {"", "StringConcat", infer_broadcast, cost_data_movement, inputs(2, 2)},
-      {"", "StringSplit", infer_string_split, cost_data_movement, inputs(1, 1).outputs(2, 2)},
-      {"", "ImageDecoder", infer_image_decoder, cost_data_movement, inputs(1, 1)},
-      {"", "TfIdfVectorizer", infer_with_onnx_schema, cost_data_movement},
+      {"", "Gather", infer_gather, cost_selective_read, plan_gather},
+      {"", "GatherElements", infer_gather_elements, cost_selective_read, plan_elements<IndexedPlan::Kind::kGatherElements>},
+      {"", "GatherND", infer_gather_nd, cost_selective_read, plan_nd<IndexedPlan::Kind::kGatherND>},
+      {"", "Scatter", infer_scatter, cost_scatter, plan_elements<IndexedPlan::Kind::kScatterElements>},
+      {"", "ScatterElements", infer_scatter, cost_scatter, plan_elements<IndexedPlan::Kind::kScatterElements>},
+      {"", "ScatterND", infer_scatter, cost_scatter, plan_nd<IndexedPlan::Kind::kScatterND>},
+      {"", "Where", infer_where, cost_data_movement, plan_elementwise},
+      {"", "NonZero", infer_nonzero, cost_data_movement, not_measured("data-dependent output shape")},
+      {"", "Compress", infer_compress, cost_data_movement, not_measured("data-dependent output shape")},
+      {"", "OneHot", infer_one_hot, cost_data_movement, not_measured("no GPU kernel yet")},
+      {"", "Unique", infer_unique, cost_unique, not_measured("data-dependent output shape")},
+      {"", "ReverseSequence", infer_unary, cost_data_movement, not_measured("no GPU kernel yet")},
+      {"", "Resize", infer_resize, cost_resize, plan_resize},
+      {"", "Upsample", infer_upsample, cost_resize, plan_resize},
+      {"", "CenterCropPad", infer_center_crop_pad, cost_data_movement, not_measured("no GPU kernel yet"), inputs(2, 2)},
+      {"", "StringNormalizer", infer_string_normalizer, cost_data_movement, not_measured("strings")},
+      {"", "RegexFullMatch", infer_regex_full_match, cost_data_movement, not_measured("strings"), inputs(1, 1)},
+      {"", "StringConcat", infer_broadcast, cost_data_movement, not_measured("strings"), inputs(2, 2)},
+      {"", "StringSplit", infer_string_split, cost_data_movement, not_measured("strings"), inputs(1, 1).outputs(2, 2)},
+      {"", "ImageDecoder", infer_image_decoder, cost_data_movement, not_measured("image decoding"), inputs(1, 1)},
+      {"", "TfIdfVectorizer", infer_with_onnx_schema, cost_data_movement, not_measured("no GPU kernel yet (strings)")},
   });
 }
 

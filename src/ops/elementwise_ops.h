@@ -1,7 +1,7 @@
 // The elementwise operations measurement runs, one line each. The lists generate the
-// ElementwiseOp enum, the ONNX op-type lookup (op_plan_elementwise.cpp), the CPU reference
+// ElementwiseOp enum, the ONNX op-type lookup (ops/defs/elementwise_plan.cpp), the CPU reference
 // (cpu_reference.cpp) and the CUDA functors (elementwise.cu). Adding an elementwise op to
-// measurement is one line here.
+// measurement is one line here, and plan_elementwise named in its op rule row.
 //
 // Columns: enum name, ONNX op type ("" = a variant chosen by attributes, never looked up by
 // name), FLOPs per output element (as the op table's cost rule counts them; a test checks),

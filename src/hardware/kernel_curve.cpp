@@ -1,0 +1,102 @@
+// Kernel curves (docs/roofline.md, "Calibrated kernels"): the classes, and the fit of one curve
+// to calibrate's samples of real library kernels.
+#include <cmath>
+#include <limits>
+
+#include "modelcost/kernel_curve_fit.h"
+
+namespace modelcost {
+
+const std::vector<std::string>& kernel_class_names() {
+  static const std::vector<std::string> names = {"gemm", "conv1x1", "conv", "depthwise", "pointwise"};
+  return names;
+}
+
+bool kernel_class_is_matrix(const std::string& name) { return name != "pointwise"; }
+
+namespace {
+
+// Throughputs tried: 48 log-spaced values per decade range.
+std::vector<double> log_range(double lo, double hi, int steps) {
+  std::vector<double> out;
+  for (int i = 0; i <= steps; ++i) out.push_back(lo * std::pow(hi / lo, static_cast<double>(i) / steps));
+  return out;
+}
+
+struct Fit {
+  double a = 0, b = 0, cost = std::numeric_limits<double>::infinity();
+};
+
+// Least squares of sum((a + b*x_i + m_i) / t_i - 1)^2 over a, b >= 0 (b fixed at 0 unless use_b).
+Fit fit_linear(const std::vector<KernelSample>& s, const std::vector<double>& m, bool use_b) {
+  auto cost = [&](double a, double b) {
+    double c = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const double r = (a + b * s[i].k / 1000 + m[i]) / s[i].us - 1;
+      c += r * r;
+    }
+    return c;
+  };
+  // With weights w = 1/t: minimise sum(w*a + w*x*b - (1 - w*m))^2.
+  double saa = 0, sab = 0, sbb = 0, sa = 0, sb = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const double w = 1 / s[i].us, x = s[i].k / 1000, y = 1 - w * m[i];
+    saa += w * w;
+    sab += w * w * x;
+    sbb += w * x * w * x;
+    sa += w * y;
+    sb += w * x * y;
+  }
+  Fit best;
+  auto consider = [&](double a, double b) {
+    a = std::max(0.0, a);
+    b = std::max(0.0, b);
+    const double c = cost(a, b);
+    if (c < best.cost) best = {a, b, c};
+  };
+  consider(saa > 0 ? sa / saa : 0, 0);
+  if (use_b) {
+    const double det = saa * sbb - sab * sab;
+    if (std::fabs(det) > 1e-30) consider((sa * sbb - sb * sab) / det, (saa * sb - sab * sa) / det);
+    if (sbb > 0) consider(0, sb / sbb);
+  }
+  return best;
+}
+
+}  // namespace
+
+KernelCurve fit_kernel_curve(const std::vector<KernelSample>& all, bool matrix) {
+  std::vector<KernelSample> s;
+  for (const auto& x : all)
+    if (x.us > 0) s.push_back(x);
+  KernelCurve best_curve;
+  if (s.empty()) return best_curve;
+  double best_cost = std::numeric_limits<double>::infinity();
+  const std::vector<double> rates = matrix ? log_range(0.5, 2000, 144) : std::vector<double>{0};
+  const std::vector<double> bandwidths = log_range(100, 20000, 96);
+  std::vector<double> m(s.size());
+  for (double tflops : rates)
+    for (double gbps : bandwidths) {
+      KernelCurve c;
+      c.tflops = tflops;
+      c.gbps = gbps;
+      for (size_t i = 0; i < s.size(); ++i) m[i] = std::max(c.compute_us(s[i].flops), c.memory_us(s[i].bytes));
+      const Fit f = fit_linear(s, m, matrix);
+      if (f.cost < best_cost) {
+        best_cost = f.cost;
+        best_curve = c;
+        best_curve.fixed_us = f.a;
+        best_curve.k_us_per_1000 = f.b;
+      }
+    }
+  return best_curve;
+}
+
+std::vector<double> relative_errors(const KernelCurve& curve, const std::vector<KernelSample>& samples) {
+  std::vector<double> out;
+  for (const auto& x : samples)
+    if (x.us > 0) out.push_back(curve.us(x.k, x.flops, x.bytes) / x.us - 1);
+  return out;
+}
+
+}  // namespace modelcost

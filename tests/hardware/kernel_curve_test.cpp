@@ -1,0 +1,67 @@
+// Kernel curves: the formula, and the fit recovering known terms from samples made with them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "modelcost/kernel_curve_fit.h"
+
+namespace modelcost::testing {
+namespace {
+
+TEST(KernelCurve, FixedCostPlusKLoopPlusTheSlowerThroughputTerm) {
+  KernelCurve c;
+  c.fixed_us = 4;
+  c.k_us_per_1000 = 0.5;
+  c.tflops = 100;
+  c.gbps = 1000;
+  EXPECT_DOUBLE_EQ(c.latency_us(2000), 5);
+  // 1e9 FLOPs at 100 TF = 10 us; 1e6 B at 1000 GB/s = 1 us: the FLOP term counts.
+  EXPECT_DOUBLE_EQ(c.us(2000, 1e9, 1e6), 15);
+  // 1e7 B = 10 us beats 1e8 FLOPs = 1 us.
+  EXPECT_DOUBLE_EQ(c.us(0, 1e8, 1e7), 14);
+  KernelCurve bytes_only;
+  bytes_only.fixed_us = 3;
+  bytes_only.gbps = 2000;
+  EXPECT_DOUBLE_EQ(bytes_only.us(0, 1e12, 4e6), 5);  // no FLOP term
+}
+
+std::vector<KernelSample> samples_of(const KernelCurve& truth) {
+  std::vector<KernelSample> out;
+  for (double k : {64.0, 512.0, 4096.0})
+    for (double flops : {1e6, 1e8, 1e10, 1e12})
+      for (double bytes : {1e4, 1e6, 1e8}) out.push_back({k, flops, bytes, truth.us(k, flops, bytes)});
+  return out;
+}
+
+TEST(KernelCurve, FitRecoversTheTermsOfExactSamples) {
+  KernelCurve truth;
+  truth.fixed_us = 4.5;
+  truth.k_us_per_1000 = 0.8;
+  truth.tflops = 600;
+  truth.gbps = 2500;
+  const KernelCurve fit = fit_kernel_curve(samples_of(truth), /*matrix=*/true);
+  // The throughputs are searched on a grid of 144 steps over 0.5..2000 TF and 96 over 100..20000
+  // GB/s (about 6 % apart): the fit lands within a step, and the samples within a few percent.
+  EXPECT_NEAR(fit.tflops / truth.tflops, 1, 0.06);
+  EXPECT_NEAR(fit.gbps / truth.gbps, 1, 0.06);
+  EXPECT_NEAR(fit.fixed_us, 4.5, 0.3);
+  EXPECT_NEAR(fit.k_us_per_1000, 0.8, 0.1);
+  for (double e : relative_errors(fit, samples_of(truth))) EXPECT_LT(std::fabs(e), 0.06);
+}
+
+TEST(KernelCurve, ByteClassesFitNoKLoopOrFlopTerm) {
+  KernelCurve truth;
+  truth.fixed_us = 3;
+  truth.gbps = 3000;
+  std::vector<KernelSample> s;
+  for (double bytes : {1e4, 1e5, 1e6, 1e7, 1e8, 1e9}) s.push_back({0, bytes / 4, bytes, truth.us(0, 0, bytes)});
+  const KernelCurve fit = fit_kernel_curve(s, /*matrix=*/false);
+  EXPECT_EQ(fit.tflops, 0);
+  EXPECT_EQ(fit.k_us_per_1000, 0);
+  EXPECT_NEAR(fit.gbps / 3000, 1, 0.06);
+  EXPECT_NEAR(fit.fixed_us, 3, 0.2);
+  EXPECT_TRUE(fit_kernel_curve({}, true).empty());
+}
+
+}  // namespace
+}  // namespace modelcost::testing
