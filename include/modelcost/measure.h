@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "modelcost/analysis.h"
+#include "modelcost/fusion.h"
 #include "modelcost/hardware.h"
 
 namespace modelcost {
@@ -81,6 +82,26 @@ struct ModelMeasurement {
   bool has_kernel_breakdown = false;
   int kernels_per_run = 0;
   double kernel_busy_us = 0, kernel_span_us = 0;
+};
+
+// One fusion group of the deployed view timed as the kernels a runtime runs for it.
+struct GroupMeasurement {
+  size_t group = 0;         // FusedGroup::id
+  NodeMeasurement timing;   // the group's launches as one sample (kernels listed in timing.kernels)
+  bool fused = false;       // one fused runner covers every member
+  bool fell_back = false;   // no fused runner covers it: members ran their own kernels in sequence
+  std::string fallback_reason;
+  std::string runner;       // "cudnn conv+bias+add+relu", "cublasLt +bias+gelu epilogue", "flash attention", ...
+};
+
+// --measure in the deployed view: every group timed alone, then all of them as one CUDA graph.
+struct DeployedMeasurement {
+  bool measured = false;
+  std::string reason;
+  std::vector<GroupMeasurement> groups;  // one per FusionPlan group, in its order
+  ModelMeasurement whole;                // CUDA graph replay of the groups
+  double sum_of_group_medians_us = 0;
+  size_t fused_groups = 0, fallback_groups = 0, empty_groups = 0;
 };
 
 // One library call of calibrate's grid (generic shapes, never a model's): a cuBLASLt GEMM, a cuDNN
@@ -158,6 +179,10 @@ class Backend {
   // when some node cannot run.
   virtual ModelMeasurement measure_model(const Analysis& analysis, const MeasureOptions& options) = 0;
   virtual CalibrationResult calibrate(const MeasureOptions& options) = 0;
+  // Times each group of `plan` as one kernel where a library or a fused kernel runs it, then the
+  // groups as one CUDA graph. The default (CPU): measured=false, the GPU only.
+  virtual DeployedMeasurement measure_deployed(const Analysis& analysis, const FusionPlan& plan,
+                                               const MeasureOptions& options);
 };
 
 // True when the CUDA module (the GPU backend, loaded at run time) is found; it is not loaded.

@@ -77,6 +77,8 @@ struct Ceilings {
   double datasheet_bandwidth_bytes_per_s = 0;
   double overhead_us = 0;           // least time of a kernel
   double gap_us = 0;                // idle time between dependent kernels
+  // Kernel classes whose calibrated curve times kernels (hwdb [achievable.kernels]); empty: none.
+  std::vector<std::string> kernel_curves;
 };
 
 struct RooflineReport {

@@ -20,6 +20,7 @@
 #include "ops/op_registry.h"
 #include "ops/user_rules.h"
 #include "report/csv_writer.h"
+#include "report/deployed_measured.h"
 #include "report/group_columns.h"
 #include "modelcost/measure.h"
 #include "report/html_writer.h"
@@ -134,8 +135,18 @@ struct AnalysedModel {
   std::unique_ptr<HardwareStage> hardware;
   std::vector<NodeMeasurement> measured;
   ModelMeasurement whole;
+  std::unique_ptr<DeployedMeasurement> deployed;  // --measure in the deployed view
   std::string svg;  // the roofline plot, when --roofline-svg or --html asks for it
 };
+
+// The fusion groups timed as the kernels a runtime runs (beside the per-node measurement).
+void measure_deployed_view(AnalysedModel& run, Backend& backend, const MeasureOptions& options) {
+  const RooflineReport* roofline = run.hardware ? run.hardware->roofline() : nullptr;
+  std::shared_ptr<const FusionPlan> plan = roofline && roofline->fusion ? roofline->fusion
+                                                                        : std::make_shared<const FusionPlan>(fuse(*run.analysis));
+  run.deployed = std::make_unique<DeployedMeasurement>(backend.measure_deployed(*run.analysis, *plan, options));
+  add_deployed_measurement(*run.report, *run.deployed, *plan, roofline);
+}
 
 std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::string& path, RunSetup& setup,
                                        std::ostream& err) {
@@ -179,6 +190,7 @@ std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::str
     run->whole = measure_model(analysis, *setup.backend, m, run->measured);
     add_measurements(report, run->measured, run->whole, setup.backend->device(), run->hardware ? run->hardware->roofline() : nullptr);
     if (options.counters) add_counter_columns(report, run->measured);
+    if (options.view == "deployed" && !options.cpu) measure_deployed_view(*run, *setup.backend, m);
   }
   if (options.by_module >= 0) add_module_summary(report, static_cast<size_t>(options.by_module));
   if (run->hardware && (!options.roofline_svg.empty() || !options.html_path.empty()))
@@ -195,7 +207,7 @@ int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostrea
   if (!options.csv_path.empty()) emit_report(options.csv_path, csv_report_text(report), out);
   if (!options.groups_csv.empty()) {
     std::ostringstream groups;
-    write_groups_csv(*run->analysis, *run->hardware->roofline(), groups);
+    write_groups_csv(*run->analysis, *run->hardware->roofline(), groups, run->deployed.get());
     write_report_file(options.groups_csv, groups.str());
   }
   if (!options.json_path.empty()) emit_report(options.json_path, json_report_text(report), out);

@@ -28,7 +28,7 @@ Ceilings ceilings(const StepSetup& s) {
   const double vector_achievable = d.achievable_flops(vector.path, vector.dtype);
   c.vector_flops = vector_achievable > 0 ? vector_achievable : vector.flops_per_s;
   c.bandwidth = a.memory_bandwidth_gbps > 0 ? a.memory_bandwidth_gbps * 1e9 : d.bandwidth_bytes_per_s();
-  c.fixed_us = (a.kernel_overhead_us > 0 ? a.kernel_overhead_us : d.launch_overhead_us) + a.kernel_gap_us;
+  c.fixed_us = deployed_fixed_us(d);
   return c;
 }
 
@@ -61,6 +61,11 @@ class StepPricer {
 };
 
 }  // namespace
+
+double deployed_fixed_us(const Device& d) {
+  const AchievableCeilings& a = d.achievable;
+  return (a.kernel_overhead_us > 0 ? a.kernel_overhead_us : d.launch_overhead_us) + a.kernel_gap_us;
+}
 
 int64_t deployed_decode_kernels(const DecoderModel& m, int64_t tp) {
   const int64_t kernels = kKernelsPerLayer * m.layers + kKernelsOutsideLayers;

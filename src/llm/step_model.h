@@ -38,6 +38,9 @@ StepTime predict_step(const StepSetup& setup, int64_t batch, int64_t new_tokens,
 // read (mlp_intermediate > 0): each of its kernels priced as max(FLOPs / achievable peak, bytes /
 // achievable bandwidth) plus the calibrated kernel overhead and inter-kernel gap.
 StepTime predict_deployed_decode(const StepSetup& setup, int64_t batch, int64_t context);
+// The fixed cost of each of its kernels, us: the achievable kernel overhead (launch_overhead_us
+// where the entry has none) plus the inter-kernel gap.
+double deployed_fixed_us(const Device& device);
 
 // Memory of one device while `batch` sequences hold `context` tokens of cache, with activations
 // of a prefill of `prefill_tokens` positions per sequence.

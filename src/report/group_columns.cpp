@@ -89,8 +89,10 @@ void add_groups(Report& report, const RooflineReport& roofline) {
                              [r, analysis](std::ostream& out) { print_heaviest(*analysis, *r, out); }});
 }
 
-void write_groups_csv(const Analysis& analysis, const RooflineReport& r, std::ostream& out) {
-  out << "group,pattern,label,anchor,members,nodes,macs,flops,bytes,arithmetic_intensity,bound,predicted_us,share\r\n";
+void write_groups_csv(const Analysis& analysis, const RooflineReport& r, std::ostream& out, const DeployedMeasurement* measured) {
+  const bool with_measured = measured && measured->groups.size() == r.groups.size();
+  out << "group,pattern,label,anchor,members,nodes,macs,flops,bytes,arithmetic_intensity,bound,predicted_us,share"
+      << (with_measured ? ",measured_us,runner,fell_back" : "") << "\r\n";
   for (size_t k = 0; k < r.groups.size(); ++k) {
     const FusedGroup& g = r.fusion->groups[k];
     const NodeRoofline& gr = r.groups[k];
@@ -99,8 +101,13 @@ void write_groups_csv(const Analysis& analysis, const RooflineReport& r, std::os
         << g.members.size() << ',' << fmt::format("{:.17g}", g.macs) << ','
         << fmt::format("{:.17g}", gr.launches ? gr.flops : g.flops) << ','
         << fmt::format("{:.17g}", gr.launches ? gr.bytes : g.bytes()) << ',' << fmt::format("{:.17g}", gr.intensity) << ','
-        << bound_name(gr.bound) << ',' << fmt::format("{:.17g}", gr.predicted_us) << ',' << fmt::format("{:.17g}", gr.share)
-        << "\r\n";
+        << bound_name(gr.bound) << ',' << fmt::format("{:.17g}", gr.predicted_us) << ',' << fmt::format("{:.17g}", gr.share);
+    if (with_measured) {
+      const GroupMeasurement& m = measured->groups[k];
+      out << ',' << (m.timing.measured ? fmt::format("{:.17g}", m.timing.zero_cost ? 0.0 : m.timing.median_us) : "")
+          << ',' << csv_field(m.runner) << ',' << (m.fell_back ? "yes" : "no");
+    }
+    out << "\r\n";
   }
 }
 

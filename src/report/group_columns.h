@@ -3,6 +3,7 @@
 #pragma once
 #include <ostream>
 
+#include "modelcost/measure.h"
 #include "modelcost/roofline.h"
 #include "report/report.h"
 
@@ -10,7 +11,9 @@ namespace modelcost {
 
 // `roofline` (with its fusion plan) must outlive the report.
 void add_groups(Report& report, const RooflineReport& roofline);
-// One row per group: id, pattern, label, members, FLOPs, bytes, intensity, bound, predicted time.
-void write_groups_csv(const Analysis& analysis, const RooflineReport& roofline, std::ostream& out);
+// One row per group: id, pattern, label, members, FLOPs, bytes, intensity, bound, predicted time;
+// with `measured` (the deployed view measured), also measured_us, runner and fell_back.
+void write_groups_csv(const Analysis& analysis, const RooflineReport& roofline, std::ostream& out,
+                      const DeployedMeasurement* measured = nullptr);
 
 }  // namespace modelcost

@@ -39,6 +39,7 @@ Json device_json(const Device& d, const RooflineReport& r, const std::string& re
               {"bandwidth_gbps_used", r.ceilings.bandwidth_bytes_per_s / 1e9},
               {"kernel_overhead_us", r.ceilings.overhead_us},
               {"kernel_gap_us", r.ceilings.gap_us},
+              {"kernel_curves", r.ceilings.kernel_curves},
               {"dtype", r.dtype},
               {"peaks_used", peaks},
               {"origin", d.origin},

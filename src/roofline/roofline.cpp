@@ -185,6 +185,8 @@ Ceilings ceilings_of(const Device& device, bool datasheet) {
   c.bandwidth_bytes_per_s = c.achievable && a.memory_bandwidth_gbps > 0 ? a.memory_bandwidth_gbps * 1e9 : c.datasheet_bandwidth_bytes_per_s;
   c.overhead_us = c.achievable && a.kernel_overhead_us > 0 ? a.kernel_overhead_us : device.launch_overhead_us;
   c.gap_us = c.achievable ? a.kernel_gap_us : 0;
+  if (c.achievable && device.kind == "gpu")
+    for (const auto& [name, curve] : a.kernel_curves) c.kernel_curves.push_back(name);
   return c;
 }
 

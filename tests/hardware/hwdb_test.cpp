@@ -284,6 +284,29 @@ TEST(HardwareDb, KernelCurvesParseAndValidate) {
   EXPECT_THROW(parse_device_toml(replace(text, "fixed_us = 3, ", ""), "t.toml"), Error);
 }
 
+// The Hopper entries' curves are the H100 SXM's scaled as docs/hwdb.md says
+// (scripts/derive_kernel_curves.py writes them).
+TEST(HardwareDb, DerivedKernelCurvesFollowTheH100s) {
+  const HardwareDb db = shipped();
+  const Device& base = db.resolve("h100-sxm");
+  ASSERT_FALSE(base.achievable.kernel_curves.empty());
+  for (const char* id : {"h100-pcie", "h200", "gh200-96gb"}) {
+    const Device& d = db.resolve(id);
+    const double clock = base.boost_clock_mhz / d.boost_clock_mhz;
+    const double flops = d.tensor_tflops.at("fp16") / base.tensor_tflops.at("fp16");
+    const double bytes = d.memory_bandwidth_gbps / base.memory_bandwidth_gbps;
+    ASSERT_EQ(d.achievable.kernel_curves.size(), base.achievable.kernel_curves.size()) << id;
+    for (const auto& [name, b] : base.achievable.kernel_curves) {
+      const KernelCurve& c = d.achievable.kernel_curves.at(name);
+      EXPECT_NEAR(c.fixed_us, b.fixed_us, 1e-9) << id << " " << name;
+      EXPECT_NEAR(c.k_us_per_1000, b.k_us_per_1000 * clock, 1e-3 * b.k_us_per_1000 * clock) << id << " " << name;
+      EXPECT_NEAR(c.tflops, b.tflops * flops, 1e-3 * b.tflops * flops) << id << " " << name;
+      EXPECT_NEAR(c.gbps, b.gbps * bytes, 1e-3 * b.gbps * bytes) << id << " " << name;
+      EXPECT_TRUE(d.sources.at("achievable.kernels." + name).derived) << id << " " << name;
+    }
+  }
+}
+
 TEST(HardwareDb, PeakFallbacksFollowTheDocumentedChain) {
   const HardwareDb db = shipped();
   auto pick = [&](const std::string& dev, MathPath path, const std::string& dtype) {

@@ -33,6 +33,46 @@ TEST(MatrixEfficiency, SmallConvGemmIsWaveBound) {
   EXPECT_GT(t.us / peak_us, 3);  // 3.17 x the plain roofline
 }
 
+// One Conv node x -> y with weight w in its own graph, MACs as the cost rule counts them.
+struct ConvNode {
+  Graph graph;
+  NodeAnalysis analysis;
+  ConvNode(const Shape& x, const Shape& w, const Shape& y) {
+    for (const Shape* s : {&x, &w, &y}) {
+      TensorInfo t;
+      t.shape = *s;
+      t.has_shape = true;
+      graph.tensors.push_back(t);
+    }
+    Node n;
+    n.op_type = "Conv";
+    n.inputs = {0, 1};
+    n.outputs = {2};
+    graph.nodes.push_back(n);
+    analysis.node = &graph.nodes[0];
+    analysis.graph = &graph;
+    analysis.cost.known = true;
+    // MACs = output elements x input channels per group x kernel taps.
+    analysis.cost.macs = element_count(y) * w[1] * element_count(Shape(w.begin() + 2, w.end()));
+  }
+};
+
+TEST(MatrixEfficiency, KernelClassesFollowTheConvShape) {
+  const ConvNode pointwise({1, 64, 56, 56}, {256, 64, 1, 1}, {1, 256, 56, 56});
+  const KernelClass p = kernel_class_of(pointwise.analysis, true);
+  EXPECT_EQ(p.name, "conv1x1");
+  EXPECT_DOUBLE_EQ(p.k, 64);
+  const ConvNode dense({1, 512, 7, 7}, {512, 512, 3, 3}, {1, 512, 7, 7});
+  const KernelClass d = kernel_class_of(dense.analysis, true);
+  EXPECT_EQ(d.name, "conv");
+  EXPECT_DOUBLE_EQ(d.k, 4608);  // 512 channels x 9 taps
+  const ConvNode depthwise({1, 96, 28, 28}, {96, 1, 5, 5}, {1, 96, 28, 28});
+  const KernelClass w = kernel_class_of(depthwise.analysis, true);
+  EXPECT_EQ(w.name, "depthwise");
+  EXPECT_DOUBLE_EQ(w.k, 25);  // its taps
+  EXPECT_EQ(kernel_class_of(dense.analysis, false).name, "pointwise");
+}
+
 TEST(MatrixEfficiency, BatchedGemmsShareTheWaves) {
   // 12 heads of a 128x128 (K = 64) product: 48 tiles of 64x64 in one wave, no split (1 K block).
   const TileChoice t = best_tiling({128, 128, 64, 12}, kSms);

@@ -25,6 +25,8 @@ class CudaBackend : public Backend {
   NodeMeasurement measure_node(const NodeAnalysis& node, const MeasureOptions& options) override;
   ModelMeasurement measure_model(const Analysis& analysis, const MeasureOptions& options) override;
   CalibrationResult calibrate(const MeasureOptions& options) override;
+  DeployedMeasurement measure_deployed(const Analysis& analysis, const FusionPlan& plan,
+                                       const MeasureOptions& options) override;
 
   CudaContext& context() { return context_; }
   // Runs a node once on the given inputs and returns its outputs (tests compare them with the

@@ -2,6 +2,8 @@
 // stored [N,K] weight is cuBLASLt's first operand, transposed.
 #include "measure/cuda/decode_gemm.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -69,6 +71,13 @@ CandidateRun run_candidate(const std::function<void()>& enqueue, cudaStream_t st
   CandidateRun r;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
+  try {
+    enqueue();  // once outside the capture: loads the candidate's kernels (lazy module loading)
+    MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } catch (const Error&) {
+    cudaGetLastError();
+    return r;
+  }
   MC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   bool enqueued = true;
   try {
@@ -131,20 +140,23 @@ void DecodeGemm::autotune(const __half* x, const __half* w, __half* y, cudaStrea
     algo_ = candidates_algos_[i];
     const CandidateRun r = run_candidate([&] { enqueue(x, w, y, stream); }, stream, kRuns);
     if (!r.ok) continue;
+    ++ran_;
     const bool single = r.kernels == 1;
     if ((single && !best_single) || (single == best_single && r.ms < best_ms)) {
       best_single = single;
       best_ms = r.ms;
       chosen_ = i;
+      chosen_kernels_ = r.kernels;
+      chosen_us_ = r.ms * 1e3;
     }
   }
   algo_ = candidates_algos_[chosen_];
 }
 
 std::string DecodeGemm::description() const {
-  return "cuBLASLt " + std::to_string(shape_.m) + "x" + std::to_string(shape_.n) + "x" + std::to_string(shape_.k) +
-         (shape_.accumulate ? " +residual" : "") + " (candidate " + std::to_string(chosen_ + 1) + " of " +
-         std::to_string(candidates_) + ")";
+  return fmt::format("cuBLASLt {}x{}x{}{} (candidate {} of {}, {} ran; {} kernel{}, {:.1f} us)", shape_.m, shape_.n, shape_.k,
+                     shape_.accumulate ? " +residual" : "", chosen_ + 1, candidates_, ran_, chosen_kernels_,
+                     chosen_kernels_ == 1 ? "" : "s", chosen_us_);
 }
 
 }  // namespace modelcost::cuda

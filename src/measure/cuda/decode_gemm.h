@@ -47,7 +47,8 @@ class DecodeGemm {
   cublasLtMatmulAlgo_t algo_{};
   static constexpr int kMaxCandidates = 32;
   cublasLtMatmulAlgo_t candidates_algos_[kMaxCandidates]{};
-  int chosen_ = 0, candidates_ = 0;
+  int chosen_ = 0, candidates_ = 0, ran_ = 0, chosen_kernels_ = 0;
+  double chosen_us_ = 0;
 };
 
 }  // namespace modelcost::cuda

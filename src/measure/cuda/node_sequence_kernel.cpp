@@ -1,0 +1,59 @@
+// The fallback of a group no fused runner covers: its members' own per-node runners, in order,
+// on the model's buffers; and the composition of several group kernels into one.
+#include "measure/cuda/group_runner.h"
+
+namespace modelcost::cuda {
+namespace {
+
+class NodeSequence : public GroupKernel {
+ public:
+  explicit NodeSequence(std::vector<std::unique_ptr<OperatorRunner>> runners) : runners_(std::move(runners)) {}
+  void launch(cudaStream_t stream) override {
+    for (auto& r : runners_) r->launch(stream);
+  }
+  std::string implementation() const override {
+    std::string s = "per-node: ";
+    for (size_t i = 0; i < runners_.size(); ++i) s += (i ? "; " : "") + runners_[i]->implementation();
+    return s;
+  }
+
+ private:
+  std::vector<std::unique_ptr<OperatorRunner>> runners_;
+};
+
+class KernelSequence : public GroupKernel {
+ public:
+  explicit KernelSequence(std::vector<std::unique_ptr<GroupKernel>> kernels) : kernels_(std::move(kernels)) {}
+  void launch(cudaStream_t stream) override {
+    for (auto& k : kernels_) k->launch(stream);
+  }
+  std::string implementation() const override {
+    std::string s;
+    for (size_t i = 0; i < kernels_.size(); ++i) s += (i ? " + " : "") + kernels_[i]->implementation();
+    return s;
+  }
+
+ private:
+  std::vector<std::unique_ptr<GroupKernel>> kernels_;
+};
+
+}  // namespace
+
+std::unique_ptr<GroupKernel> make_node_sequence(const GroupView& view, const std::vector<size_t>& members) {
+  std::vector<std::unique_ptr<OperatorRunner>> runners;
+  for (size_t m : members) {
+    std::string reason;
+    auto runner = make_runner(view.spec(m), view.plan(m), &reason);
+    if (!runner) throw Error(kExitRuntime, "node '" + view.node(m).name + "': " + reason);
+    runner->prepare(view.buffers.inputs(m), view.buffers.outputs(m), view.cuda);
+    runners.push_back(std::move(runner));
+  }
+  return std::make_unique<NodeSequence>(std::move(runners));
+}
+
+std::unique_ptr<GroupKernel> make_kernel_sequence(std::vector<std::unique_ptr<GroupKernel>> kernels) {
+  if (kernels.size() == 1) return std::move(kernels.front());
+  return std::make_unique<KernelSequence>(std::move(kernels));
+}
+
+}  // namespace modelcost::cuda

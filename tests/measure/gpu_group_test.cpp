@@ -1,0 +1,186 @@
+// Each fused runner of the deployed view against the per-node CPU reference on small shapes:
+// the group runs once on the GPU (group_check.h) and its members one by one on the CPU, on the
+// same inputs. Skips without an NVIDIA GPU.
+#ifdef MODELCOST_HAVE_CUDA
+
+#include "gpu_check.h"
+#include "measure/cuda/group_check.h"
+#include "modelcost/fusion.h"
+
+namespace modelcost::testing {
+namespace {
+
+struct GroupResult {
+  cuda::GroupRun gpu;
+  std::map<int, HostTensor> cpu;
+};
+
+// Runs the group holding node `anchor` on both sides; inputs from outside the group are random.
+GroupResult run_group(const AnalysisRun& run, const std::string& anchor, const std::string& dtype) {
+  const Analysis& a = run.analysis;
+  const FusionPlan plan = fuse(a);
+  const FusedGroup* group = nullptr;
+  for (const FusedGroup& g : plan.groups)
+    for (size_t m : g.members)
+      if (a.nodes[m].node->name == anchor) group = &g;
+  EXPECT_NE(group, nullptr) << anchor;
+  GroupResult r;
+  if (!group) return r;
+  std::map<int, HostTensor> values;  // every tensor the CPU side knows
+  std::map<int, HostTensor> external;
+  uint64_t seed = 7;
+  for (size_t m : group->members) {
+    const NodeSpec spec = make_node_spec(a.nodes[m], dtype);
+    const OpPlan plan_m = plan_operation(spec);
+    const Node& node = *a.nodes[m].node;
+    std::vector<const HostTensor*> in;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int id = node.inputs[i];
+      if (id >= 0 && !values.count(id)) {
+        values[id] = random_input(spec, plan_m, i, ++seed);
+        external[id] = values[id];
+      }
+      in.push_back(id >= 0 ? &values[id] : nullptr);
+    }
+    auto out = make_outputs(spec);
+    if (is_zero_cost(plan_m)) {
+      out[0].data = in[0]->data;  // reshape-like: the same elements
+    } else {
+      run_cpu_reference(spec, plan_m, in, out);
+    }
+    for (size_t o = 0; o < node.outputs.size(); ++o)
+      if (node.outputs[o] >= 0) values[node.outputs[o]] = out[o];
+  }
+  r.gpu = cuda::run_group_on_gpu(a, *group, external, dtype);
+  for (int id : group->outputs) r.cpu[id] = values[id];
+  return r;
+}
+
+void expect_close(const GroupResult& r, double tolerance) {
+  ASSERT_FALSE(r.gpu.outputs.empty());
+  for (const auto& [id, gpu] : r.gpu.outputs) EXPECT_LT(relative_error(gpu, r.cpu.at(id)), tolerance) << r.gpu.runner;
+}
+
+TEST(MeasureGpuGroups, ConvBiasResidualReluIsOneCudnnCall) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 16, 10, 10}).input("skip", kFloat, Shape{2, 32, 10, 10});
+  b.weight("w", kFloat, Shape{32, 16, 3, 3}).weight("bias", kFloat, Shape{32});
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Add", {"c", "skip"}, {"s"});
+  b.node("Relu", {"s"}, {"y"});
+  b.output("y");
+  auto run = analyse(b);
+  for (const char* dtype : {"fp16", "fp32"}) {
+    const GroupResult r = run_group(*run, "c", dtype);
+    EXPECT_NE(r.gpu.runner.find("cudnn fused conv+bias+add+relu"), std::string::npos) << r.gpu.runner;
+    expect_close(r, std::string(dtype) == "fp16" ? 5e-3 : 1e-3);
+  }
+}
+
+TEST(MeasureGpuGroups, ConvRelu6RunsFusedOrAsConvThenChain) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{1, 16, 8, 8});
+  b.weight("w", kFloat, Shape{16, 16, 3, 3}).weight("bias", kFloat, Shape{16});
+  b.floats("lo", {0.f}, {}).floats("hi", {0.5f}, {});
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Clip", {"c", "lo", "hi"}, {"y"});
+  b.output("y");
+  const GroupResult r = run_group(*analyse(b), "c", "fp16");
+  const bool fused = r.gpu.runner.find("+relu6") != std::string::npos;
+  EXPECT_TRUE(fused || r.gpu.runner.find("pointwise chain kernel (Clip)") != std::string::npos) << r.gpu.runner;
+  expect_close(r, 5e-3);
+}
+
+TEST(MeasureGpuGroups, ConvSiluIsConvThenOneChain) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{1, 8, 6, 6});
+  b.weight("w", kFloat, Shape{8, 8, 1, 1}).weight("bias", kFloat, Shape{8});
+  b.node("Conv", {"x", "w", "bias"}, {"c"});
+  b.node("Sigmoid", {"c"}, {"g"});
+  b.node("Mul", {"c", "g"}, {"y"});
+  b.output("y");
+  const GroupResult r = run_group(*analyse(b), "c", "fp16");
+  EXPECT_NE(r.gpu.runner.find("pointwise chain kernel (Sigmoid,Mul)"), std::string::npos) << r.gpu.runner;
+  expect_close(r, 5e-3);
+}
+
+TEST(MeasureGpuGroups, MatMulBiasGeluIsOneCublasLtEpilogue) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(17);
+  b.input("x", kFloat, Shape{2, 24, 64});
+  b.weight("w", kFloat, Shape{64, 96}).weight("bias", kFloat, Shape{96});
+  b.floats("sqrt2", {1.41421356f}, {}).floats("one", {1.f}, {}).floats("half", {0.5f}, {});
+  b.node("MatMul", {"x", "w"}, {"m"});
+  b.node("Add", {"m", "bias"}, {"h"});
+  b.node("Div", {"h", "sqrt2"}, {"d"});
+  b.node("Erf", {"d"}, {"e"});
+  b.node("Add", {"e", "one"}, {"e1"});
+  b.node("Mul", {"h", "e1"}, {"p"});
+  b.node("Mul", {"p", "half"}, {"y"});
+  b.output("y");
+  const GroupResult r = run_group(*analyse(b), "m", "fp16");
+  EXPECT_NE(r.gpu.runner.find("cublasLt +bias +gelu"), std::string::npos) << r.gpu.runner;
+  expect_close(r, 1e-2);  // cuBLASLt's GELU is the tanh form
+}
+
+TEST(MeasureGpuGroups, MatMulBiasResidualGoesThroughC) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(17);
+  b.input("x", kFloat, Shape{3, 20, 32}).input("skip", kFloat, Shape{3, 20, 48});
+  b.weight("w", kFloat, Shape{32, 48}).weight("bias", kFloat, Shape{48});
+  b.node("MatMul", {"x", "w"}, {"m"});
+  b.node("Add", {"m", "bias"}, {"h"});
+  b.node("Add", {"h", "skip"}, {"y"});
+  b.output("y");
+  const GroupResult r = run_group(*analyse(b), "m", "fp16");
+  EXPECT_NE(r.gpu.runner.find("+residual"), std::string::npos) << r.gpu.runner;
+  expect_close(r, 5e-3);
+}
+
+TEST(MeasureGpuGroups, PointwiseChainWithBroadcast) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 3, 4, 8}).input("row", kFloat, Shape{8}).input("chan", kFloat, Shape{3, 1, 1});
+  b.node("Add", {"x", "row"}, {"a"});
+  b.node("Mul", {"a", "chan"}, {"m"});
+  b.node("Tanh", {"m"}, {"t"});
+  b.node("Sub", {"t", "x"}, {"y"});
+  b.output("y");
+  for (const char* dtype : {"fp32", "fp16"}) {
+    const GroupResult r = run_group(*analyse(b), "a", dtype);
+    EXPECT_NE(r.gpu.runner.find("pointwise chain kernel"), std::string::npos) << r.gpu.runner;
+    expect_close(r, std::string(dtype) == "fp16" ? 3e-3 : 1e-5);
+  }
+}
+
+TEST(MeasureGpuGroups, MaskedAttentionIsOneFlashKernel) {
+  SKIP_WITHOUT_GPU();
+  for (int64_t d : {64, 32}) {
+    ModelBuilder b(17);
+    const int64_t sk = 70;  // two key tiles, the second partial
+    b.input("q", kFloat, Shape{2, 3, 50, d}).input("k", kFloat, Shape{2, 3, sk, d}).input("v", kFloat, Shape{2, 3, sk, d});
+    b.input("mask", kFloat, Shape{2, 1, 1, sk});
+    b.floats("scale", {0.125f}, {});
+    set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+    b.node("MatMul", {"q", "kt"}, {"s"});
+    b.node("Mul", {"s", "scale"}, {"ss"});
+    b.node("Add", {"ss", "mask"}, {"sm"});
+    set_attr(b.node("Softmax", {"sm"}, {"p"}), "axis", int64_t{-1});
+    b.node("MatMul", {"p", "v"}, {"o"});
+    b.output("o");
+    const GroupResult r = run_group(*analyse(b), "p", "fp16");
+    EXPECT_NE(r.gpu.runner.find("flash attention"), std::string::npos) << r.gpu.runner;
+    EXPECT_EQ(r.gpu.runner.find("contiguous copies"), std::string::npos) << r.gpu.runner;
+    expect_close(r, 5e-3);
+  }
+}
+
+}  // namespace
+}  // namespace modelcost::testing
+
+#endif  // MODELCOST_HAVE_CUDA

@@ -1,0 +1,87 @@
+// The measured steps of `modelcost llm --measure` in the terminal and the JSON: the deployed step
+// with its spread, kernel counts and busy time; the graph as exported with its ratio; a step not
+// measured with its reason.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "modelcost/hardware.h"
+#include "modelcost/llm.h"
+#include "report/llm_report.h"
+
+namespace modelcost::testing {
+namespace {
+
+LlmPlan measured_plan(const Device& device) {
+  DecoderModel m;
+  m.layers = 2;
+  m.hidden = 256;
+  m.vocab = 1000;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.head_dim = 64;
+  m.attention = "GQA";
+  m.act_dtype = m.kv_dtype = "fp16";
+  m.gemms.push_back({"head", "MatMul", 256, 1000, 2.0 * 256 * 1000, "fp16", true});
+  LlmOptions o;
+  o.prompt = 16;
+  o.generate = 4;
+  LlmPlan plan = plan_llm(m, device, o);
+  LlmMeasuredStep deployed;
+  deployed.phase = "decode";
+  deployed.form = "deployed step";
+  deployed.batch = 1;
+  deployed.tokens = 20;
+  deployed.tensor_parallel = 2;
+  deployed.measured = true;
+  deployed.measured_ms = 1.5;
+  deployed.low_ms = 1.4;
+  deployed.high_ms = 1.6;
+  deployed.predicted_ms = 1.2;
+  deployed.kernels = 29;
+  deployed.predicted_kernels = 28;
+  deployed.kernel_busy_ms = 1.45;
+  deployed.kernel_breakdown = "rms_norm_kernel 5x 10 us";
+  deployed.implementation = "flash-decoding 1 chunks of 64 positions";
+  LlmMeasuredStep exported = deployed;
+  exported.form = "graph as exported";
+  exported.tensor_parallel = 1;
+  exported.kernels = exported.predicted_kernels = 0;
+  exported.kernel_busy_ms = 0;
+  exported.implementation.clear();
+  exported.measured_ms = 4.8;
+  LlmMeasuredStep refused = exported;
+  refused.measured = false;
+  refused.reason = "the graph has no KV cache";
+  plan.measured = {deployed, exported, refused};
+  return plan;
+}
+
+TEST(LlmReport, MeasuredStepsShowTheirFormSpreadAndKernels) {
+  const Device device = make_custom_device(1000, 2000, 80, 0);
+  std::ostringstream out;
+  print_llm_plan(measured_plan(device), "m", out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("decode batch 1, 20 context, tp 2 (deployed step): 1.500 ms, predicted 1.200 ms (measured / "
+                      "predicted 1.25); p10-p90 1.400-1.600 ms; 29 kernels (predicted 28)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kernels busy 1.450 ms per step: rms_norm_kernel 5x 10 us"), std::string::npos);
+  EXPECT_NE(text.find("(graph as exported): 4.800 ms, predicted 1.200 ms (measured / predicted 4.00)\n"), std::string::npos);
+  EXPECT_NE(text.find("(graph as exported): not measured: the graph has no KV cache"), std::string::npos);
+
+  std::ostringstream json;
+  write_llm_json(measured_plan(device), "m", json);
+  const nlohmann::json steps = nlohmann::json::parse(json.str()).at("llm").at("measured");
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0]["form"], "deployed step");
+  EXPECT_EQ(steps[0]["tensor_parallel"], 2);
+  EXPECT_EQ(steps[0]["kernels"], 29);
+  EXPECT_EQ(steps[0]["predicted_kernels"], 28);
+  EXPECT_DOUBLE_EQ(steps[0]["p90_ms"].get<double>(), 1.6);
+  EXPECT_EQ(steps[2]["measured"], false);
+}
+
+}  // namespace
+}  // namespace modelcost::testing
