@@ -35,11 +35,25 @@ void check_compute_floor(const Analysis& analysis, const Device& device, const s
                             "not do the whole graph, so it is not reported", step.measured_ms, floor_ms, analysis.totals.flops);
 }
 
+// The shapes the graph was analysed (and so run) at must be the step's: a file whose batch or
+// sequence dim modelcost cannot set would otherwise run at its own size under this step's label.
+std::string token_shape_problem(const Analysis& analysis, const DecoderModel& m, int64_t batch, int64_t sequence) {
+  const int id = analysis.graph->find(m.token_input);
+  if (id < 0) return "";
+  const TensorInfo& token = analysis.graph->tensors[static_cast<size_t>(id)];
+  if (!token.has_shape || token.shape.size() < 2) return "";
+  if (token.shape[0] == batch && token.shape[1] == sequence) return "";
+  return fmt::format("the graph's '{}' is {}x{} here, not batch {} x {} tokens (set its dims with --dim)", m.token_input,
+                     token.shape[0], token.shape[1], batch, sequence);
+}
+
 LlmMeasuredStep run_phase(const LlmMeasureRequest& request, const DecoderModel& m, Backend& backend,
                           LlmMeasuredStep step, int64_t sequence, int64_t past, const Device& device) {
   try {
     Model model = load_model(request.model_path);
     const Analysis analysis = analyze(model, phase_dims(model, m, request, step.batch, sequence, past));
+    step.reason = token_shape_problem(analysis, m, step.batch, sequence);
+    if (!step.reason.empty()) return step;
     MeasureOptions options;
     options.dtype = request.dtype;
     const ModelMeasurement whole = backend.measure_model(analysis, options);

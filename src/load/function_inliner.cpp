@@ -3,9 +3,11 @@
 #include <google/protobuf/unknown_field_set.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
+#include "load/model_limits.h"
 #include "modelcost/errors.h"
 #include "modelcost/graph.h"
 
@@ -47,8 +49,12 @@ class Inliner {
                                 const std::string& function, bool top);
   void expand_graph(GraphProto& graph, bool top);
   InlinedScopes take_scopes() { return std::move(scopes_); }
+  // Nodes the graph becomes once expanded, bodies included; counted (not built) up to just past
+  // kMaxModelNodes, so that functions calling functions twice each, 40 deep, fail at once.
+  int64_t expanded_size(const GraphProto& graph);
 
  private:
+  int64_t expanded_size(const NodeProto& node);
   std::vector<NodeProto> instantiate(const FunctionProto& f, const NodeProto& call, const std::string& prefix);
   void expand_subgraphs(NodeProto& node);
 
@@ -57,8 +63,33 @@ class Inliner {
   std::vector<std::string> stack_;  // functions being expanded, to refuse recursion
   InlinedScopes scopes_;
   int calls_ = 0;
-  int64_t nodes_inlined_ = 0;
+  std::unordered_map<const FunctionProto*, int64_t> function_sizes_;  // memo; -1 while being counted
 };
+
+int64_t Inliner::expanded_size(const GraphProto& graph) {
+  int64_t size = 0;
+  for (const auto& node : graph.node()) size = std::min(size + expanded_size(node), kMaxModelNodes + 1);
+  return size;
+}
+
+int64_t Inliner::expanded_size(const NodeProto& node) {
+  int64_t size = 1;
+  auto it = functions_.find(function_key(node.domain() == "ai.onnx" ? "" : node.domain(), node.op_type()));
+  if (it != functions_.end()) {
+    auto [memo, fresh] = function_sizes_.emplace(it->second, -1);
+    if (fresh) {
+      int64_t body = 0;
+      for (const auto& inner : it->second->node()) body = std::min(body + expanded_size(inner), kMaxModelNodes + 1);
+      function_sizes_[it->second] = body;
+    }
+    size = std::max<int64_t>(function_sizes_[it->second], 0);  // -1: a recursive call, which expand() reports
+  }
+  for (const auto& a : node.attribute()) {
+    if (a.has_g()) size += expanded_size(a.g());
+    for (const auto& g : a.graphs()) size += expanded_size(g);
+  }
+  return std::min(size, kMaxModelNodes + 1);
+}
 
 // Names read or written inside a subgraph body that belong to the function's scope.
 void rename_in_graph(GraphProto& g, const Renames& renames) {
@@ -108,10 +139,6 @@ std::vector<NodeProto> Inliner::instantiate(const FunctionProto& f, const NodePr
     return it->second;
   };
   const auto defaults = attribute_defaults(f);
-  nodes_inlined_ += f.node_size();
-  if (nodes_inlined_ > kMaxInlinedNodes)
-    throw Error(kExitInvalidModel, "local functions expand to over " + std::to_string(kMaxInlinedNodes) +
-                                       " nodes (calls of " + f.name() + " among them)");
   std::vector<NodeProto> body;
   body.reserve(f.node_size());
   for (const NodeProto& inner : f.node()) {
@@ -183,6 +210,9 @@ void Inliner::expand_graph(GraphProto& graph, bool top) {
 InlinedScopes inline_local_functions(onnx::ModelProto& model, std::unordered_map<std::string, int>& opsets) {
   Inliner inliner(model, opsets);
   if (!inliner.any()) return {};
+  if (inliner.expanded_size(model.graph()) > kMaxModelNodes)
+    throw Error(kExitInvalidModel, "local functions expand to over " + std::to_string(kMaxModelNodes) +
+                                       " nodes, more than modelcost analyses");
   inliner.expand_graph(*model.mutable_graph(), true);
   return inliner.take_scopes();
 }

@@ -1,7 +1,6 @@
 // Expands calls of a model's local functions (ModelProto.functions) into their bodies before the
 // graph is built, so each call is shaped and costed like any other nodes.
 #pragma once
-#include <cstdint>
 #include <string>
 #include <unordered_map>
 
@@ -25,10 +24,9 @@ using InlinedScopes = std::unordered_map<std::string, NodeScope>;
 // function's nodes: formal inputs and outputs renamed to the call's, inner names prefixed with
 // the call's name, attribute references resolved from the call (or the function's defaults).
 // Functions may call functions; recursion is refused (Error, kExitInvalidModel), and so is an
-// expansion past kMaxInlinedNodes nodes (functions calling functions several times each grow
+// expansion past kMaxModelNodes nodes (functions calling functions several times each grow
 // exponentially: 40 levels of two calls are 2^40 nodes). Domains the functions import are added
 // to `opsets` when the model lacks them.
-constexpr int64_t kMaxInlinedNodes = 250000;
 InlinedScopes inline_local_functions(onnx::ModelProto& model, std::unordered_map<std::string, int>& opsets);
 
 // Sets Node::scope and Node::function of the top-level nodes named in `scopes`.

@@ -13,6 +13,7 @@
 
 #include "graph/graph_builder.h"
 #include "load/function_inliner.h"
+#include "load/model_limits.h"
 #include "modelcost/errors.h"
 
 namespace modelcost {
@@ -40,6 +41,36 @@ void check_opsets(const Model& model, const std::string& label) {
   auto it = model.opsets.find("");
   if (it == model.opsets.end()) return;
   if (it->second < 1) throw Error(kExitInvalidModel, label + ": invalid ai.onnx opset " + std::to_string(it->second));
+}
+
+struct GraphSize {
+  int64_t nodes = 0;
+  int64_t tensors = 0;
+};
+
+// Counted before the graph is built, bodies included; stops once past either limit.
+void count_graph(const onnx::GraphProto& g, GraphSize& size) {
+  size.nodes += g.node_size();
+  size.tensors += g.input_size() + g.initializer_size() + g.sparse_initializer_size();
+  for (const auto& n : g.node()) {
+    size.tensors += n.output_size();
+    if (size.nodes > kMaxModelNodes || size.tensors > kMaxModelTensors) return;
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) count_graph(a.g(), size);
+      for (const auto& body : a.graphs()) count_graph(body, size);
+    }
+  }
+}
+
+void check_graph_size(const onnx::GraphProto& g) {
+  GraphSize size;
+  count_graph(g, size);
+  if (size.nodes > kMaxModelNodes)
+    throw Error(kExitInvalidModel, "over " + std::to_string(kMaxModelNodes) + " nodes (bodies and expanded functions "
+                                   "included), more than modelcost analyses");
+  if (size.tensors > kMaxModelTensors)
+    throw Error(kExitInvalidModel, "over " + std::to_string(kMaxModelTensors) + " tensors (bodies and expanded "
+                                   "functions included), more than modelcost analyses");
 }
 
 }  // namespace
@@ -75,6 +106,7 @@ Model load_model_from_bytes(const std::string& bytes, const std::string& label) 
   check_opsets(model, label);
   try {
     const InlinedScopes scopes = inline_local_functions(*model.proto, model.opsets);
+    check_graph_size(proto.graph());
     model.graph = build_graph(proto.graph(), model.opsets);
     assign_scopes(model.graph, scopes);
   } catch (const Error& e) {

@@ -420,6 +420,21 @@ inline void size_cases(std::vector<Case>& out) {
     for (int i = 0; i < 100000; ++i) m.node("Relu", {"x" + std::to_string(i)}, {"x" + std::to_string(i + 1)});
     out.push_back({"relu_chain_100000", m.output("x100000").bytes()});
   }
+  {
+    // One node past the model size limit (a 5.6 MB file): refused before the graph is built.
+    ModelBuilder m;
+    m.input("t0", kFloat, Shape{8});
+    for (int i = 0; i < 300001; ++i) m.node("Abs", {"t" + std::to_string(i)}, {"t" + std::to_string(i + 1)});
+    out.push_back({"abs_chain_300001", m.output("t300001").bytes()});
+  }
+  {
+    ModelBuilder m(18);
+    m.input("x", kFloat, Shape{600001});
+    std::vector<std::string> outputs;
+    for (int i = 0; i < 600001; ++i) outputs.push_back("s" + std::to_string(i));
+    set_attr(m.node("Split", {"x"}, outputs), "axis", int64_t{0});
+    out.push_back({"split_600001_outputs", m.output("s0").bytes()});
+  }
 }
 
 inline std::vector<Case> cases() {

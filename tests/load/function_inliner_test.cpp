@@ -112,6 +112,29 @@ TEST(FunctionInliner, RecursionIsRefusedNamingTheChain) {
   }
 }
 
+// F30 calls F29 twice, ..., F1 calls F0 (one Relu) twice: 2^30 nodes, refused before any is made.
+TEST(FunctionInliner, ExpansionPastTheModelSizeLimitIsRefusedUpFront) {
+  ModelBuilder b;
+  b.opset("local", 1);
+  b.input("x", kFloat, Shape{2});
+  add_node(add_function(b, "F0", {"X"}, {"Y"}), "Relu", {"X"}, {"Y"});
+  for (int i = 1; i <= 30; ++i) {
+    onnx::FunctionProto& f = add_function(b, "F" + std::to_string(i), {"X"}, {"Y"});
+    const std::string callee = "F" + std::to_string(i - 1);
+    add_node(f, callee, {"X"}, {"T"}, "local");
+    add_node(f, callee, {"T"}, {"Y"}, "local");
+  }
+  b.node("F30", {"x"}, {"y"}, "local");
+  b.output("y");
+  try {
+    analyse(b);
+    ADD_FAILURE() << "2^30 nodes accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitInvalidModel);
+    EXPECT_NE(std::string(e.what()).find("expand to over 300000 nodes"), std::string::npos) << e.what();
+  }
+}
+
 TEST(FunctionInliner, CallsInsideSubgraphBodiesAreExpanded) {
   ModelBuilder b = two_linear_calls();
   b.graph().clear_node();
