@@ -244,6 +244,8 @@ void run_cpu_reference(const NodeSpec& spec, const OpPlan& plan, const std::vect
                  [&](const ResizePlan& p) { cpu_resize(p, *in[0], out[0]); },
                  [&](const IndexedPlan& p) { cpu_indexed(p, in, out[0]); },
                  [&](const RangePlan&) { run_range(*in[0], *in[2], out[0]); },
+                 [&](const TopKPlan& p) { cpu_topk(p, *in[0], out[0], out.size() > 1 && !out[1].data.empty() ? &out[1] : nullptr); },
+                 [&](const PadPlan& p) { cpu_pad(p, *in[0], out[0]); },
                  [&](const ZeroCostPlan&) { ran = false; },
                  [&](const UnsupportedPlan& p) {
                    throw Error(kExitRuntime, "node '" + spec.name + "': " + p.reason);

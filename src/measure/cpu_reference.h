@@ -27,5 +27,8 @@ void cpu_matmul(const MatMulParams& m, const HostTensor& a, const HostTensor& b,
 void cpu_resize(const ResizePlan& plan, const HostTensor& x, HostTensor& y);
 // Gathers and scatters by index tensors (cpu_reference_indexed.cpp); inputs as run_cpu_reference's.
 void cpu_indexed(const IndexedPlan& plan, const std::vector<const HostTensor*>& inputs, HostTensor& y);
+// TopK (indices may be nullptr when that output is omitted) and the index-mapped Pad modes.
+void cpu_topk(const TopKPlan& plan, const HostTensor& x, HostTensor& values, HostTensor* indices);
+void cpu_pad(const PadPlan& plan, const HostTensor& x, HostTensor& y);
 
 }  // namespace modelcost

@@ -1,5 +1,8 @@
 // Reference gathers and scatters by index tensors: GatherElements, ScatterElements, GatherND,
-// ScatterND. Negative indices count from the end, as ONNX says; out-of-range ones throw.
+// ScatterND (negative indices count from the end, as ONNX says; out-of-range ones throw); TopK
+// and the index-mapped Pad modes.
+#include <algorithm>
+
 #include "measure/cpu_reference.h"
 #include "modelcost/errors.h"
 
@@ -58,6 +61,52 @@ void cpu_indexed(const IndexedPlan& p, const std::vector<const HostTensor*>& in,
         else y.data[row + e] = data.data[at + e];
       }
     }
+}
+
+}  // namespace modelcost
+
+namespace modelcost {
+
+void cpu_topk(const TopKPlan& p, const HostTensor& x, HostTensor& values, HostTensor* indices) {
+  std::vector<int64_t> order(static_cast<size_t>(p.axis_len));
+  for (int64_t row = 0; row < p.outer; ++row) {
+    const float* v = &x.data[static_cast<size_t>(row * p.axis_len)];
+    for (int64_t i = 0; i < p.axis_len; ++i) order[static_cast<size_t>(i)] = i;
+    // Stable: of equal values the lower index comes first, as ONNX asks.
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return p.largest ? v[a] > v[b] : v[a] < v[b]; });
+    for (int64_t j = 0; j < p.k; ++j) {
+      values.data[static_cast<size_t>(row * p.k + j)] = v[order[static_cast<size_t>(j)]];
+      if (indices) indices->data[static_cast<size_t>(row * p.k + j)] = static_cast<float>(order[static_cast<size_t>(j)]);
+    }
+  }
+}
+
+int64_t pad_source(PadPlan::Mode mode, int64_t o, int64_t n) {
+  switch (mode) {
+    case PadPlan::Mode::kEdge: return std::clamp<int64_t>(o, 0, n - 1);
+    case PadPlan::Mode::kWrap: return ((o % n) + n) % n;
+    case PadPlan::Mode::kReflect: {
+      if (n == 1) return 0;
+      const int64_t period = 2 * (n - 1);
+      int64_t m = ((o % period) + period) % period;
+      return m < n ? m : period - m;
+    }
+  }
+  return 0;
+}
+
+void cpu_pad(const PadPlan& p, const HostTensor& x, HostTensor& y) {
+  const size_t rank = p.out_dims.size();
+  const std::vector<int64_t> in_strides = contiguous_strides(p.in_dims);
+  for (size_t i = 0; i < y.data.size(); ++i) {
+    int64_t rest = static_cast<int64_t>(i), offset = 0;
+    for (size_t d = rank; d-- > 0;) {
+      const int64_t o = rest % p.out_dims[d] - p.begin[d];
+      rest /= p.out_dims[d];
+      offset += pad_source(p.mode, o, p.in_dims[d]) * in_strides[d];
+    }
+    y.data[i] = x.data[static_cast<size_t>(offset)];
+  }
 }
 
 }  // namespace modelcost

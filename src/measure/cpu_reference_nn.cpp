@@ -151,6 +151,34 @@ int64_t nearest_index(const std::string& mode, double x, int64_t in) {
   else i = static_cast<int64_t>(std::ceil(x - 0.5));  // round_prefer_floor
   return std::clamp<int64_t>(i, 0, in - 1);
 }
+// ONNX's cubic convolution at fraction t of the interval: the weights of taps -1, 0, 1, 2.
+void cubic_weights(double t, double a, double w[4]) {
+  const auto outer = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 < |d| < 2
+  const auto inner = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };          // |d| <= 1
+  w[0] = outer(t + 1);
+  w[1] = inner(t);
+  w[2] = inner(1 - t);
+  w[3] = outer(2 - t);
+}
+
+double cubic_sample(const ResizePlan& p, const float* src, int64_t ih, int64_t iw, double sy, double sx) {
+  const int64_t y0 = static_cast<int64_t>(std::floor(sy)), x0 = static_cast<int64_t>(std::floor(sx));
+  double wy[4], wx[4];
+  cubic_weights(sy - y0, p.cubic_coeff_a, wy);
+  cubic_weights(sx - x0, p.cubic_coeff_a, wx);
+  double sum = 0, weight = 0;
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b) {
+      const int64_t yy = y0 - 1 + a, xx = x0 - 1 + b;
+      const bool outside = yy < 0 || yy >= ih || xx < 0 || xx >= iw;
+      if (outside && p.exclude_outside) continue;
+      const double w = wy[a] * wx[b];
+      sum += w * src[std::clamp<int64_t>(yy, 0, ih - 1) * iw + std::clamp<int64_t>(xx, 0, iw - 1)];
+      weight += w;
+    }
+  return p.exclude_outside && weight != 0 ? sum / weight : sum;
+}
+
 }  // namespace
 
 void cpu_resize(const ResizePlan& p, const HostTensor& x, HostTensor& y) {
@@ -162,6 +190,10 @@ void cpu_resize(const ResizePlan& p, const HostTensor& x, HostTensor& y) {
       for (int64_t c = 0; c < ow; ++c) {
         const double sy = source_coordinate(p.coordinate_mode, r, ih, oh);
         const double sx = source_coordinate(p.coordinate_mode, c, iw, ow);
+        if (p.cubic) {
+          dst[r * ow + c] = static_cast<float>(cubic_sample(p, src, ih, iw, sy, sx));
+          continue;
+        }
         if (!p.linear) {
           dst[r * ow + c] = src[nearest_index(p.nearest_mode, sy, ih) * iw + nearest_index(p.nearest_mode, sx, iw)];
           continue;

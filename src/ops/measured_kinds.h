@@ -94,9 +94,12 @@ struct MatMulParams {
   enum class Bias { kNone, kRow, kFull, kScalar, kColumn } bias = Bias::kNone;  // kRow: [N] over rows
 };
 
-// Resize of H and W of NCHW: nearest or linear, ONNX coordinate modes.
+// Resize of H and W of NCHW: nearest, linear or cubic, ONNX coordinate modes.
 struct ResizePlan {
   bool linear = false;
+  bool cubic = false;  // 4x4 taps of ONNX's cubic convolution
+  double cubic_coeff_a = -0.75;
+  bool exclude_outside = false;  // cubic: taps outside the input weigh 0, the rest renormalised
   std::string coordinate_mode = "half_pixel";
   std::string nearest_mode = "round_prefer_floor";
 };
@@ -115,12 +118,26 @@ struct IndexedPlan {
   int64_t smallest_indexed_dim() const;           // random indices stay below it
 };
 
+// TopK along the axis: the k largest (or smallest) of each row, values and int64 indices, in
+// order (ties: the lower index first).
+struct TopKPlan : RowView {
+  int64_t k = 1;
+  bool largest = true;
+};
+
+// Pad of a mode other than constant: each output element reads the input element its mode maps
+// it to, dim by dim (reflect: mirrored without the edge; edge: clamped; wrap: modulo).
+struct PadPlan {
+  enum class Mode { kReflect, kEdge, kWrap } mode = Mode::kReflect;
+  std::vector<int64_t> in_dims, out_dims, begin;  // begin: pads before each dim
+};
+
 // Range: out[i] = start + i * delta, start and delta read from the inputs.
 struct RangePlan { int64_t count = 0; };
 
 using OpPlan = std::variant<UnsupportedPlan, ZeroCostPlan, ElementwisePlan, CopyPlan, GatherPlan, ReducePlan,
                             SoftmaxPlan, LayerNormPlan, BatchNormPlan, ScanPlan, PoolParams, ConvParams, MatMulParams,
-                            ResizePlan, IndexedPlan, RangePlan>;
+                            ResizePlan, IndexedPlan, RangePlan, TopKPlan, PadPlan>;
 
 inline bool is_zero_cost(const OpPlan& p) { return std::holds_alternative<ZeroCostPlan>(p); }
 inline bool is_unsupported(const OpPlan& p) { return std::holds_alternative<UnsupportedPlan>(p); }

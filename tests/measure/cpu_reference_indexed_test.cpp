@@ -112,4 +112,32 @@ TEST(MeasureCpuReferenceCoverage, RangeFromItsInputs) {
   EXPECT_EQ(run_on(*run, "r", {{1}, {3}, {0.5f}}), (std::vector<float>{1, 1.5f, 2, 2.5f}));
 }
 
+TEST(MeasureCpuReferenceCoverage, TopKAndPadModes) {
+  ModelBuilder b(19);
+  b.input("x", kFloat, Shape{1, 5}).ints("k", {2}, Shape{1});
+  b.node("TopK", {"x", "k"}, {"top", "top_index"});
+  b.ints("pads", {0, 2, 0, 3}, Shape{4});
+  for (const char* mode : {"reflect", "edge", "wrap"}) set_attr(b.node("Pad", {"x", "pads"}, {mode}), "mode", std::string(mode));
+  b.output("top").output("top_index").output("reflect").output("edge").output("wrap");
+  auto run = analyse(b);
+  const std::vector<float> x = {3, 9, 1, 9, 4};
+  EXPECT_EQ(run_on(*run, "top", {x}), (std::vector<float>{9, 9}));
+  EXPECT_EQ(run_on(*run, "reflect", {x}), (std::vector<float>{1, 9, 3, 9, 1, 9, 4, 9, 1, 9}));
+  EXPECT_EQ(run_on(*run, "edge", {x}), (std::vector<float>{3, 3, 3, 9, 1, 9, 4, 4, 4, 4}));
+  EXPECT_EQ(run_on(*run, "wrap", {x}), (std::vector<float>{9, 4, 3, 9, 1, 9, 4, 3, 9, 1}));
+}
+
+// Cubic Resize at scale 1 samples whole pixels: the weights are 0, 1, 0, 0 and the output is the input.
+TEST(MeasureCpuReferenceCoverage, CubicResizeAtScaleOneIsTheInput) {
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{1, 1, 2, 3}).floats("roi", {}, {0}).floats("scales", {1, 1, 1, 1});
+  set_attr(b.node("Resize", {"x", "roi", "scales"}, {"y"}), "mode", std::string("cubic"));
+  b.output("y");
+  auto run = analyse(b);
+  const std::vector<float> x = {1, -2, 3, 0.5f, 4, -1};
+  const std::vector<float> y = run_on(*run, "y", {x});
+  ASSERT_EQ(y.size(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y[i], x[i], 1e-6) << i;
+}
+
 }  // namespace modelcost::testing

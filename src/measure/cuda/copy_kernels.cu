@@ -139,13 +139,54 @@ __device__ __forceinline__ int64_t nearest(int mode, float x, int64_t in) {
   return i < 0 ? 0 : (i >= in ? in - 1 : i);
 }
 
+__device__ __forceinline__ void cubic_weights(float t, float a, float w[4]) {
+  const float d0 = t + 1, d3 = 2 - t, u = 1 - t;
+  w[0] = ((a * d0 - 5 * a) * d0 + 8 * a) * d0 - 4 * a;
+  w[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
+  w[2] = ((a + 2) * u - (a + 3)) * u * u + 1;
+  w[3] = ((a * d3 - 5 * a) * d3 + 8 * a) * d3 - 4 * a;
+}
+
+struct CubicMode {
+  bool on;
+  float a;
+  bool exclude_outside;
+};
+
+// ONNX's cubic convolution over the 4x4 taps around (sy, sx); edge taps clamped or excluded.
 template <typename T>
-__global__ void resize_kernel(const T* x, T* y, bool linear, int coord, int near, int64_t ih, int64_t iw, int64_t oh,
-                              int64_t ow, int64_t n) {
+__device__ float cubic_sample(const T* src, int64_t ih, int64_t iw, float sy, float sx, CubicMode m) {
+  const int64_t y0 = static_cast<int64_t>(floorf(sy)), x0 = static_cast<int64_t>(floorf(sx));
+  float wy[4], wx[4];
+  cubic_weights(sy - y0, m.a, wy);
+  cubic_weights(sx - x0, m.a, wx);
+  float sum = 0, weight = 0;
+#pragma unroll
+  for (int a = 0; a < 4; ++a) {
+    const int64_t yy = y0 - 1 + a, cy = yy < 0 ? 0 : (yy >= ih ? ih - 1 : yy);
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+      const int64_t xx = x0 - 1 + b, cx = xx < 0 ? 0 : (xx >= iw ? iw - 1 : xx);
+      if (m.exclude_outside && (yy != cy || xx != cx)) continue;
+      const float w = wy[a] * wx[b];
+      sum += w * to_float(src[cy * iw + cx]);
+      weight += w;
+    }
+  }
+  return m.exclude_outside && weight != 0.f ? sum / weight : sum;
+}
+
+template <typename T>
+__global__ void resize_kernel(const T* x, T* y, bool linear, CubicMode cubic, int coord, int near, int64_t ih, int64_t iw,
+                              int64_t oh, int64_t ow, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t c = i % ow, r = (i / ow) % oh, plane = i / (ow * oh);
     const T* src = x + plane * ih * iw;
     const float sy = source_coordinate(coord, r, ih, oh), sx = source_coordinate(coord, c, iw, ow);
+    if (cubic.on) {
+      y[i] = from_float<T>(cubic_sample(src, ih, iw, sy, sx, cubic));
+      continue;
+    }
     if (!linear) {
       y[i] = src[nearest(near, sy, ih) * iw + nearest(near, sx, iw)];
       continue;
@@ -337,8 +378,63 @@ void launch_resize(ElementType type, const ResizePlan& plan, const void* x, void
   const int near = plan.nearest_mode == "floor" ? kFloor : plan.nearest_mode == "ceil" ? kCeil
                    : plan.nearest_mode == "round_prefer_ceil" ? kRoundPreferCeil : kRoundPreferFloor;
   const int64_t n = planes * oh * ow;
+  const CubicMode cubic{plan.cubic, static_cast<float>(plan.cubic_coeff_a), plan.exclude_outside};
   MC_DISPATCH_TYPE(type, resize_kernel<T><<<capped_grid(n), kThreads, 0, stream>>>(
-                             static_cast<const T*>(x), static_cast<T*>(y), plan.linear, coord, near, ih, iw, oh, ow, n));
+                             static_cast<const T*>(x), static_cast<T*>(y), plan.linear, cubic, coord, near, ih, iw, oh, ow, n));
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace modelcost::cuda
+
+namespace modelcost::cuda {
+
+struct PadIndexing {
+  int rank, mode;  // PadPlan::Mode
+  int64_t out[kMaxCopyRank], in[kMaxCopyRank], in_stride[kMaxCopyRank], begin[kMaxCopyRank];
+};
+
+__device__ __forceinline__ int64_t pad_source(int mode, int64_t o, int64_t n) {
+  if (mode == static_cast<int>(PadPlan::Mode::kEdge)) return o < 0 ? 0 : (o >= n ? n - 1 : o);
+  if (mode == static_cast<int>(PadPlan::Mode::kWrap)) return ((o % n) + n) % n;
+  if (n == 1) return 0;  // reflect
+  const int64_t period = 2 * (n - 1), m = ((o % period) + period) % period;
+  return m < n ? m : period - m;
+}
+
+template <typename E>
+__global__ void pad_mapped_kernel(const E* __restrict__ src, E* __restrict__ dst, PadIndexing ix, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t rest = i, s = 0;
+    for (int k = ix.rank - 1; k >= 0; --k) {
+      const int64_t q = rest / ix.out[k];
+      s += pad_source(ix.mode, rest - q * ix.out[k] - ix.begin[k], ix.in[k]) * ix.in_stride[k];
+      rest = q;
+    }
+    dst[i] = src[s];
+  }
+}
+
+void launch_pad_mapped(int bytes, const PadPlan& p, const void* src, void* dst, cudaStream_t stream) {
+  PadIndexing ix{};
+  ix.rank = static_cast<int>(p.out_dims.size());
+  ix.mode = static_cast<int>(p.mode);
+  const std::vector<int64_t> strides = contiguous_strides(p.in_dims);
+  int64_t n = 1;
+  for (int k = 0; k < ix.rank; ++k) {
+    ix.out[k] = p.out_dims[k];
+    ix.in[k] = p.in_dims[k];
+    ix.in_stride[k] = strides[k];
+    ix.begin[k] = p.begin[k];
+    n *= p.out_dims[k];
+  }
+  if (n == 0) return;
+  const int grid = std::min(grid_for(n), 132 * 32);
+  switch (bytes) {
+    case 1: pad_mapped_kernel<uint8_t><<<grid, kThreads, 0, stream>>>(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), ix, n); break;
+    case 2: pad_mapped_kernel<uint16_t><<<grid, kThreads, 0, stream>>>(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), ix, n); break;
+    case 4: pad_mapped_kernel<uint32_t><<<grid, kThreads, 0, stream>>>(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), ix, n); break;
+    default: pad_mapped_kernel<uint64_t><<<grid, kThreads, 0, stream>>>(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), ix, n); break;
+  }
   MC_CUDA_CHECK_LAUNCH();
 }
 

@@ -137,6 +137,11 @@ std::vector<HostTensor> CudaBackend::run_once(const NodeSpec& spec, const std::v
   std::string reason;
   auto runner = make_runner(spec, plan, &reason);
   if (!runner) throw Error(kExitRuntime, "node '" + spec.name + "': " + reason);
+  return run_with(*runner, spec, inputs);
+}
+
+std::vector<HostTensor> CudaBackend::run_with(OperatorRunner& runner, const NodeSpec& spec,
+                                              const std::vector<HostTensor>& inputs) {
   std::vector<DeviceBuffer> buffers;
   std::vector<DeviceTensor> in(spec.inputs.size()), out(spec.outputs.size());
   for (size_t i = 0; i < in.size(); ++i) {
@@ -154,8 +159,8 @@ std::vector<HostTensor> CudaBackend::run_once(const NodeSpec& spec, const std::v
     // Poison: NaN-like bytes, so an element the kernel never writes shows up in the comparison.
     MC_CUDA_CHECK(cudaMemsetAsync(out[o].data, 0xff, out[o].bytes(), context_.stream));
   }
-  runner->prepare(in, out, context_);
-  runner->launch(context_.stream);
+  runner.prepare(in, out, context_);
+  runner.launch(context_.stream);
   MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
   std::vector<HostTensor> results;
   for (size_t o = 0; o < out.size(); ++o)

@@ -32,6 +32,8 @@ class CudaBackend : public Backend {
   // Runs a node once on the given inputs and returns its outputs (tests compare them with the
   // CPU reference). Throws Error when the node has no GPU runner.
   std::vector<HostTensor> run_once(const NodeSpec& spec, const std::vector<HostTensor>& inputs);
+  // One run of this runner (of one of the spec's strategies) on these inputs.
+  std::vector<HostTensor> run_with(OperatorRunner& runner, const NodeSpec& spec, const std::vector<HostTensor>& inputs);
 
  private:
   SampleConfig sample_config(const MeasureOptions& options) const;

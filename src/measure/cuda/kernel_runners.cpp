@@ -1,5 +1,5 @@
-// The runner over the project's own kernels: every measured kind but convolution, pooling and
-// matrix products. One launch per kind, dispatched by std::visit.
+// The runner over the project's own kernels: every measured kind but convolution, matrix
+// products and the pools cuDNN takes. One launch per kind, dispatched by std::visit.
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/kernels.h"
 #include "measure/cuda/runner.h"
@@ -67,8 +67,14 @@ class KernelRunner : public OperatorRunner {
                    [&](const RangePlan& p) {
                      launch_range(storage_type(out_[0].spec.dtype), in_[0].data, in_[2].data, out_[0].data, p.count, s);
                    },
+                   // The windows cuDNN cannot take (runner_factory.cpp routes the others to cuDNN).
+                   [&](const PoolParams& p) {
+                     launch_pool(type(), pool_geometry(p, in_[0].spec.shape, out_[0].spec.shape), in_[0].data,
+                                 out_[0].data, s);
+                   },
                    // Not this runner's kinds (runner_factory.cpp routes them elsewhere).
-                   [&](const ConvParams&) {}, [&](const PoolParams&) {}, [&](const MatMulParams&) {},
+                   [&](const PadPlan& p) { launch_pad_mapped(bytes(out_[0]), p, in_[0].data, out_[0].data, s); },
+                   [&](const ConvParams&) {}, [&](const MatMulParams&) {}, [&](const TopKPlan&) {},
                    [&](const ZeroCostPlan&) {}, [&](const UnsupportedPlan&) {},
                },
                plan_);
@@ -126,6 +132,7 @@ std::string unsupported_dtype(const NodeSpec& spec, const OpPlan& plan) {
           [&](const CopyPlan&) { return raw_size_ok ? "" : std::string("no copy kernel for ") + dtype_name(dtype); },
           [&](const GatherPlan&) { return raw_size_ok ? "" : std::string("no copy kernel for ") + dtype_name(dtype); },
           [&](const IndexedPlan&) { return raw_size_ok ? "" : std::string("no copy kernel for ") + dtype_name(dtype); },
+          [&](const PadPlan&) { return raw_size_ok ? "" : std::string("no copy kernel for ") + dtype_name(dtype); },
           [&](const ElementwisePlan&) {
             for (const auto* list : {&spec.inputs, &spec.outputs})
               for (const auto& t : *list)

@@ -41,6 +41,8 @@ void launch_fill_random(ElementType type, void* y, int64_t n, float lo, float hi
 void launch_fill_random_int(void* y, int64_t n, int element_bytes, int64_t range, uint64_t seed, cudaStream_t stream);
 
 // Data movement (copy_kernels.cu). Copies work on raw elements of 1, 2, 4 or 8 bytes.
+// Pad of the reflect, edge or wrap mode: every output element reads its mapped source.
+void launch_pad_mapped(int element_bytes, const PadPlan& plan, const void* src, void* dst, cudaStream_t stream);
 void launch_strided_copy(int element_bytes, const void* src, void* dst, const StridedCopy& copy, cudaStream_t stream);
 void launch_gather(int element_bytes, const void* data, const void* indices, bool indices_int64, void* out,
                    int64_t outer, int64_t axis_len, int64_t inner, int64_t count, cudaStream_t stream);
@@ -69,6 +71,17 @@ void launch_scan_int(int element_bytes, const ScanPlan& plan, const void* x, voi
 void launch_indexed(int element_bytes, const IndexedPlan& plan, const void* data, const void* indices, bool indices_int64,
                     const void* updates, void* y, cudaStream_t stream);
 void launch_range(StorageType type, const void* start, const void* delta, void* y, int64_t count, cudaStream_t stream);
+
+// Pooling over 1-3 spatial dims of NCHW with any pads (pool_kernels.cu): the windows cuDNN
+// cannot take. Spatial dims sit right-aligned in the 3 slots (1 elsewhere).
+struct PoolGeometry {
+  int64_t planes = 1;  // N * C
+  int in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1};
+  int pad[3] = {0, 0, 0}, pad_end[3] = {0, 0, 0};
+  bool max = true, count_include_pad = false;
+};
+PoolGeometry pool_geometry(const PoolParams& p, const Shape& x, const Shape& y);
+void launch_pool(ElementType type, const PoolGeometry& g, const void* x, void* y, cudaStream_t stream);
 
 // Depthwise 2-D convolution (depthwise_kernels.cu): channels-last takes weights laid out
 // [KH, KW, C], NCHW the ONNX [C, 1, KH, KW]; bias may be nullptr.

@@ -20,7 +20,13 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             candidates.push_back(std::move(cudnn));
             return make_fastest_runner(std::move(candidates));
           },
-          [&](const PoolParams& p) -> std::unique_ptr<OperatorRunner> { return make_cudnn_pool_runner(spec, p, reason); },
+          [&](const PoolParams& p) -> std::unique_ptr<OperatorRunner> {
+            // cuDNN takes symmetric pads and floor-sized outputs; the own kernel the rest (ceil_mode).
+            std::string why;
+            if (auto cudnn = make_cudnn_pool_runner(spec, p, &why)) return cudnn;
+            if (p.kernel.size() > 3) return *reason = why, nullptr;
+            return make_kernel_runner(spec, plan, reason);
+          },
           [&](const MatMulParams& m) -> std::unique_ptr<OperatorRunner> {
             return make_cublaslt_matmul_runner(spec, m, reason);
           },
@@ -44,6 +50,8 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
           [&](const ResizePlan&) { return make_kernel_runner(spec, plan, reason); },
           [&](const IndexedPlan&) { return make_kernel_runner(spec, plan, reason); },
           [&](const RangePlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const PadPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const TopKPlan& p) { return make_topk_runner(spec, p, reason); },
       },
       plan);
 }

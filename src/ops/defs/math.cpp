@@ -446,6 +446,7 @@ OpCost cost_softmax_cross_entropy(const OpContext& c) {
 // Measurement plans of math_plans.cpp.
 OpPlan plan_softmax(const OpContext& c);
 OpPlan plan_cumsum(const OpContext& c);
+OpPlan plan_topk(const OpContext& c);
 OpPlan plan_matmul(const OpContext& c);
 OpPlan plan_gemm(const OpContext& c);
 
@@ -508,7 +509,7 @@ void register_math_ops(OpRegistry& r) {
       {"", "Softmax", infer_softmax, cost_softmax, plan_softmax},
       {"", "LogSoftmax", infer_softmax, cost_softmax, plan_softmax},
       {"", "Hardmax", infer_softmax, cost_per_output<1>, not_measured("no GPU kernel yet")},
-      {"", "TopK", infer_topk, cost_topk, not_measured("no GPU kernel yet (sort-based)")},
+      {"", "TopK", infer_topk, cost_topk, plan_topk},
       {"", "CumSum", infer_unary, cost_per_output<1>, plan_cumsum},
       {"", "Det", infer_det, cost_det, not_measured("no GPU kernel yet")},
       {"", "DFT", infer_with_onnx_schema, cost_dft, not_measured("no GPU kernel yet")},

@@ -1,4 +1,4 @@
-// Plans of the math family's row and matrix ops: Softmax / LogSoftmax, CumSum, MatMul and Gemm
+// Plans of the math family's row and matrix ops: Softmax / LogSoftmax, CumSum, TopK, MatMul and Gemm
 // (the elementwise rows name plan_elementwise). The rows of math.cpp name them.
 #include "ops/plan_helpers.h"
 
@@ -30,6 +30,19 @@ OpPlan plan_cumsum(const OpContext& c) {
   static_cast<RowView&>(p) = row_view(in, a, a);
   p.exclusive = c.attr_int("exclusive", 0) != 0;
   p.reverse = c.attr_int("reverse", 0) != 0;
+  return p;
+}
+
+OpPlan plan_topk(const OpContext& c) {
+  if (!dtype_is_float(c.in_dtype(0))) return unsupported("TopK of non-float data");
+  const Shape& in = c.in_shape(0);
+  if (in.empty()) return unsupported("TopK of a scalar");
+  const int64_t axis = c.axis(c.attr_int("axis", -1), in.size());
+  TopKPlan p;
+  static_cast<RowView&>(p) = row_view(in, axis, axis);
+  if (p.inner != 1) return unsupported("TopK along an axis other than the last");
+  p.k = c.out(0).shape[static_cast<size_t>(axis)];
+  p.largest = c.attr_int("largest", 1) != 0;
   return p;
 }
 

@@ -317,7 +317,7 @@ OpPlan plan_nd(const OpContext& c) {
   return p;
 }
 
-// Resize of H and W of NCHW: nearest or linear, ONNX coordinate modes.
+// Resize of H and W of NCHW: nearest, linear or cubic, ONNX coordinate modes.
 OpPlan plan_resize(const OpContext& c) {
   const Shape& in = c.in_shape(0);
   const Shape& out = c.out(0).shape;
@@ -325,8 +325,11 @@ OpPlan plan_resize(const OpContext& c) {
   if (!float_data(c)) return unsupported("Resize on non-float tensors");
   ResizePlan p;
   const std::string mode = c.attr_string("mode", "nearest");
-  if (mode != "nearest" && mode != "linear" && mode != "bilinear") return unsupported("Resize mode " + mode);
-  p.linear = mode != "nearest";
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "cubic") return unsupported("Resize mode " + mode);
+  p.linear = mode == "linear" || mode == "bilinear";
+  p.cubic = mode == "cubic";
+  p.cubic_coeff_a = c.attr_float("cubic_coeff_a", -0.75f);
+  p.exclude_outside = c.attr_int("exclude_outside", 0) != 0;
   p.coordinate_mode = c.attr_string("coordinate_transformation_mode", c.opset() >= 11 ? "half_pixel" : "asymmetric");
   p.nearest_mode = c.attr_string("nearest_mode", "round_prefer_floor");
   if (p.coordinate_mode != "half_pixel" && p.coordinate_mode != "asymmetric" && p.coordinate_mode != "align_corners" &&

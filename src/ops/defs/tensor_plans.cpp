@@ -1,5 +1,6 @@
 // Plans of the tensor family's data movement, each a strided copy: Transpose, Slice, Concat,
-// Split, Expand, Pad (constant mode) and Tile. The rows of tensor.cpp name them; Slice and Pad
+// Split, Expand, constant Pad and Tile; the other Pad modes map each output element to its
+// source (PadPlan). The rows of tensor.cpp name them; Slice and Pad
 // read their amounts with the shape rule's readers.
 #include "ops/defs/tensor_folding.h"
 #include "ops/plan_helpers.h"
@@ -80,10 +81,26 @@ OpPlan plan_expand(const OpContext& c) {
   return copy_plan({copy});
 }
 
+// Reflect, edge and wrap: an index map per dim.
+OpPlan plan_pad_mapped(const OpContext& c, const std::string& mode, const PadSpec& spec) {
+  PadPlan p;
+  p.mode = mode == "reflect" ? PadPlan::Mode::kReflect : mode == "edge" ? PadPlan::Mode::kEdge : PadPlan::Mode::kWrap;
+  p.in_dims = c.in_shape(0);
+  p.out_dims = spec.out;
+  p.begin = spec.begin;
+  if (p.in_dims.size() > static_cast<size_t>(kMaxCopyRank)) return unsupported("Pad of rank above 8");
+  for (size_t d = 0; d < p.in_dims.size(); ++d) {
+    if (spec.begin[d] < 0 || spec.end[d] < 0) return unsupported("Pad with negative pads (cropping)");
+    if (p.in_dims[d] == 0 && p.out_dims[d] > 0) return unsupported("Pad " + mode + " of an empty dim");
+  }
+  return p;
+}
+
 OpPlan plan_pad(const OpContext& c) {
   const std::string mode = c.attr_string("mode", "constant");
-  if (mode != "constant") return unsupported("Pad mode " + mode);
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") return unsupported("Pad mode " + mode);
   const PadSpec spec = read_pad(c);
+  if (mode != "constant") return plan_pad_mapped(c, mode, spec);
   double value = c.opset() < 11 ? c.attr_float("value", 0.f) : 0.0;
   if (c.opset() >= 11 && c.has_input(2) && !known_scalar(c, 2, &value)) value = 0;
   StridedCopy copy;
