@@ -147,6 +147,11 @@ inline void generator_cases(std::vector<Case>& out) {
     }
     return m.output(last);
   }());
+}
+
+// ---- shape ops with extreme attributes and inputs ----
+inline void shape_op_cases(std::vector<Case>& out) {
+  auto add = [&](const std::string& name, const ModelBuilder& m) { out.push_back({name, m.bytes()}); };
   {
     ModelBuilder m(18);
     m.input("x", kFloat, Shape{8});
@@ -442,6 +447,7 @@ inline std::vector<Case> cases() {
   dim_cases(out);
   folding_cases(out);
   generator_cases(out);
+  shape_op_cases(out);
   control_flow_cases(out);
   scan_and_overflowing_repeat_cases(out);
   sequence_cases(out);
