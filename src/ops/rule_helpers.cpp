@@ -190,6 +190,9 @@ void fold_binary(OpContext& c, const std::function<double(double, double)>& f_fl
     const TensorValue& a = *c.value(0);
     const TensorValue& b = *c.value(1);
     if (a.size() != element_count(c.in_shape(0)) || b.size() != element_count(c.in_shape(1))) return;
+    // Integer and float contents together break the op's type constraint: no value is made by
+    // truncating one side (the value is left unknown; validation warns about the types).
+    if (a.is_float != b.is_float) return;
     const bool as_float = dtype_is_float(c.out(0).dtype);
     if (as_float ? !f_float : !f_int) return;
     TensorValue v;
