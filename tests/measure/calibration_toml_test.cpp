@@ -93,7 +93,8 @@ TEST(MeasureCalibrationToml, ShippedH100CurvesAreTheFitOfTheShippedGrid) {
   std::stringstream text;
   text << in.rdbuf();
   const auto curves = fit_library_curves(parse_library_kernels_csv(text.str(), "h100-sxm-grid.csv"));
-  const Device& h100 = load_hardware_db({}, false).resolve("h100-sxm");
+  const HardwareDb db = load_hardware_db({}, false);  // kept: resolve() returns a reference into it
+  const Device& h100 = db.resolve("h100-sxm");
   ASSERT_EQ(h100.achievable.kernel_curves.size(), curves.size());
   for (const auto& [name, fit] : curves) {
     const KernelCurve& shipped = h100.achievable.kernel_curves.at(name);
