@@ -146,9 +146,12 @@ class HardwareDb {
   void add(Device device);
 
   // Case-insensitive lookup by id, then by alias. Throws Error (kExitUsage) listing close matches.
-  const Device& resolve(const std::string& id_or_alias) const;
-  const Device* find(const std::string& id_or_alias) const;
-  const std::vector<Device>& devices() const { return devices_; }
+  // The results point into the database: asking a temporary one does not compile.
+  const Device& resolve(const std::string& id_or_alias) const&;
+  const Device* find(const std::string& id_or_alias) const&;
+  const Device& resolve(const std::string& id_or_alias) const&& = delete;
+  const Device* find(const std::string& id_or_alias) const&& = delete;
+  const std::vector<Device>& devices() const& { return devices_; }
 
  private:
   std::vector<Device> devices_;

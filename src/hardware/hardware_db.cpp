@@ -61,7 +61,7 @@ void HardwareDb::load_dir(const std::string& dir) {
   for (const auto& f : files) add(load_device_file(f.string()));
 }
 
-const Device* HardwareDb::find(const std::string& query) const {
+const Device* HardwareDb::find(const std::string& query) const& {
   const std::string q = normalise(query);
   // Later entries win: a user's file overrides a shipped alias as well as a shipped id.
   for (auto it = devices_.rbegin(); it != devices_.rend(); ++it)
@@ -72,7 +72,7 @@ const Device* HardwareDb::find(const std::string& query) const {
   return nullptr;
 }
 
-const Device& HardwareDb::resolve(const std::string& query) const {
+const Device& HardwareDb::resolve(const std::string& query) const& {
   if (const Device* d = find(query)) return *d;
   // Close matches: a shared substring, or a few edits away, of an id or alias.
   const std::string q = normalise(query);

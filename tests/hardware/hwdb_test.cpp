@@ -162,7 +162,8 @@ TEST(HardwareDb, ReadsTheEnvironmentVariable) {
   ::unsetenv("MODELCOST_HWDB");
   EXPECT_NE(db.find("env-gpu-a"), nullptr);
   EXPECT_NE(db.find("env-gpu-b"), nullptr);
-  EXPECT_EQ(load_hardware_db({}, true).find("env-gpu-a"), nullptr);
+  const HardwareDb environment_read = load_hardware_db({}, true);
+  EXPECT_EQ(environment_read.find("env-gpu-a"), nullptr);
 }
 
 TEST(HardwareDb, BadDirectoriesAndFilesAreErrors) {
