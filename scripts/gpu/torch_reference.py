@@ -1,4 +1,4 @@
-# PyTorch + cuDNN end-to-end reference latencies (issue 4's "done when"): eval mode, BatchNorm
+# PyTorch + cuDNN end-to-end reference latencies: eval mode, BatchNorm
 # folded into the convolutions, fp16, the faster of NCHW and channels-last, CUDA graph replay,
 # median of CUDA event times. Each reference also prints the kernels one graph replay runs
 # (torch.profiler): how many, their summed durations, and the share of matrix kernels (cuDNN

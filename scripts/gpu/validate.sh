@@ -1,7 +1,7 @@
 #!/bin/bash
 # Usage (on the GPU machine, from the repo root, with the binaries and their libraries carried in
 # .carry/final/{bin,lib} and the models in .carry/final/models): scripts/gpu/validate.sh all|tests,measure,autotune,counters,torch,calibrate,bench
-# Final GPU validation of issue 4 on the device machine. Writes logs and JSON reports to $OUT.
+# Final GPU validation of the measurement pass on the device machine. Writes logs and JSON reports to $OUT.
 set -o pipefail
 F=.carry/final
 mkdir -p /work; [ -e /work/main ] || ln -s "$PWD" /work/main   # the binaries' compiled-in source dir

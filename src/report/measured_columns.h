@@ -1,4 +1,4 @@
-// Adds measured per-node times (issue 4) to a report: measured_us, achieved TFLOP/s and GB/s,
+// Adds measured per-node times to a report: measured_us, achieved TFLOP/s and GB/s,
 // efficiency against the roofline, kernel names; and the whole-model "measurement" section.
 #pragma once
 #include <vector>

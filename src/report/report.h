@@ -100,7 +100,7 @@ struct ReportTotal {
   TotalCellFn value;
 };
 
-// A whole extra part of the report (issue 3's "hardware" and "plan"): a JSON value under `name`
+// A whole extra part of the report (the "hardware" and "plan" sections): a JSON value under `name`
 // and, optionally, lines for the terminal printed after the totals.
 struct ReportSection {
   std::string name;
@@ -130,7 +130,7 @@ std::string recast_dtype_name(int32_t dtype, const std::string& recast);
 std::string output_dtypes_text(const NodeAnalysis& node, const std::string& recast);
 void write_outputs_json(const NodeAnalysis& node, const std::string& recast, JsonText& json);
 
-// The default report: the columns and totals of issue 2 (docs/reports.md lists them).
+// The default report: the per-node columns and totals that docs/reports.md lists.
 Report build_report(const Analysis& analysis, const std::string& tool_version);
 
 }  // namespace modelcost

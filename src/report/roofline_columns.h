@@ -1,4 +1,4 @@
-// Adds the roofline (issue 3) and the capacity plan to a report: per-node bound, predicted time and
+// Adds the roofline and the capacity plan to a report: per-node bound, predicted time and
 // share; the predicted-latency total; "hardware", "plan" and "comparison" sections.
 #pragma once
 #include <vector>

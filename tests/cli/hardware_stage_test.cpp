@@ -1,4 +1,4 @@
-// The CLI's hardware, plan and measurement options end to end (issue 3 and 4 wiring).
+// The CLI's hardware, plan and measurement options end to end.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
