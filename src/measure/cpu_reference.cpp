@@ -246,6 +246,13 @@ void run_cpu_reference(const NodeSpec& spec, const OpPlan& plan, const std::vect
                  [&](const RangePlan&) { run_range(*in[0], *in[2], out[0]); },
                  [&](const TopKPlan& p) { cpu_topk(p, *in[0], out[0], out.size() > 1 && !out[1].data.empty() ? &out[1] : nullptr); },
                  [&](const PadPlan& p) { cpu_pad(p, *in[0], out[0]); },
+                 [&](const ContractionPlan& p) { cpu_contraction(p, *in[0], *in[1], out[0]); },
+                 [&](const ConvTransposePlan& p) { cpu_conv_transpose(p.conv, *in[0], *in[1], input(2), out[0]); },
+                 [&](const RecurrentPlan& p) { cpu_recurrent(p, in, out); },
+                 [&](const QuantizePlan& p) { cpu_quantize(p, in, out[0]); },
+                 [&](const DynamicQuantizePlan&) { cpu_dynamic_quantize(*in[0], out); },
+                 [&](const IntegerMatMulPlan& p) { cpu_integer_matmul(p, in, out[0]); },
+                 [&](const QLinearConvPlan& p) { cpu_qlinear_conv(p, in, out[0]); },
                  [&](const ZeroCostPlan&) { ran = false; },
                  [&](const UnsupportedPlan& p) {
                    throw Error(kExitRuntime, "node '" + spec.name + "': " + p.reason);

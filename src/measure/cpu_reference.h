@@ -30,5 +30,15 @@ void cpu_indexed(const IndexedPlan& plan, const std::vector<const HostTensor*>& 
 // TopK (indices may be nullptr when that output is omitted) and the index-mapped Pad modes.
 void cpu_topk(const TopKPlan& plan, const HostTensor& x, HostTensor& values, HostTensor* indices);
 void cpu_pad(const PadPlan& plan, const HostTensor& x, HostTensor& y);
+// Einsum's loop nest, ConvTranspose and the recurrent layers (cpu_reference_products.cpp);
+// outputs as run_cpu_reference's (an omitted one empty).
+void cpu_contraction(const ContractionPlan& plan, const HostTensor& a, const HostTensor& b, HostTensor& y);
+void cpu_conv_transpose(const ConvParams& c, const HostTensor& x, const HostTensor& w, const HostTensor* bias, HostTensor& y);
+void cpu_recurrent(const RecurrentPlan& plan, const std::vector<const HostTensor*>& inputs, std::vector<HostTensor>& outputs);
+// The quantization ops (cpu_reference_quantized.cpp).
+void cpu_quantize(const QuantizePlan& plan, const std::vector<const HostTensor*>& inputs, HostTensor& y);
+void cpu_dynamic_quantize(const HostTensor& x, std::vector<HostTensor>& outputs);
+void cpu_integer_matmul(const IntegerMatMulPlan& plan, const std::vector<const HostTensor*>& inputs, HostTensor& y);
+void cpu_qlinear_conv(const QLinearConvPlan& plan, const std::vector<const HostTensor*>& inputs, HostTensor& y);
 
 }  // namespace modelcost

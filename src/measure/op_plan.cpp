@@ -79,6 +79,22 @@ InputRange input_range(const NodeSpec& spec, const OpPlan& plan, size_t index) {
                  [&](const GatherPlan& g) { r.int_range = g.axis_len; },
                  [&](const IndexedPlan& p) { if (index == 1) r.int_range = p.smallest_indexed_dim(); },
                  [&](const RangePlan&) { r.lo = 0; r.hi = 1; r.int_range = 1; },
+                 // Quantized data spread over the 7 bits int8 and uint8 share; scales positive.
+                 [&](const QuantizePlan&) {
+                   if (index == 0) r.int_range = 128;
+                   if (index == 1) { r.lo = 0.01f; r.hi = 0.02f; }
+                 },
+                 [&](const IntegerMatMulPlan& p) {
+                   const int i = static_cast<int>(index);
+                   if (i == p.a || i == p.b) r.int_range = 128;
+                   if (i == p.a_scale || i == p.b_scale) { r.lo = 0.01f; r.hi = 0.02f; }
+                   if (i == p.y_scale) { r.lo = 0.5f; r.hi = 1.f; }
+                 },
+                 [&](const QLinearConvPlan&) {
+                   if (index == 0 || index == 3) r.int_range = 128;
+                   if (index == 1 || index == 4) { r.lo = 0.01f; r.hi = 0.02f; }
+                   if (index == 6) { r.lo = 0.5f; r.hi = 1.f; }
+                 },
                  [&](const auto&) {},
              },
              plan);

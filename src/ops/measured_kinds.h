@@ -135,9 +135,65 @@ struct PadPlan {
 // Range: out[i] = start + i * delta, start and delta read from the inputs.
 struct RangePlan { int64_t count = 0; };
 
+// Einsum of two operands as one batched product: an operand whose layout is neither
+// [batch, m, k] (A) / [batch, k, n] (B) nor its transpose is first packed into it; a product
+// whose [batch, m, n] order is not the output's is unpacked after. loops: the naive loop nest
+// the CPU reference runs instead: every index (the output's first, then the summed ones), with
+// each operand's stride along it (0 where the operand lacks it or broadcasts it).
+struct ContractionPlan {
+  MatMulParams gemm;
+  bool pack_a = false, pack_b = false, unpack_output = false;
+  StridedCopy a_to_packed, b_to_packed, packed_to_output;  // used where the flag is set
+  std::vector<int64_t> loop_dims, a_loop_strides, b_loop_strides;
+  size_t output_rank = 0;
+};
+
+// ConvTranspose: the data gradient of the Conv from Y to X. The geometry is read from the
+// ConvTranspose's side: in_size / in_channels are X's, out_size / out_channels Y's; the weight
+// is [in_channels, out_channels / groups, kernel...]; pads begin then end.
+struct ConvTransposePlan { ConvParams conv; };
+
+// RNN, GRU or LSTM over [seq, batch, input] (layout 0) with the default activations; gates
+// in ONNX's order (GRU: z, r, h; LSTM: i, o, f, c). reverse: a one-direction reverse layer.
+struct RecurrentPlan {
+  enum class Cell { kRnn, kGru, kLstm } cell = Cell::kLstm;
+  int64_t seq = 0, batch = 0, input = 0, hidden = 0, directions = 1;
+  bool reverse = false, linear_before_reset = false;
+  bool has_bias = false, has_initial_h = false, has_initial_c = false, has_peepholes = false;
+  int64_t gates() const { return cell == Cell::kRnn ? 1 : cell == Cell::kGru ? 3 : 4; }
+};
+
+// QuantizeLinear (y = saturate(round(x / scale) + zero_point)) or DequantizeLinear
+// (y = (x - zero_point) * scale) over [outer, axis_len, inner]: one scale and zero point per
+// index along the axis (axis_len 1: per tensor).
+struct QuantizePlan : RowView {
+  bool dequantize = false;
+  bool has_zero_point = false;
+};
+
+// DynamicQuantizeLinear: uint8 y, its scale and zero point from the data's range.
+struct DynamicQuantizePlan { int64_t elements = 0; };
+
+// MatMulInteger (int32 out) or QLinearMatMul (requantized to y's type): zero points per tensor
+// or (MatMulInteger) per row of A / column of B. Inputs by position, -1 where the op has none.
+struct IntegerMatMulPlan {
+  MatMulParams gemm;  // no bias; batch strides as MatMul's
+  int a = 0, b = 1, a_zero = 2, b_zero = 3, a_scale = -1, b_scale = -1, y_scale = -1, y_zero = -1;
+  bool a_zero_per_row = false, b_zero_per_column = false;
+  bool requantize() const { return y_scale >= 0; }
+};
+
+// QLinearConv: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, int32
+// bias; w's scale and zero point per tensor or per output channel.
+struct QLinearConvPlan {
+  ConvParams conv;
+  bool per_channel_weight = false;
+};
+
 using OpPlan = std::variant<UnsupportedPlan, ZeroCostPlan, ElementwisePlan, CopyPlan, GatherPlan, ReducePlan,
                             SoftmaxPlan, LayerNormPlan, BatchNormPlan, ScanPlan, PoolParams, ConvParams, MatMulParams,
-                            ResizePlan, IndexedPlan, RangePlan, TopKPlan, PadPlan>;
+                            ResizePlan, IndexedPlan, RangePlan, TopKPlan, PadPlan, ContractionPlan, ConvTransposePlan,
+                            RecurrentPlan, QuantizePlan, DynamicQuantizePlan, IntegerMatMulPlan, QLinearConvPlan>;
 
 inline bool is_zero_cost(const OpPlan& p) { return std::holds_alternative<ZeroCostPlan>(p); }
 inline bool is_unsupported(const OpPlan& p) { return std::holds_alternative<UnsupportedPlan>(p); }

@@ -50,6 +50,33 @@ CopyPlan copy_plan(std::vector<StridedCopy> copies) {
   return p;
 }
 
+OpPlan matmul_plan(Shape a, Shape b) {
+  if (a.empty() || b.empty()) return unsupported("MatMul of a scalar");
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  MatMulParams m;
+  m.m = a[a.size() - 2];
+  m.k = a.back();
+  m.n = b.back();
+  const Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+  const int64_t a_count = extent_product(a_batch, 0, a_batch.size()), b_count = extent_product(b_batch, 0, b_batch.size());
+  if (b_count == 1) {
+    m.m *= a_count;  // B shared by every batch: one larger product
+  } else if (a_count == 1) {
+    m.batch = b_count;
+    m.b_batch_stride = m.k * m.n;
+  } else {
+    Shape pa = a_batch, pb = b_batch;
+    while (pa.size() < pb.size()) pa.insert(pa.begin(), 1);
+    while (pb.size() < pa.size()) pb.insert(pb.begin(), 1);
+    if (pa != pb) return unsupported("MatMul broadcasting batch dims of both inputs");
+    m.batch = a_count;
+    m.a_batch_stride = m.m * m.k;
+    m.b_batch_stride = m.k * m.n;
+  }
+  return m;
+}
+
 OpPlan plan_reinterpret(const OpContext&) { return ZeroCostPlan{"reinterprets its input; moves no data"}; }
 
 }  // namespace modelcost

@@ -27,6 +27,10 @@ RowView row_view(const Shape& shape, int64_t first, int64_t last);
 // A copy plan of these copies, each with its contiguous dims merged.
 CopyPlan copy_plan(std::vector<StridedCopy> copies);
 
+// MatMul of A and B with numpy's batch broadcasting (MatMulParams, or Unsupported where both
+// inputs broadcast batch dims).
+OpPlan matmul_plan(Shape a, Shape b);
+
 // Builders several families name.
 OpPlan plan_elementwise(const OpContext& c);  // ops/defs/elementwise_plan.cpp: the ops of elementwise_ops.h
 OpPlan plan_reinterpret(const OpContext& c);  // Reshape-like: nothing runs

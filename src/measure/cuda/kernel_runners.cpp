@@ -75,7 +75,9 @@ class KernelRunner : public OperatorRunner {
                    // Not this runner's kinds (runner_factory.cpp routes them elsewhere).
                    [&](const PadPlan& p) { launch_pad_mapped(bytes(out_[0]), p, in_[0].data, out_[0].data, s); },
                    [&](const ConvParams&) {}, [&](const MatMulParams&) {}, [&](const TopKPlan&) {},
-                   [&](const ZeroCostPlan&) {}, [&](const UnsupportedPlan&) {},
+                   [&](const ContractionPlan&) {}, [&](const ConvTransposePlan&) {}, [&](const RecurrentPlan&) {},
+                   [&](const QuantizePlan&) {}, [&](const DynamicQuantizePlan&) {}, [&](const IntegerMatMulPlan&) {},
+                   [&](const QLinearConvPlan&) {}, [&](const ZeroCostPlan&) {}, [&](const UnsupportedPlan&) {},
                },
                plan_);
   }

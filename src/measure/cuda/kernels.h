@@ -92,6 +92,67 @@ struct DepthwiseGeometry {
 void launch_depthwise_conv(ElementType type, bool channels_last, const DepthwiseGeometry& g, const void* x, const void* w,
                            const void* bias, void* y, cudaStream_t stream);
 
+// Quantization (quantize_kernels.cu): operands of any stored type; an omitted zero point is
+// nullptr (zero).
+struct QuantizeOperands {
+  const void* x;
+  StorageType x_type;
+  const void* scale;
+  StorageType scale_type;
+  const void* zero;
+  StorageType zero_type;
+  void* y;
+  StorageType y_type;
+};
+void launch_quantize(const QuantizePlan& plan, const QuantizeOperands& operands, cudaStream_t stream);
+// DynamicQuantizeLinear: scratch of dynamic_quantize_scratch_bytes(); y uint8, y_scale and
+// y_zero (uint8) may be nullptr when those outputs are omitted.
+struct DynamicQuantizeOperands {
+  const void* x;
+  StorageType x_type;
+  float* scratch;
+  void* y;
+  void* y_scale;
+  StorageType scale_type;
+  void* y_zero;
+};
+size_t dynamic_quantize_scratch_bytes();
+void launch_dynamic_quantize(const DynamicQuantizeOperands& operands, int64_t elements, cudaStream_t stream);
+// Integer products over int8 / uint8 operands a and b: zero points and (requantizing) scales
+// nullptr where the op has none; y_scale nullptr: int32 y. QLinearConv: a = x, b = w, bias int32.
+struct IntegerProductOperands {
+  const void *a, *b, *a_zero, *b_zero, *a_scale, *b_scale, *y_scale, *y_zero, *bias;
+  StorageType a_type, b_type, a_zero_type, b_zero_type, scale_type, y_zero_type;
+  void* y;
+  StorageType y_type;
+};
+void launch_integer_matmul(const IntegerMatMulPlan& plan, const IntegerProductOperands& operands, cudaStream_t stream);
+void launch_qlinear_conv(const QLinearConvPlan& plan, const IntegerProductOperands& operands, cudaStream_t stream);
+
+// Recurrent layers (recurrent_kernels.cu): the pointwise part of one time step, one thread per
+// (batch row, hidden unit), after the products x*W^T (all steps at once) and h*R^T. Stages:
+// RNN, LSTM, GRU with linear_before_reset in one pass; without it, the gates (z kept, r*h
+// written for the candidate's product) and then the candidate.
+enum class RecurrentStage { kRnn, kLstm, kGru, kGruGates, kGruCandidate };
+struct RecurrentStep {
+  const void* xw;            // [batch, gates*hidden]: this step's x*W^T
+  const void* hr;            // [batch, gates*hidden] ([batch, 2*hidden] for kGruGates): h*R^T
+  const void* hr_candidate;  // kGruCandidate: [batch, hidden] (r*h)*R_h^T
+  const void* bias;          // [2*gates*hidden]: Wb then Rb, or nullptr
+  const void* peepholes;     // LSTM [3*hidden] (i, o, f), or nullptr
+  const void* h_prev;        // [batch, hidden]
+  const void* c_initial;     // LSTM's first step: [batch, hidden] or nullptr (zeros)
+  float* c;                  // LSTM cell state [batch, hidden]
+  float* z;                  // GRU gates pass to candidate pass
+  void* reset_h;             // kGruGates: r*h out
+  void* h_out;               // [batch, hidden]
+  void* y_h;                 // the last step: final h and c outputs, else nullptr
+  void* y_c;
+  int64_t batch, hidden;
+  bool first;
+};
+void launch_recurrent_step(ElementType type, RecurrentStage stage, const RecurrentStep& step, cudaStream_t stream);
+
 // Calibration (calibrate_kernels.cu).
 void launch_stream_copy(const void* src, void* dst, size_t bytes, int blocks, cudaStream_t stream);
 // Each thread runs `iterations` rounds of independent FMA chains; returns the flops it enqueued.

@@ -56,6 +56,11 @@ std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec
 std::unique_ptr<OperatorRunner> make_patch_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason);
 std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason);
 std::unique_ptr<OperatorRunner> make_topk_runner(const NodeSpec& spec, const TopKPlan& plan, std::string* reason);
+std::unique_ptr<OperatorRunner> make_contraction_runner(const NodeSpec& spec, const ContractionPlan& plan, std::string* reason);
+std::unique_ptr<OperatorRunner> make_conv_transpose_runner(const NodeSpec& spec, const ConvTransposePlan& plan, std::string* reason);
+std::unique_ptr<OperatorRunner> make_recurrent_runner(const NodeSpec& spec, const RecurrentPlan& plan, std::string* reason);
+// QuantizePlan, DynamicQuantizePlan, IntegerMatMulPlan and QLinearConvPlan.
+std::unique_ptr<OperatorRunner> make_quantized_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
 // Prepares every candidate, times each and runs the fastest (at least one candidate).
 std::unique_ptr<OperatorRunner> make_fastest_runner(std::vector<std::unique_ptr<OperatorRunner>> candidates);
 // groups == in channels == out channels, 2 spatial dims.

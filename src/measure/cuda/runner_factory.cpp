@@ -52,6 +52,13 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
           [&](const RangePlan&) { return make_kernel_runner(spec, plan, reason); },
           [&](const PadPlan&) { return make_kernel_runner(spec, plan, reason); },
           [&](const TopKPlan& p) { return make_topk_runner(spec, p, reason); },
+          [&](const ContractionPlan& p) { return make_contraction_runner(spec, p, reason); },
+          [&](const ConvTransposePlan& p) { return make_conv_transpose_runner(spec, p, reason); },
+          [&](const RecurrentPlan& p) { return make_recurrent_runner(spec, p, reason); },
+          [&](const QuantizePlan&) { return make_quantized_runner(spec, plan, reason); },
+          [&](const DynamicQuantizePlan&) { return make_quantized_runner(spec, plan, reason); },
+          [&](const IntegerMatMulPlan&) { return make_quantized_runner(spec, plan, reason); },
+          [&](const QLinearConvPlan&) { return make_quantized_runner(spec, plan, reason); },
       },
       plan);
 }

@@ -196,113 +196,6 @@ OpCost cost_gemm(const OpContext& c) {
   return cost;
 }
 
-// ---- Einsum ----
-struct EinsumPlan {
-  std::vector<std::string> operands;  // index letters per operand, "..." expanded to ellipsis_char()s
-  std::string output;
-  std::map<char, int64_t> sizes;
-};
-
-// Ellipsis dims are named by control characters 1, 2, ..., which no equation letter can be.
-constexpr size_t kMaxEllipsisRank = 31;
-char ellipsis_char(size_t d) { return static_cast<char>(1 + d); }
-bool is_ellipsis_char(char ch) { return ch >= 1 && ch <= static_cast<char>(kMaxEllipsisRank); }
-
-EinsumPlan plan_einsum(const OpContext& c) {
-  std::string eq;
-  for (char ch : c.attr_string("equation", "")) {
-    if (is_ellipsis_char(ch)) c.fail("the equation holds a control character");
-    if (ch != ' ') eq += ch;
-  }
-  if (eq.empty()) c.fail("Einsum needs an equation");
-  EinsumPlan p;
-  const auto arrow = eq.find("->");
-  const std::string lhs = eq.substr(0, arrow);
-  size_t start = 0;
-  while (true) {
-    const auto comma = lhs.find(',', start);
-    p.operands.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (p.operands.size() != c.num_inputs())
-    c.fail("equation '" + eq + "' names " + std::to_string(p.operands.size()) + " operands, node has " + std::to_string(c.num_inputs()));
-  // Ellipsis dims get their own characters so they join the letter bookkeeping. They align
-  // from the right (numpy broadcasting), so the widest ellipsis must be known first.
-  size_t ellipsis_rank = 0;
-  for (size_t i = 0; i < p.operands.size(); ++i) {
-    const std::string& op = p.operands[i];
-    if (op.find("...") == std::string::npos) continue;
-    const size_t named = op.size() - 3, rank = c.in_rank(i);
-    if (rank < named) c.fail("operand " + std::to_string(i) + " has rank " + std::to_string(rank) + " < " + std::to_string(named));
-    ellipsis_rank = std::max(ellipsis_rank, rank - named);
-  }
-  if (ellipsis_rank > kMaxEllipsisRank) c.fail("an ellipsis covering " + std::to_string(ellipsis_rank) + " dims (at most 31)");
-  for (size_t i = 0; i < p.operands.size(); ++i) {
-    std::string& op = p.operands[i];
-    const size_t rank = c.in_rank(i);
-    const auto dots = op.find("...");
-    if (dots != std::string::npos) {
-      const size_t er = rank - (op.size() - 3);
-      std::string digits;
-      for (size_t d = 0; d < er; ++d) digits += ellipsis_char(ellipsis_rank - er + d);
-      op = op.substr(0, dots) + digits + op.substr(dots + 3);
-    }
-    if (op.size() != rank) c.fail("operand " + std::to_string(i) + " '" + op + "' does not match rank " + std::to_string(rank));
-    for (size_t d = 0; d < rank; ++d) {
-      const int64_t size = c.in_shape(i)[d];
-      auto [it, inserted] = p.sizes.emplace(op[d], size);
-      if (!inserted && it->second != size) {
-        if (it->second == 1) it->second = size;
-        else if (size != 1) c.fail(std::string("index '") + op[d] + "' has sizes " + std::to_string(it->second) + " and " + std::to_string(size));
-      }
-    }
-  }
-  std::string ellipsis;
-  for (size_t d = 0; d < ellipsis_rank; ++d) ellipsis += ellipsis_char(d);
-  if (arrow != std::string::npos) {
-    p.output = eq.substr(arrow + 2);
-    const auto dots = p.output.find("...");
-    if (dots != std::string::npos) p.output = p.output.substr(0, dots) + ellipsis + p.output.substr(dots + 3);
-  } else {  // implicit mode: ellipsis dims, then letters used once, alphabetically
-    std::map<char, int> counts;
-    for (const auto& op : p.operands) for (char ch : op) ++counts[ch];
-    p.output = ellipsis;
-    for (const auto& [ch, n] : counts) if (n == 1 && !is_ellipsis_char(ch)) p.output += ch;
-  }
-  for (char ch : p.output)
-    if (!p.sizes.count(ch)) c.fail(std::string("output index '") + ch + "' appears in no operand");
-  return p;
-}
-
-void infer_einsum(OpContext& c) {
-  const EinsumPlan p = plan_einsum(c);
-  Shape out;
-  for (char ch : p.output) out.push_back(p.sizes.at(ch));
-  c.set_output(0, c.in_dtype(0), out);
-}
-
-// Einsum contracts as one loop nest over every distinct index: macs = product of all index
-// sizes for two or more operands; a single operand is additions only when it sums an index away
-// (sum, trace), and no arithmetic at all when every index survives (transpose, diagonal).
-OpCost cost_einsum(const OpContext& c) {
-  const EinsumPlan p = plan_einsum(c);
-  double all = 1;
-  bool reduces = false;
-  for (const auto& [ch, size] : p.sizes) {
-    all *= static_cast<double>(size);
-    if (p.output.find(ch) == std::string::npos) reduces = true;
-  }
-  OpCost cost;
-  if (p.operands.size() >= 2) {
-    cost.macs = all * static_cast<double>(p.operands.size() - 1);
-    cost.flops = 2 * cost.macs;
-  } else if (reduces && computes_in_float(c)) {
-    cost.flops = all;
-  }
-  return cost;
-}
-
 // ---- softmax family, TopK, CumSum, Det ----
 OpCost cost_softmax(const OpContext& c) {
   // max, subtract, exp, sum, divide per element (LogSoftmax: log of the sum and subtract instead).
@@ -443,6 +336,11 @@ OpCost cost_softmax_cross_entropy(const OpContext& c) {
 
 }  // namespace
 
+// Einsum's rules and plan (math_einsum.cpp).
+void infer_einsum(OpContext& c);
+OpCost cost_einsum(const OpContext& c);
+OpPlan plan_einsum(const OpContext& c);
+
 // Measurement plans of math_plans.cpp.
 OpPlan plan_softmax(const OpContext& c);
 OpPlan plan_cumsum(const OpContext& c);
@@ -505,7 +403,7 @@ void register_math_ops(OpRegistry& r) {
       {"", "Mean", infer_broadcast, cost_variadic, plan_elementwise},
       {"", "MatMul", infer_matmul, cost_matmul, plan_matmul},
       {"", "Gemm", infer_gemm, cost_gemm, plan_gemm},
-      {"", "Einsum", infer_einsum, cost_einsum, not_measured("no GPU kernel yet (general contraction)")},
+      {"", "Einsum", infer_einsum, cost_einsum, plan_einsum},
       {"", "Softmax", infer_softmax, cost_softmax, plan_softmax},
       {"", "LogSoftmax", infer_softmax, cost_softmax, plan_softmax},
       {"", "Hardmax", infer_softmax, cost_per_output<1>, not_measured("no GPU kernel yet")},

@@ -63,24 +63,8 @@ OpCost cost_conv(const OpContext& c) {
 // Measured through the conv runners (cuDNN, our depthwise kernel): the window the shape rule read.
 OpPlan plan_conv(const OpContext& c) {
   if (!float_data(c) || !dtype_is_float(c.in_dtype(1))) return unsupported("Conv on non-float tensors");
-  const Shape& x = c.in_shape(0);
-  const Shape& w = c.in_shape(1);
-  if (x.size() > 5) return unsupported("Conv of more than 3 spatial dims");
-  const Window win = read_window(c, x.size() - 2, dims_from(w, 2));
-  ConvParams p;
-  p.spatial = static_cast<int>(x.size()) - 2;
-  p.batch = x[0];
-  p.in_channels = x[1];
-  p.out_channels = w[0];
-  p.groups = c.attr_int("group", 1);
-  p.in_size = dims_from(x, 2);
-  p.kernel = win.kernel;
-  p.out_size = dims_from(c.out(0).shape, 2);
-  p.strides = win.strides;
-  p.dilations = win.dilations;
-  p.pads = resolved_pads(win, p.in_size, p.out_size);
-  p.has_bias = c.has_input(2);
-  return p;
+  if (c.in_rank(0) > 5) return unsupported("Conv of more than 3 spatial dims");
+  return conv_params(c, 0, 1, 2);
 }
 
 // ConvTranspose: X [N, C, in...], W [C, M/group, kernel...], output [N, M, out...].
@@ -135,6 +119,33 @@ OpCost cost_conv_transpose(const OpContext& c) {
   cost.macs = element_count(c.in_shape(0)) * static_cast<double>(w[1]) * product(dims_from(w, 2));
   cost.flops = 2 * cost.macs + (c.has_input(2) ? element_count(c.out(0).shape) : 0);
   return cost;
+}
+
+// The window of ConvTranspose: explicit pads (or VALID), the output as the shape rule sized it;
+// the padding output_shape or SAME would imply is not resolved here.
+OpPlan plan_conv_transpose(const OpContext& c) {
+  if (!float_data(c) || !dtype_is_float(c.in_dtype(1))) return unsupported("ConvTranspose on non-float tensors");
+  const Shape& x = c.in_shape(0);
+  const Shape& w = c.in_shape(1);
+  if (x.size() > 5) return unsupported("ConvTranspose of more than 3 spatial dims");
+  const Window win = read_window(c, x.size() - 2, dims_from(w, 2));
+  if (win.auto_pad == "SAME_UPPER" || win.auto_pad == "SAME_LOWER" || c.has_attr("output_shape"))
+    return unsupported("ConvTranspose sized by output_shape or SAME padding");
+  ConvTransposePlan p;
+  ConvParams& conv = p.conv;
+  conv.spatial = static_cast<int>(x.size()) - 2;
+  conv.batch = x[0];
+  conv.in_channels = x[1];
+  conv.groups = c.attr_int("group", 1);
+  conv.out_channels = w[1] * conv.groups;
+  conv.in_size = dims_from(x, 2);
+  conv.kernel = win.kernel;
+  conv.out_size = dims_from(c.out(0).shape, 2);
+  conv.strides = win.strides;
+  conv.dilations = win.dilations;
+  conv.pads = win.auto_pad == "VALID" ? std::vector<int64_t>(win.pads.size(), 0) : win.pads;
+  conv.has_bias = c.has_input(2);
+  return p;
 }
 
 // DeformConv (opset 19): X, W, offset [N, offset_group*n*prod(kernel), out...], B, mask.
@@ -208,7 +219,7 @@ void infer_col2im(OpContext& c) {
 void register_nn_ops(OpRegistry& r) {
   r.add({
       {"", "Conv", infer_conv, cost_conv, plan_conv},
-      {"", "ConvTranspose", infer_conv_transpose, cost_conv_transpose, not_measured("no GPU kernel yet")},
+      {"", "ConvTranspose", infer_conv_transpose, cost_conv_transpose, plan_conv_transpose},
       {"", "DeformConv", infer_deform_conv, cost_deform_conv, not_measured("no GPU kernel yet"), inputs(3, 5)},
       {"", "Col2Im", infer_col2im, cost_per_input<1>, not_measured("no GPU kernel yet"), inputs(3, 3)},
   });

@@ -113,4 +113,24 @@ std::vector<int64_t> resolved_pads(const Window& w, const Shape& in, const Shape
   return pads;
 }
 
+ConvParams conv_params(const OpContext& c, size_t x_input, size_t w_input, size_t bias_input) {
+  const Shape& x = c.in_shape(x_input);
+  const Shape& w = c.in_shape(w_input);
+  const Window win = read_window(c, x.size() - 2, dims_from(w, 2));
+  ConvParams p;
+  p.spatial = static_cast<int>(x.size()) - 2;
+  p.batch = x[0];
+  p.in_channels = x[1];
+  p.out_channels = w[0];
+  p.groups = c.attr_int("group", 1);
+  p.in_size = dims_from(x, 2);
+  p.kernel = win.kernel;
+  p.out_size = dims_from(c.out(0).shape, 2);
+  p.strides = win.strides;
+  p.dilations = win.dilations;
+  p.pads = resolved_pads(win, p.in_size, p.out_size);
+  p.has_bias = c.has_input(bias_input);
+  return p;
+}
+
 }  // namespace modelcost

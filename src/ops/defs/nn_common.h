@@ -42,6 +42,9 @@ Shape window_output(const OpContext& c, const Window& w, const Shape& in_spatial
 // end, resp. the beginning). ceil_mode's last partial window is not a pad.
 std::vector<int64_t> resolved_pads(const Window& w, const Shape& in_spatial, const Shape& out_spatial);
 
+// The geometry of a Conv-like node (NCHW X, [M, C/group, kernel...] W) its shape rule read.
+ConvParams conv_params(const OpContext& c, size_t x_input, size_t w_input, size_t bias_input);
+
 // Dims [from, end) of a shape, and their product.
 Shape dims_from(const Shape& s, size_t from);
 double product(const std::vector<int64_t>& dims);

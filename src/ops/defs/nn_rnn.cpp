@@ -89,6 +89,32 @@ OpCost cost_gru(const OpContext& c) { return recurrence_cost(c, 3, 8); }
 // add a multiply and an add for each of i, f, o (6).
 OpCost cost_lstm(const OpContext& c) { return recurrence_cost(c, 4, 9 + (c.has_input(7) ? 6 : 0)); }
 
+// Default activations only (the exporters' form); sequence_lens, clip and layout 1 not taken.
+OpPlan plan_recurrent(const OpContext& c) {
+  if (!float_data(c)) return unsupported(c.node().op_type + " on non-float tensors");
+  if (c.has_attr("activations")) return unsupported(c.node().op_type + " with its own activations");
+  if (c.has_attr("clip")) return unsupported(c.node().op_type + " with clip");
+  if (c.has_input(4)) return unsupported(c.node().op_type + " with sequence_lens");
+  if (c.attr_int("input_forget", 0) != 0) return unsupported("LSTM with input_forget");
+  const std::string& op = c.node().op_type;
+  RecurrentPlan p;
+  p.cell = op == "RNN" ? RecurrentPlan::Cell::kRnn : op == "GRU" ? RecurrentPlan::Cell::kGru : RecurrentPlan::Cell::kLstm;
+  const Recurrence r = read_recurrence(c, p.gates());
+  if (r.batch_major) return unsupported(op + " with layout 1");
+  p.seq = r.seq;
+  p.batch = r.batch;
+  p.input = r.input;
+  p.hidden = r.hidden;
+  p.directions = r.directions;
+  p.reverse = c.attr_string("direction", "forward") == "reverse";
+  p.linear_before_reset = c.attr_int("linear_before_reset", 0) != 0;
+  p.has_bias = c.has_input(3);
+  p.has_initial_h = c.has_input(5);
+  p.has_initial_c = c.has_input(6) && p.cell == RecurrentPlan::Cell::kLstm;
+  p.has_peepholes = c.has_input(7) && p.cell == RecurrentPlan::Cell::kLstm;
+  return p;
+}
+
 // DynamicQuantizeLSTM: LSTM with int8 W and R (transposed layout) plus their scales and zero
 // points (inputs 8-11); the same work as LSTM, its int8 weights counted in params.
 void infer_dynamic_quantize_lstm(OpContext& c) {
@@ -107,9 +133,9 @@ OpCost cost_dynamic_quantize_lstm(const OpContext& c) {
 
 void register_nn_rnn_ops(OpRegistry& r) {
   r.add({
-      {"", "RNN", infer_rnn, cost_rnn, not_measured("no GPU kernel yet (recurrent)")},
-      {"", "GRU", infer_gru, cost_gru, not_measured("no GPU kernel yet (recurrent)")},
-      {"", "LSTM", infer_lstm, cost_lstm, not_measured("no GPU kernel yet (recurrent)")},
+      {"", "RNN", infer_rnn, cost_rnn, plan_recurrent},
+      {"", "GRU", infer_gru, cost_gru, plan_recurrent},
+      {"", "LSTM", infer_lstm, cost_lstm, plan_recurrent},
       {"com.microsoft", "DynamicQuantizeLSTM", infer_dynamic_quantize_lstm, cost_dynamic_quantize_lstm, {}, inputs(12, 12).outputs(0, 3)},
   });
 }

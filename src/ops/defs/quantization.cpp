@@ -383,15 +383,23 @@ OpCost cost_qattention(const OpContext& c) {
 
 }  // namespace
 
+// Measurement plans of quantization_plans.cpp.
+OpPlan plan_quantize_linear(const OpContext& c);
+OpPlan plan_dequantize_linear(const OpContext& c);
+OpPlan plan_dynamic_quantize_linear(const OpContext& c);
+OpPlan plan_matmul_integer(const OpContext& c);
+OpPlan plan_qlinear_matmul(const OpContext& c);
+OpPlan plan_qlinear_conv(const OpContext& c);
+
 void register_quantization_ops(OpRegistry& r) {
   constexpr std::string_view ms = "com.microsoft";
   r.add({
-      {"", "QuantizeLinear", infer_quantize_linear, cost_quantize_linear, not_measured("no GPU kernel yet (quantized)")},
-      {"", "DequantizeLinear", infer_dequantize_linear, cost_dequantize_linear, not_measured("no GPU kernel yet (quantized)")},
-      {"", "DynamicQuantizeLinear", infer_dynamic_quantize_linear, cost_dynamic_quantize_linear, not_measured("no GPU kernel yet (quantized)")},
-      {"", "QLinearConv", infer_qlinear_conv, cost_qlinear_conv, not_measured("no GPU kernel yet (quantized)")},
-      {"", "QLinearMatMul", infer_qlinear_matmul, cost_qlinear_matmul, not_measured("no GPU kernel yet (quantized)")},
-      {"", "MatMulInteger", infer_matmul_integer, cost_matmul_integer, not_measured("no GPU kernel yet (integer GEMM)")},
+      {"", "QuantizeLinear", infer_quantize_linear, cost_quantize_linear, plan_quantize_linear},
+      {"", "DequantizeLinear", infer_dequantize_linear, cost_dequantize_linear, plan_dequantize_linear},
+      {"", "DynamicQuantizeLinear", infer_dynamic_quantize_linear, cost_dynamic_quantize_linear, plan_dynamic_quantize_linear},
+      {"", "QLinearConv", infer_qlinear_conv, cost_qlinear_conv, plan_qlinear_conv},
+      {"", "QLinearMatMul", infer_qlinear_matmul, cost_qlinear_matmul, plan_qlinear_matmul},
+      {"", "MatMulInteger", infer_matmul_integer, cost_matmul_integer, plan_matmul_integer},
       {"", "ConvInteger", infer_conv_integer, cost_conv_integer, not_measured("no GPU kernel yet (integer conv)")},
       {ms, "QuantizeLinear", infer_quantize_linear, cost_quantize_linear, {}, inputs(2, 3)},
       {ms, "DequantizeLinear", infer_dequantize_linear, cost_dequantize_linear, {}, inputs(2, 3)},

@@ -1,0 +1,81 @@
+// The quantization kinds on the project's own kernels (quantize_kernels.cu): QuantizeLinear,
+// DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, QLinearMatMul and QLinearConv.
+#include "measure/cuda/cuda_check.h"
+#include "measure/cuda/kernels.h"
+#include "measure/cuda/runner.h"
+
+namespace modelcost::cuda {
+namespace {
+
+class QuantizedRunner : public OperatorRunner {
+ public:
+  QuantizedRunner(const NodeSpec& spec, const OpPlan& plan) : spec_(spec), plan_(plan) {}
+
+  void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext&) override {
+    in_ = in;
+    out_ = out;
+    if (std::holds_alternative<DynamicQuantizePlan>(plan_)) scratch_.resize(dynamic_quantize_scratch_bytes());
+  }
+
+  void launch(cudaStream_t s) override {
+    std::visit(Overloaded{
+                   [&](const QuantizePlan& p) {
+                     launch_quantize(p, {data(0), type(0), data(1), type(1), data(2), type(2), out_[0].data, out_type(0)}, s);
+                   },
+                   [&](const DynamicQuantizePlan& p) {
+                     launch_dynamic_quantize({data(0), type(0), static_cast<float*>(scratch_.data()), out_[0].data,
+                                              output(1), out_type(1), output(2)},
+                                             p.elements, s);
+                   },
+                   [&](const IntegerMatMulPlan& p) {
+                     launch_integer_matmul(p, product(p.a, p.b, p.a_zero, p.b_zero, p.a_scale, p.b_scale, p.y_scale, p.y_zero, -1), s);
+                   },
+                   [&](const QLinearConvPlan& p) { launch_qlinear_conv(p, product(0, 3, 2, 5, 1, 4, 6, 7, 8), s); },
+                   [&](const auto&) {},
+               },
+               plan_);
+  }
+
+  std::string implementation() const override { return "own kernel " + spec_.op_type; }
+
+ private:
+  const void* data(int i) const { return i >= 0 && static_cast<size_t>(i) < in_.size() && in_[i].spec.present ? in_[i].data : nullptr; }
+  StorageType type(int i) const { return data(i) ? storage_type(in_[i].spec.dtype) : StorageType::kU8; }
+  void* output(size_t i) const { return i < out_.size() && out_[i].spec.present ? out_[i].data : nullptr; }
+  StorageType out_type(size_t i) const { return output(i) ? storage_type(out_[i].spec.dtype) : StorageType::kF32; }
+
+  // The operands of an integer product, by input position (-1: none).
+  IntegerProductOperands product(int a, int b, int a_zero, int b_zero, int a_scale, int b_scale, int y_scale, int y_zero,
+                                 int bias) const {
+    IntegerProductOperands o{};
+    o.a = data(a), o.a_type = type(a);
+    o.b = data(b), o.b_type = type(b);
+    o.a_zero = data(a_zero), o.a_zero_type = type(a_zero);
+    o.b_zero = data(b_zero), o.b_zero_type = type(b_zero);
+    o.a_scale = data(a_scale), o.b_scale = data(b_scale), o.y_scale = data(y_scale);
+    o.scale_type = data(a_scale) ? type(a_scale) : StorageType::kF32;
+    o.y_zero = data(y_zero), o.y_zero_type = type(y_zero);
+    o.bias = data(bias);
+    o.y = out_[0].data, o.y_type = out_type(0);
+    return o;
+  }
+
+  NodeSpec spec_;
+  OpPlan plan_;
+  std::vector<DeviceTensor> in_, out_;
+  DeviceBuffer scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<OperatorRunner> make_quantized_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason) {
+  for (const auto* list : {&spec.inputs, &spec.outputs})
+    for (const auto& t : *list)
+      if (t.present && (t.dtype == 8 || t.dtype > 16)) {
+        *reason = spec.op_type + " with a " + dtype_name(t.dtype) + " tensor";
+        return nullptr;
+      }
+  return std::make_unique<QuantizedRunner>(spec, plan);
+}
+
+}  // namespace modelcost::cuda
