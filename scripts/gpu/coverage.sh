@@ -3,8 +3,9 @@
 # reference models in $CARRY/models; CARRY defaults to .carry/measure): scripts/gpu/coverage.sh
 # Runs the measure tests, exports torchvision models (classification, segmentation, detection)
 # at each opset of OPSETS in the background, then --measure (fp16) on every carried model and
-# every export at batch 1, the batch-dim models of B32 also at 32, the wall times of the three
-# goal models with the default (deployed) view, and the PyTorch CUDA-graph references.
+# every export at batch 1, the batch-dim models of B32 also at 32 (coverage in the as-written
+# view), the wall times of the three goal models with the default (deployed) view first, and the
+# PyTorch CUDA-graph references.
 # Each model's line: nodes measured / not, the reasons, sum of node medians, whole model, wall;
 # at the end one markdown table of them all ($OUT/r/coverage.md).
 # Environment: EXPORTS, OPSETS (default "13 18"), MODELS, B32, VIEW (as-written), MODEL_TIMEOUT,
@@ -12,6 +13,7 @@
 set -o pipefail
 shopt -s nullglob  # an empty /tmp/exports adds no model
 C=${CARRY:-.carry/measure}
+S=$(dirname "$0")  # the scripts beside this one
 # The binaries' compiled-in paths: the source dir (any /work/<checkout>) and ../shared/models.
 mkdir -p /work/shared; for d in /work/main /work/wt-measure; do [ -e $d ] || ln -s "$PWD" $d; done
 [ -e /work/shared/models ] || ln -s "$PWD/$C/models" /work/shared/models
@@ -26,9 +28,9 @@ skip() { [[ " $SKIP " == *" $1 "* ]]; }
 EXPORTS=${EXPORTS:-"resnet50 mobilenet_v3_large densenet121 inception_v3 regnet_y_400mf shufflenet_v2_x1_0 swin_t
   segmentation.fcn_resnet50 segmentation.deeplabv3_mobilenet_v3_large segmentation.lraspp_mobilenet_v3_large
   detection.ssdlite320_mobilenet_v3_large detection.fasterrcnn_mobilenet_v3_large_320_fpn detection.retinanet_resnet50_fpn"}
-if ! skip exports; then  # four exporters at a time beside the tests
+if ! skip exports; then  # four exporters (2 threads each) beside the tests
   for o in ${OPSETS:-13 18}; do for e in $EXPORTS; do echo "$o $e"; done; done |
-    PYTHONUNBUFFERED=1 xargs -P 4 -L 1 sh -c 'timeout 200 python3 scripts/gpu/export_torchvision.py --opset $0 /tmp/exports $1' \
+    OMP_NUM_THREADS=2 PYTHONUNBUFFERED=1 xargs -P 4 -L 1 sh -c "timeout 200 python3 $S/export_torchvision.py --opset \$0 /tmp/exports \$1" \
     > $R/exports.log 2>&1 &
   EXPORTER=$!
 fi
@@ -67,7 +69,7 @@ PY
 }
 measure() {  # model, batch, extra options
   local model=$1 batch=$2; shift 2
-  local name=$(basename $model .onnx)_b$batch
+  local name=$(basename $model .onnx)_b$batch$TAG
   local t0=$(date +%s.%N)
   timeout ${MODEL_TIMEOUT:-60} $C/bin/modelcost $model --gpu auto --measure --batch $batch --dtype fp16 -q "$@" --json $R/$name.json > $R/$name.txt 2>&1
   local rc=$? wall=$(python3 -c "import time; print(round(time.time() - $t0, 1))")
@@ -81,6 +83,13 @@ measure_model() {  # model, batch
     *) measure $1 $2 --view ${VIEW:-as-written} ;;
   esac
 }
+if ! skip wall; then
+  echo "== wall (default view)"
+  measure $C/models/resnet50_op13.onnx 32
+  TAG=_as_written measure $C/models/resnet50_op13.onnx 32 --view as-written
+  measure $C/models/vit_b_16_op17.onnx 32
+  measure $C/models/tinyllama_1b_op18.onnx 1 --dim seq=128
+fi
 if ! skip models; then
   echo "== coverage: carried models"
   for m in ${MODELS:-$C/models/*.onnx}; do
@@ -95,15 +104,9 @@ if ! skip models; then
     case $m in *_dyn.onnx) [[ " ${B32:-resnet50 fcn_resnet50 swin_t} " == *" $(basename $m | sed 's/_op[0-9]*_dyn.onnx//') "* ]] && measure_model $m 32 ;; esac
   done
 fi
-if ! skip wall; then
-  echo "== wall (default view)"
-  measure $C/models/resnet50_op13.onnx 32
-  measure $C/models/vit_b_16_op17.onnx 32
-  measure $C/models/tinyllama_1b_op18.onnx 1 --dim seq=128
-fi
 if ! skip torch; then
   echo "== torch"
-  PYTHONUNBUFFERED=1 timeout 120 python3 scripts/gpu/torch_reference.py ${TORCH_MODELS:-resnet50 mobilenet_v2 efficientnet_b0 convnext_tiny} 2>&1 | grep -E "TORCH|Error" | tee $R/torch.log
+  PYTHONUNBUFFERED=1 timeout 120 python3 $S/torch_reference.py ${TORCH_MODELS:-resnet50 mobilenet_v2 efficientnet_b0 convnext_tiny} 2>&1 | grep -E "TORCH|Error" | tee $R/torch.log
 fi
 cat $R/coverage.md
 tar czf $OUT/results.tgz -C $OUT r

@@ -2,6 +2,8 @@
 // fusion group its kernel (group_runner.h); each group is timed alone like a node, then one pass
 // over the groups in order is captured into a CUDA graph and its replays timed with CUDA events,
 // as the as-written whole-model run (model_runner.cpp) does for the nodes.
+#include <map>
+
 #include "measure/cuda/cuda_backend.h"
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/group_runner.h"
@@ -49,6 +51,7 @@ DeployedMeasurement CudaBackend::measure_deployed(const Analysis& analysis, cons
   try {
     ModelBuffers buffers(analysis, options.dtype, context_.stream);
     std::vector<std::unique_ptr<GroupKernel>> kernels;
+    std::vector<std::string> keys;  // identical groups are timed once
     for (const FusedGroup& group : plan.groups) {
       GroupMeasurement g;
       g.group = group.id;
@@ -58,6 +61,7 @@ DeployedMeasurement CudaBackend::measure_deployed(const Analysis& analysis, cons
       g.fell_back = !choice.fused && choice.kernel;
       g.fallback_reason = choice.fallback_reason;
       g.runner = choice.kernel ? choice.kernel->implementation() : "none (layout only, folded into its neighbours)";
+      keys.push_back(group_measurement_key(view, g.runner));
       result.fused_groups += g.fused && choice.kernel;
       result.fallback_groups += g.fell_back;
       result.empty_groups += !choice.kernel;
@@ -66,12 +70,21 @@ DeployedMeasurement CudaBackend::measure_deployed(const Analysis& analysis, cons
     }
     MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
     const SampleConfig config = sample_config(options);
+    std::map<std::string, size_t> first_of;
     for (size_t i = 0; i < kernels.size(); ++i) {
       GroupMeasurement& g = result.groups[i];
       if (!kernels[i]) {
         g.timing.measured = true;
         g.timing.zero_cost = true;
         g.timing.implementation = g.runner;
+        continue;
+      }
+      const auto [first, inserted] = first_of.emplace(keys[i], i);
+      if (!inserted) {
+        g.timing = result.groups[first->second].timing;
+        g.timing.same_as = "group " + std::to_string(result.groups[first->second].group);
+        g.timing.implementation = g.runner + " (figure of identical " + g.timing.same_as + ")";
+        if (g.timing.measured) result.sum_of_group_medians_us += g.timing.median_us;
         continue;
       }
       g.timing = sample_launches([&](cudaStream_t s) { kernels[i]->launch(s); }, context_.stream, config,

@@ -54,6 +54,9 @@ struct GroupKernelChoice {
 };
 // Throws Error where even the per-node kernels cannot run a member.
 GroupKernelChoice make_group_kernel(const GroupView& view);
+// Equal for two groups exactly when they run the same kernels (`implementation`) on the same
+// work: pattern, members' measurement keys and the wiring between them (group_key.cpp).
+std::string group_measurement_key(const GroupView& view, const std::string& implementation);
 
 // The strategies (one file each); nullptr with *why where one does not apply.
 std::unique_ptr<GroupKernel> make_attention_kernel(const GroupView& view, std::string* why);
