@@ -158,6 +158,27 @@ TEST(MeasureGpuGroups, PointwiseChainWithBroadcast) {
   }
 }
 
+// The chain kernel compiled for its own chain: 8-wide vectors where the element count allows
+// (2x24x7x7), one element per thread where it does not (1x3x5x7), a per-channel scale read
+// through a constant division in both.
+TEST(MeasureGpuGroups, GeneratedChainMatchesTheReferenceVectorAndScalar) {
+  SKIP_WITHOUT_GPU();
+  for (const Shape& shape : {Shape{2, 24, 7, 7}, Shape{1, 3, 5, 7}}) {
+    ModelBuilder b(13);
+    b.input("x", kFloat, shape).input("s", kFloat, Shape{shape[0], shape[1], 1, 1});
+    b.node("Mul", {"x", "s"}, {"m"});
+    b.node("Sigmoid", {"m"}, {"g"});
+    b.node("Mul", {"m", "g"}, {"y"});
+    b.output("y");
+    for (const char* dtype : {"fp16", "fp32"}) {
+      const GroupResult r = run_group(*analyse(b), "m", dtype);
+      const std::string width = shape[1] == 24 ? "8 elements per thread" : "1 element per thread";
+      EXPECT_NE(r.gpu.runner.find("(Mul,Sigmoid,Mul), generated, " + width), std::string::npos) << r.gpu.runner;
+      expect_close(r, std::string(dtype) == "fp16" ? 3e-3 : 1e-5);
+    }
+  }
+}
+
 TEST(MeasureGpuGroups, MaskedAttentionIsOneFlashKernel) {
   SKIP_WITHOUT_GPU();
   for (int64_t d : {64, 32}) {
