@@ -109,6 +109,34 @@ TEST(MeasureGpuGroups, ConvSiluIsConvThenOneChain) {
   expect_close(r, 5e-3);
 }
 
+// The own depthwise kernel applies ReLU6 (Clip) or SiLU (x * Sigmoid(x)) before its store; the
+// group times it against conv + chain and keeps the faster, which for one small tensor is the
+// single kernel.
+TEST(MeasureGpuGroups, DepthwiseConvTakesItsActivationIntoTheStore) {
+  SKIP_WITHOUT_GPU();
+  for (const std::string activation : {"Clip", "Silu"}) {
+    ModelBuilder b(13);
+    b.input("x", kFloat, Shape{2, 16, 9, 11});
+    b.weight("w", kFloat, Shape{16, 1, 3, 3}).weight("bias", kFloat, Shape{16});
+    b.floats("lo", {0.f}, {}).floats("hi", {0.5f}, {});
+    auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+    set_attr(conv, "group", int64_t{16});
+    set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    if (activation == "Clip") {
+      b.node("Clip", {"c", "lo", "hi"}, {"y"});
+    } else {
+      b.node("Sigmoid", {"c"}, {"g"});
+      b.node("Mul", {"c", "g"}, {"y"});
+    }
+    b.output("y");
+    for (const char* dtype : {"fp16", "fp32"}) {
+      const GroupResult r = run_group(*analyse(b), "c", dtype);
+      EXPECT_EQ(r.gpu.runner.find("own depthwise conv NCHW +bias +" + activation), size_t{0}) << r.gpu.runner;
+      expect_close(r, std::string(dtype) == "fp16" ? 5e-3 : 1e-5);
+    }
+  }
+}
+
 TEST(MeasureGpuGroups, MatMulBiasGeluIsOneCublasLtEpilogue) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b(17);

@@ -55,16 +55,16 @@ DeployedMeasurement CudaBackend::measure_deployed(const Analysis& analysis, cons
       if (g.timing.measured) result.sum_of_group_medians_us += g.timing.median_us;
       if (options.progress) options.progress(i + 1, kernels.size(), "group " + std::to_string(g.group));
     }
-    const CapturedGraph captured(
+    const std::string method = result.whole.method;
+    GraphReplays replays = time_graph_replays(
         [&](cudaStream_t s) {
           for (auto& k : kernels)
             if (k) k->launch(s);
         },
-        context_.stream);
-    const std::string method = result.whole.method;
-    result.whole = time_graph_replays(captured, context_.stream, options, options.cold ? &l2_flush() : nullptr);
+        context_.stream, options, options.cold ? &l2_flush() : nullptr);
+    result.whole = replays.timing;
     result.whole.method = method;
-    result.non_kernel_nodes = captured.non_kernel_nodes();
+    result.non_kernel_nodes = replays.non_kernel_nodes;
     result.whole.sum_of_node_medians_us = result.sum_of_group_medians_us;
     result.measured = result.whole.measured;
     if (!result.measured) result.reason = result.whole.reason;

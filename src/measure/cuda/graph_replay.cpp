@@ -1,6 +1,7 @@
 #include "measure/cuda/graph_replay.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "measure/cuda/cuda_check.h"
@@ -11,6 +12,20 @@
 
 namespace modelcost::cuda {
 namespace {
+
+class CapturedGraph {
+ public:
+  CapturedGraph(const std::function<void(cudaStream_t)>& enqueue, cudaStream_t stream);
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  void launch(cudaStream_t stream) const;
+  size_t non_kernel_nodes() const;
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
 
 // Kernel count, busy time and span of one replay, from CUPTI records of 11 more replays (their
 // kernels carry the graph launch's external id); medians. Skipped without CUPTI.
@@ -40,8 +55,6 @@ void add_kernel_breakdown(ModelMeasurement& result, const CapturedGraph& graph, 
   result.kernel_span_us = summarize(span).median;
   result.kernels_per_run = static_cast<int>(summarize(count).median);
 }
-
-}  // namespace
 
 CapturedGraph::CapturedGraph(const std::function<void(cudaStream_t)>& enqueue, cudaStream_t stream) {
   MC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
@@ -78,19 +91,27 @@ size_t CapturedGraph::non_kernel_nodes() const {
   return other;
 }
 
-ModelMeasurement time_graph_replays(const CapturedGraph& graph, cudaStream_t stream, const MeasureOptions& options,
-                                    L2Flush* flush) {
-  for (int i = 0; i < 3; ++i) graph.launch(stream);
-  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  SampleConfig replays;
-  replays.rule.min_samples = std::max(options.min_samples, 20);
-  replays.rule.max_rel_stddev = options.max_rel_stddev;
-  replays.rule.max_seconds = std::max(2.0, options.max_seconds_per_node);
-  replays.cold = options.cold;
-  ModelMeasurement result;
-  set_model_timing(result, sample_with_events([&](cudaStream_t s) { graph.launch(s); }, stream, replays,
-                                              options.cold ? flush : nullptr));
-  add_kernel_breakdown(result, graph, stream);
+}  // namespace
+
+GraphReplays time_graph_replays(const std::function<void(cudaStream_t)>& enqueue, cudaStream_t stream,
+                                const MeasureOptions& options, L2Flush* flush) {
+  GraphReplays result;
+  std::optional<CapturedGraph> graph;
+  {
+    CuptiTimer::Pause no_records(CuptiTimer::instance());
+    graph.emplace(enqueue, stream);
+    for (int i = 0; i < 3; ++i) graph->launch(stream);
+    MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+    SampleConfig replays;
+    replays.rule.min_samples = std::max(options.min_samples, 20);
+    replays.rule.max_rel_stddev = options.max_rel_stddev;
+    replays.rule.max_seconds = std::max(2.0, options.max_seconds_per_node);
+    replays.cold = options.cold;
+    set_model_timing(result.timing, sample_with_events([&](cudaStream_t s) { graph->launch(s); }, stream, replays,
+                                                       options.cold ? flush : nullptr));
+  }
+  result.non_kernel_nodes = graph->non_kernel_nodes();
+  add_kernel_breakdown(result.timing, *graph, stream);
   return result;
 }
 

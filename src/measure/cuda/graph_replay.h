@@ -11,28 +11,19 @@
 
 namespace modelcost::cuda {
 
-class CapturedGraph {
- public:
-  // Captures what `enqueue` launches on `stream` (thread-local capture) and instantiates it;
-  // throws Error, leaving no capture open.
-  CapturedGraph(const std::function<void(cudaStream_t)>& enqueue, cudaStream_t stream);
-  ~CapturedGraph();
-  CapturedGraph(const CapturedGraph&) = delete;
-  CapturedGraph& operator=(const CapturedGraph&) = delete;
-  void launch(cudaStream_t stream) const;
-  // Nodes of the graph that are not kernels (memsets, copies, host nodes, events): each one is a
-  // step the replay waits on between kernels.
-  size_t non_kernel_nodes() const;
-
- private:
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
+struct GraphReplays {
+  ModelMeasurement timing;      // the replays; the kernel breakdown where CUPTI runs
+  size_t non_kernel_nodes = 0;  // memset, copy, host or event nodes in the graph
 };
 
-// Three warm-up replays, then replays timed with CUDA events (an L2 flush before each where
-// options.cold and `flush` is given) until at least 20 samples meet options' stopping rule; the
-// result's kernel breakdown (kernels per replay, busy time, span) comes from CUPTI where it runs.
-ModelMeasurement time_graph_replays(const CapturedGraph& graph, cudaStream_t stream, const MeasureOptions& options,
-                                    L2Flush* flush);
+// Captures what `enqueue` launches on `stream` into a CUDA graph (thread-local capture; throws
+// Error, leaving no capture open), replays it three times, then times replays with CUDA events
+// (an L2 flush before each where options.cold and `flush` is given) until at least 20 samples
+// meet options' stopping rule. CUPTI's kernel records stay off from the capture to the last
+// timed replay: with them on, each kernel of a replay waits on CUPTI (about 2 us between
+// kernels on the H100, doubling a small model's latency). The kernel breakdown (kernels per
+// replay, busy time, span) then comes from 11 more replays with records on.
+GraphReplays time_graph_replays(const std::function<void(cudaStream_t)>& enqueue, cudaStream_t stream,
+                                const MeasureOptions& options, L2Flush* flush);
 
 }  // namespace modelcost::cuda

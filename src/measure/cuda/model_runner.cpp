@@ -90,13 +90,13 @@ ModelMeasurement CudaBackend::measure_model(const Analysis& analysis, const Meas
     }
     MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
 
-    const CapturedGraph captured(
-        [&](cudaStream_t s) {
-          for (auto& r : runners) r->launch(s);
-        },
-        context_.stream);
     const std::string method = result.method;
-    result = time_graph_replays(captured, context_.stream, options, options.cold ? &l2_flush() : nullptr);
+    result = time_graph_replays(
+                 [&](cudaStream_t s) {
+                   for (auto& r : runners) r->launch(s);
+                 },
+                 context_.stream, options, options.cold ? &l2_flush() : nullptr)
+                 .timing;
     result.method = method;
   } catch (const Error& e) {
     cudaGetLastError();
