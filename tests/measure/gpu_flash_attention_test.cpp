@@ -1,7 +1,8 @@
 // The flash-attention kernel alone against attention computed in double on the host from the
 // same fp16 inputs: partial query and key tiles, an additive mask, causal masking, grouped
-// key/value heads, head dims 32, 64 and 128, and both block shapes (one warp and four warps per
-// block, picked by the grid's size). Skips without an NVIDIA GPU.
+// key/value heads, head dims 32, 64 and 128, and both kernels (row blocks of four warps for large
+// grids; key-split blocks of two or four warps, merged at the end, for small ones). Skips without
+// an NVIDIA GPU.
 #ifdef MODELCOST_HAVE_CUDA
 
 #include <cuda_fp16.h>
@@ -106,9 +107,10 @@ AttentionShape shape(int64_t batch, int64_t heads, int64_t sq, int64_t sk, int64
 
 TEST(MeasureGpuGroups, FlashAttentionKernelPartialTilesAndMask) {
   SKIP_WITHOUT_GPU();
-  EXPECT_LT(attention_error(shape(1, 3, 197, 197, 64), false), 5e-3);  // ViT's 197 tokens, one-warp blocks
-  EXPECT_LT(attention_error(shape(4, 10, 197, 197, 64), true), 5e-3);   // four-warp blocks, masked
-  EXPECT_LT(attention_error(shape(2, 2, 33, 100, 128), true), 5e-3);
+  EXPECT_LT(attention_error(shape(1, 3, 197, 197, 64), false), 5e-3);  // ViT's 197 tokens, key-split blocks
+  EXPECT_LT(attention_error(shape(4, 10, 197, 197, 64), true), 5e-3);   // row blocks, masked
+  EXPECT_LT(attention_error(shape(2, 2, 33, 100, 128), true), 5e-3);    // keys split over two warps
+  EXPECT_LT(attention_error(shape(1, 2, 20, 300, 64), true), 5e-3);     // five key tiles over four warps
   EXPECT_LT(attention_error(shape(3, 50, 50, 70, 32), false), 5e-3);
   EXPECT_LT(attention_error(shape(12, 12, 70, 70, 128), true), 5e-3);
 }
