@@ -7,8 +7,8 @@
 # view), the wall times of the three goal models with the default (deployed) view first, and the
 # PyTorch CUDA-graph references.
 # Each model's line: nodes measured / not, the reasons, sum of node medians, whole model, wall;
-# at the end one markdown table of them all ($OUT/r/coverage.md).
-# Environment: EXPORTS, OPSETS (default "13 18"), MODELS, B32, VIEW (as-written), MODEL_TIMEOUT,
+# one markdown table of them all, written as they finish ($OUT/coverage.md).
+# Environment: EXPORTS, OPSETS (default "13 18"), MODELS (set empty: none), B32, VIEW (as-written), MODEL_TIMEOUT,
 # GTEST (a gtest filter for the GPU tests), SKIP (any of: tests exports models wall torch).
 set -o pipefail
 shopt -s nullglob  # an empty /tmp/exports adds no model
@@ -23,25 +23,21 @@ LT=$(dirname "$(find / -name 'libcublasLt.so.13' -not -path '/proc/*' 2>/dev/nul
 export LD_LIBRARY_PATH=$PWD/$C/lib:$CUDNN:$LT:/usr/local/cuda/lib64:$LD_LIBRARY_PATH
 export MODELCOST_CUDA_MODULE=$PWD/$C/bin/libmodelcost_cuda.so MODELCOST_HWDB=$PWD/hwdb
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-R=$OUT/r; mkdir -p $R /tmp/exports
+R=/tmp/r; mkdir -p $R /tmp/exports  # $OUT gets the table, the test logs and results.tgz
 skip() { [[ " $SKIP " == *" $1 "* ]]; }
 EXPORTS=${EXPORTS:-"resnet50 mobilenet_v3_large densenet121 inception_v3 regnet_y_400mf shufflenet_v2_x1_0 swin_t
   segmentation.fcn_resnet50 segmentation.deeplabv3_mobilenet_v3_large segmentation.lraspp_mobilenet_v3_large
   detection.ssdlite320_mobilenet_v3_large detection.fasterrcnn_mobilenet_v3_large_320_fpn detection.retinanet_resnet50_fpn"}
-if ! skip exports; then  # four exporters (2 threads each) beside the tests
-  for o in ${OPSETS:-13 18}; do for e in $EXPORTS; do echo "$o $e"; done; done |
-    OMP_NUM_THREADS=2 PYTHONUNBUFFERED=1 xargs -P 4 -L 1 sh -c "timeout 200 python3 $S/export_torchvision.py --opset \$0 /tmp/exports \$1" \
-    > $R/exports.log 2>&1 &
-  EXPORTER=$!
-fi
 if ! skip tests; then
   echo "== tests"
   for t in measure_tests measure_cuda_tests; do
     [ -e $C/bin/$t ] || continue
     timeout 200 $C/bin/$t --gtest_brief=1 ${GTEST:+--gtest_filter=$GTEST} > $R/$t.log 2>&1; echo "$t rc=$?"
     grep -E "PASSED|FAILED|SKIPPED \]|Failure" -A3 $R/$t.log | head -30
+    cp $R/$t.log $OUT/
   done
 fi
+ln -sf $OUT/coverage.md $R/coverage.md  # the table comes back even when the run is cut short
 echo "model|batch|nodes|measured|not measured: reasons|node sum ms|whole ms|wall s" > $R/coverage.md
 summary() {  # json, wall, name, batch
   python3 - "$@" <<'PY'
@@ -90,9 +86,15 @@ if ! skip wall; then
   measure $C/models/vit_b_16_op17.onnx 32
   measure $C/models/tinyllama_1b_op18.onnx 1 --dim seq=128
 fi
+if ! skip exports; then  # after the timed runs, four exporters (2 threads each)
+  for o in ${OPSETS:-13 18}; do for e in $EXPORTS; do echo "$o $e"; done; done |
+    OMP_NUM_THREADS=2 PYTHONUNBUFFERED=1 xargs -P 4 -L 1 sh -c "timeout 200 python3 $S/export_torchvision.py --opset \$0 /tmp/exports \$1" \
+    > $R/exports.log 2>&1 &
+  EXPORTER=$!
+fi
 if ! skip models; then
   echo "== coverage: carried models"
-  for m in ${MODELS:-$C/models/*.onnx}; do
+  for m in ${MODELS-$C/models/*.onnx}; do
     case $m in *tinyllama*) continue ;; esac  # its wall time below
     measure_model $m 1
   done
@@ -109,4 +111,4 @@ if ! skip torch; then
   PYTHONUNBUFFERED=1 timeout 120 python3 $S/torch_reference.py ${TORCH_MODELS:-resnet50 mobilenet_v2 efficientnet_b0 convnext_tiny} 2>&1 | grep -E "TORCH|Error" | tee $R/torch.log
 fi
 cat $R/coverage.md
-tar czf $OUT/results.tgz -C $OUT r
+tar czhf $OUT/results.tgz --exclude=r/coverage.md -C /tmp r
