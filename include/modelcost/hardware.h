@@ -52,7 +52,7 @@ struct KernelCurve {
 };
 
 // The kernel classes of a curve table: matrix classes measure work in FLOPs, the others in bytes.
-const std::vector<std::string>& kernel_class_names();  // gemm conv1x1 conv depthwise pointwise
+const std::vector<std::string>& kernel_class_names();  // gemm conv1x1 conv depthwise pointwise decode_*
 bool kernel_class_is_matrix(const std::string& name);  // gemm, conv1x1, conv: a K loop and a FLOP term
 
 // What kernels really reach on the device, beside the datasheet peaks: measured by `calibrate` on
