@@ -142,6 +142,29 @@ TEST(MeasureGpuGroups, MatMulBiasResidualGoesThroughC) {
   expect_close(r, 5e-3);
 }
 
+// A sequence-first attention's out-projection (torchvision's ViT): Gemm on [S B, E], reshaped to
+// [S, B, E], transposed to [B, S, E], then the residual. The transpose goes into the GEMM's store.
+TEST(MeasureGpuGroups, GemmTransposeResidualIsOneCublasLtCall) {
+  SKIP_WITHOUT_GPU();
+  for (int64_t batch : {3, 1}) {
+    const int64_t seq = 37, e = 64;
+    ModelBuilder b(17);
+    b.input("x", kFloat, Shape{seq * batch, e}).input("skip", kFloat, Shape{batch, seq, e});
+    b.weight("w", kFloat, Shape{e, e}).weight("bias", kFloat, Shape{e});
+    b.ints("shape", {seq, batch, e});
+    set_attr(b.node("Gemm", {"x", "w", "bias"}, {"m"}), "transB", int64_t{1});
+    b.node("Reshape", {"m", "shape"}, {"r"});
+    set_attr(b.node("Transpose", {"r"}, {"t"}), "perm", std::vector<int64_t>{1, 0, 2});
+    b.node("Add", {"t", "skip"}, {"y"});
+    b.output("y");
+    const GroupResult r = run_group(*analyse(b), "m", "fp16");
+    EXPECT_NE(r.gpu.runner.find("+residual"), std::string::npos) << r.gpu.runner;
+    if (batch > 1) EXPECT_NE(r.gpu.runner.find("+transposed store"), std::string::npos) << r.gpu.runner;
+    EXPECT_EQ(r.gpu.runner.find("chain"), std::string::npos) << r.gpu.runner;
+    expect_close(r, 5e-3);
+  }
+}
+
 TEST(MeasureGpuGroups, PointwiseChainWithBroadcast) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b(13);

@@ -20,7 +20,7 @@ class AttentionKernel : public GroupKernel {
   std::vector<DeviceBuffer> owned;
   void launch(cudaStream_t stream) override { launch_flash_attention(shape_, q_, k_, v_, o_, stream); }
   std::string implementation() const override {
-    return "flash attention kernel (own, fp16 WMMA, d " + std::to_string(shape_.d) + (shape_.mask ? ", mask" : "") +
+    return "flash attention kernel (own, fp16 mma.sync, d " + std::to_string(shape_.d) + (shape_.mask ? ", mask" : "") +
            (shape_.group > 1 ? ", gqa" : "") + note_ + ")";
   }
 

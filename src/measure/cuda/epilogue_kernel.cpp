@@ -31,6 +31,16 @@ int single_consumer(const GroupView& view, int t) {
   return readers.size() == 1 ? static_cast<int>(readers.front()) : -1;
 }
 
+// G where member c transposes an unbatched product's [S, G, N] output to [G, S, N] (a
+// sequence-first attention's out-projection on its way to the residual add), else 0.
+int64_t sequence_first_transpose(const GroupView& view, size_t anchor, size_t c) {
+  const auto* product = std::get_if<MatMulParams>(&view.plan(anchor));
+  if (!product || product->batch != 1 || product->trans_a || view.node(c).op_type != "Transpose") return 0;
+  const Shape& in = view.spec(c).inputs[0].shape;
+  if (view.spec(c).attributes.get_ints("perm") != std::vector<int64_t>{1, 0, 2} || in.size() != 3) return 0;
+  return in[2] == product->n && in[0] * in[1] == product->m ? in[1] : 0;
+}
+
 // Walks the epilogue from the anchor's output; `taken` lists the members the library call takes.
 MatrixEpilogue absorb(const GroupView& view, size_t anchor, bool allow_gelu, std::vector<size_t>& taken) {
   MatrixEpilogue e;
@@ -47,6 +57,13 @@ MatrixEpilogue absorb(const GroupView& view, size_t anchor, bool allow_gelu, std
     const Node& node = view.node(c);
     // A reshape-like member between: its output is the same buffer.
     if (is_zero_cost(view.plan(c)) && !node.outputs.empty() && view.buffers.data(node.outputs[0]) == view.buffers.data(e.output)) {
+      taken.push_back(static_cast<size_t>(c));
+      e.output = node.outputs[0];
+      continue;
+    }
+    // The transpose goes into the store; a residual read in the transposed order may follow.
+    if (const int64_t rows = e.residual < 0 && e.interleaved_rows == 1 ? sequence_first_transpose(view, anchor, c) : 0) {
+      e.interleaved_rows = rows;
       taken.push_back(static_cast<size_t>(c));
       e.output = node.outputs[0];
       continue;

@@ -74,6 +74,8 @@ struct MatrixEpilogue {
   EpilogueActivation activation = EpilogueActivation::kNone;
   int output = -1;         // the tensor the fused call writes
   double clip = 0;         // kClippedRelu's upper bound (ReLU6: 6)
+  // > 1: a [S, G, N] -> [G, S, N] transpose of the product folded into its store (G batches).
+  int64_t interleaved_rows = 1;
 };
 std::unique_ptr<GroupKernel> make_fused_conv_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
 std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
