@@ -60,7 +60,8 @@ double weight_element_bytes(const StepSetup& s) {
 // Accumulates kernels into the step's parts and its roles.
 class StepPricer {
  public:
-  StepPricer(const StepSetup& s, double batch, StepTime& t) : c_(ceilings(s)), batch_(batch), t_(t) {}
+  StepPricer(const StepSetup& s, double batch, StepTime& t)
+      : c_(ceilings(s)), batch_(batch), collective_fixed_us_(s.allreduce_calibrated ? 0 : c_.fixed_us), t_(t) {}
   // A weight product of `batch` rows: the products' curves between batch 1 and 32 (linear in the
   // rows), the roofline beyond or without them.
   void product(const char* role, double flops, double bytes) {
@@ -82,10 +83,11 @@ class StepPricer {
       return calibrated(role, t_.elementwise_ms, c_.rowwise->fixed_us, c_.rowwise->memory_us(bytes), 1);
     roofline(role, t_.elementwise_ms, 0, bytes, 1);
   }
+  // A collective: the model's time, plus the kernel's fixed cost unless calibrate timed it in a graph.
   void collective(const char* role, double ms) {
     t_.communication_ms += ms;
-    count(role, 1, ms + c_.fixed_us * 1e-3);
-    t_.launch_ms += c_.fixed_us * 1e-3;
+    count(role, 1, ms + collective_fixed_us_ * 1e-3);
+    t_.launch_ms += collective_fixed_us_ * 1e-3;
   }
 
  private:
@@ -108,7 +110,7 @@ class StepPricer {
     it->ms += ms;
   }
   Ceilings c_;
-  double batch_;
+  double batch_, collective_fixed_us_;
   StepTime& t_;
 };
 

@@ -226,6 +226,12 @@ TEST(DeployedDecode, ReadsEachKvHeadOnceAndAddsTheCollectivesWithTensorParalleli
                           0.5 * allreduce_ms(8 * 1000 * 2, 2, 100, 2, Collective::kBest);
   EXPECT_DOUBLE_EQ(t.communication_ms, expected);
   EXPECT_LT(t.gemm_ms, c[0].decode.gemm_ms);
+  // A calibrated all-reduce was timed inside a CUDA graph: its launch and gap are in its figures.
+  Device calibrated = calibrated_device();
+  calibrated.interconnect = {{"allreduce_bus_gbps", 100}, {"allreduce_latency_us", 2}};
+  const StepTime& graphed = plan_llm(m, calibrated, o).rows[0].contexts[0].decode;
+  EXPECT_DOUBLE_EQ(graphed.communication_ms, expected);
+  EXPECT_NEAR(t.launch_ms - graphed.launch_ms, (2 * 2 + 1) * 3e-3, 1e-12);
 }
 
 }  // namespace

@@ -22,10 +22,12 @@ namespace modelcost::cuda {
 namespace {
 
 constexpr size_t kPoolBytes = size_t(320) << 20;  // weights or caches cycled through: several times the L2
-constexpr int kReplays = 5;
+constexpr int kReplays = 9;
 
-// Microseconds per call of `calls` calls captured in one CUDA graph (call i gets its index), the
-// median of kReplays replays after one warm-up.
+// Microseconds per call of `calls` calls captured in one CUDA graph (call i gets its index): the
+// graph replayed back to back with an event between replays, as the decode step is replayed, so
+// each replay's launch is queued behind the previous one and not paid in its time; the median of
+// kReplays replays after one warm-up.
 double graph_us_per_call(cudaStream_t stream, int calls, const std::function<void(int)>& enqueue) {
   enqueue(0);  // loads the kernel's module outside the capture
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -35,35 +37,31 @@ double graph_us_per_call(cudaStream_t stream, int calls, const std::function<voi
   for (int i = 0; i < calls; ++i) enqueue(i);
   MC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   MC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaEvent_t begin, end;
-  MC_CUDA_CHECK(cudaEventCreate(&begin));
-  MC_CUDA_CHECK(cudaEventCreate(&end));
+  std::vector<cudaEvent_t> events(kReplays + 1);
+  for (auto& e : events) MC_CUDA_CHECK(cudaEventCreate(&e));
   MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-  std::vector<float> times;
+  MC_CUDA_CHECK(cudaEventRecord(events[0], stream));
   for (int r = 0; r < kReplays; ++r) {
-    MC_CUDA_CHECK(cudaEventRecord(begin, stream));
     MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    MC_CUDA_CHECK(cudaEventRecord(end, stream));
-    MC_CUDA_CHECK(cudaEventSynchronize(end));
-    float ms = 0;
-    MC_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-    times.push_back(ms);
+    MC_CUDA_CHECK(cudaEventRecord(events[r + 1], stream));
   }
-  cudaEventDestroy(begin);
-  cudaEventDestroy(end);
+  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<float> times(kReplays);
+  for (int r = 0; r < kReplays; ++r) MC_CUDA_CHECK(cudaEventElapsedTime(&times[r], events[r], events[r + 1]));
+  for (auto& e : events) cudaEventDestroy(e);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2] * 1e3 / calls;
 }
 
-// Calls per graph and distinct copies of `bytes` each: enough copies to overflow the L2 twice.
+// Calls per graph (at least 100) and distinct copies of `bytes` each: enough copies to overflow the L2.
 struct Cycle {
   int calls = 0, copies = 0;
 };
 Cycle cycle_for(size_t bytes) {
   const size_t copies = std::max<size_t>(1, std::min<size_t>(kPoolBytes / std::max<size_t>(bytes, 1), 128));
-  return {static_cast<int>(std::max<size_t>(20, copies)), static_cast<int>(copies)};
+  return {static_cast<int>(std::max<size_t>(100, copies)), static_cast<int>(copies)};
 }
 
 LibraryKernelSample sample(const std::string& kind, const std::string& shape, const std::string& implementation, double bytes,
@@ -80,7 +78,8 @@ LibraryKernelSample sample(const std::string& kind, const std::string& shape, co
 }
 
 void products(cudaStream_t stream, DeviceBuffer& pool, std::vector<LibraryKernelSample>& out) {
-  const std::pair<int, int> shapes[] = {{1024, 1024}, {4096, 1024}, {4096, 4096}, {16384, 4096}};  // N, K
+  // K of 2048 and more: the kernel splits K over 8 warps of 8 chunks of 32 per trip.
+  const std::pair<int, int> shapes[] = {{2048, 2048}, {8192, 2048}, {4096, 4096}, {16384, 4096}};  // N, K
   for (const int rows : {1, 32}) {
     for (const auto& [n, k] : shapes) {
       const size_t weight_bytes = size_t(n) * k * 2;
@@ -136,12 +135,12 @@ void rows(cudaStream_t stream, std::vector<LibraryKernelSample>& out) {
     launch_fill(ElementType::kFloat16, gamma.data(), width, 1.f, stream);
     const __half* xs = static_cast<const __half*>(x.data());
     __half* ys = static_cast<__half*>(y.data());
-    const double norm = graph_us_per_call(stream, 20, [&](int) {
+    const double norm = graph_us_per_call(stream, 100, [&](int) {
       launch_rms_norm({xs, static_cast<const __half*>(gamma.data()), ys, count, width, 1e-5f}, stream);
     });
     out.push_back(sample("decode_rowwise", fmt::format("RMSNorm {}x{}", count, width), "modelcost RMSNorm",
                          2.0 * (2.0 * count * width + width), norm));
-    const double silu = graph_us_per_call(stream, 20, [&](int) { launch_silu_mul(xs, ys, count, width, stream); });
+    const double silu = graph_us_per_call(stream, 100, [&](int) { launch_silu_mul(xs, ys, count, width, stream); });
     out.push_back(sample("decode_rowwise", fmt::format("SiLU x up {}x{}", count, width), "modelcost SiLU x up",
                          2.0 * 3.0 * count * width, silu));
   }
