@@ -9,9 +9,9 @@ namespace modelcost {
 
 const std::vector<std::string>& kernel_class_names() {
   // decode_*: the deployed decode step's own kernels (docs/llm.md), priced by the bytes they stream.
-  static const std::vector<std::string> names = {"gemm",           "conv1x1",          "conv",
-                                                 "depthwise",      "pointwise",        "decode_gemm_m1",
-                                                 "decode_gemm_m32", "decode_attention", "decode_rowwise"};
+  static const std::vector<std::string> names = {"gemm",      "conv1x1",        "conv",           "depthwise",
+                                                 "attention", "pointwise",      "decode_gemm_m1", "decode_gemm_m32",
+                                                 "decode_attention", "decode_rowwise"};
   return names;
 }
 
