@@ -35,7 +35,8 @@ struct SourceDocument {
 // of cuBLASLt GEMMs and cuDNN convolutions (docs/roofline.md, "Calibrated kernels"):
 //   fixed_us + k_us_per_1000 * K / 1000 + max(flops / tflops, bytes / gbps)
 // the fixed cost of any call (launch, prologue, epilogue, the idle time after it), the serial
-// reduction loop over K (the GEMM's inner dimension; a conv's input channels x kernel taps), and
+// reduction loop over K (the GEMM's inner dimension; a conv's input channels x kernel taps; the
+// key length of flash attention), and
 // the throughput the class reaches at scale.
 struct KernelCurve {
   double fixed_us = 0;
@@ -52,8 +53,8 @@ struct KernelCurve {
 };
 
 // The kernel classes of a curve table: matrix classes measure work in FLOPs, the others in bytes.
-const std::vector<std::string>& kernel_class_names();  // gemm conv1x1 conv depthwise pointwise
-bool kernel_class_is_matrix(const std::string& name);  // gemm, conv1x1, conv: a K loop and a FLOP term
+const std::vector<std::string>& kernel_class_names();  // gemm conv1x1 conv depthwise attention pointwise
+bool kernel_class_is_matrix(const std::string& name);  // all but pointwise: a K loop and a FLOP term
 
 // What kernels really reach on the device, beside the datasheet peaks: measured by `calibrate` on
 // the GPU itself, or derived from the measured fraction of the same architecture (each figure's

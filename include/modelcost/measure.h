@@ -102,12 +102,13 @@ struct DeployedMeasurement {
   ModelMeasurement whole;                // CUDA graph replay of the groups
   double sum_of_group_medians_us = 0;
   size_t fused_groups = 0, fallback_groups = 0, empty_groups = 0;
+  size_t non_kernel_nodes = 0;           // memset, copy, host or event nodes in the captured graph
 };
 
 // One library call of calibrate's grid (generic shapes, never a model's): a cuBLASLt GEMM, a cuDNN
 // convolution or an elementwise kernel, fp16.
 struct LibraryKernelSample {
-  std::string kind;            // kernel class: gemm, conv1x1, conv, depthwise, pointwise
+  std::string kind;            // kernel class: gemm, conv1x1, conv, depthwise, attention, pointwise
   std::string shape;           // "M=256 N=1024 K=4096", "N=32 C=64>256 56x56 k3 s1", ...
   std::string implementation;  // the runner's choice
   double flops = 0, bytes = 0; // work: 2*MACs; inputs + outputs read and written once

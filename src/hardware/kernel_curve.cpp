@@ -8,7 +8,7 @@
 namespace modelcost {
 
 const std::vector<std::string>& kernel_class_names() {
-  static const std::vector<std::string> names = {"gemm", "conv1x1", "conv", "depthwise", "pointwise"};
+  static const std::vector<std::string> names = {"gemm", "conv1x1", "conv", "depthwise", "attention", "pointwise"};
   return names;
 }
 

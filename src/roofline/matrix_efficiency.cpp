@@ -141,6 +141,17 @@ KernelClass kernel_class_of(const NodeAnalysis& anchor, bool matrix) {
   return {"gemm", gemms.empty() ? 0 : gemms.front().k};
 }
 
+KernelClass kernel_class_of(const FusedGroup& group, const Analysis& analysis) {
+  if (group.pattern == "attention")
+    for (size_t member : group.members) {
+      const NodeAnalysis& node = analysis.nodes[member];
+      if (node.node && node.node->op_type != "MatMul") continue;
+      const std::vector<GemmShape> gemms = gemm_shapes(node);  // the first product: Q K^T
+      if (!gemms.empty()) return {"attention", gemms.front().n};
+    }
+  return kernel_class_of(analysis.nodes[group.anchor], group.matrix);
+}
+
 double tiled_matrix_us(const FusedGroup& group, const Analysis& analysis, const SmArray& sms) {
   if (!(sms.sm_count > 0 && sms.flops_per_s > 0 && sms.bandwidth_bytes_per_s > 0)) return 0;
   double us = 0;

@@ -45,5 +45,8 @@ struct KernelClass {
   double k = 0;
 };
 KernelClass kernel_class_of(const NodeAnalysis& anchor, bool matrix);
+// A deployed group's class: an attention group is one flash-attention kernel (class attention,
+// K = the key length, the N of its scores product); any other group is its anchor's.
+KernelClass kernel_class_of(const FusedGroup& group, const Analysis& analysis);
 
 }  // namespace modelcost

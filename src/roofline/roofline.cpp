@@ -196,11 +196,14 @@ Ceilings ceilings_of(const Device& device, bool datasheet) {
 const KernelCurve* curve_for(const KernelWork& work, const PeakChoice& peak, const Device& device, const Ceilings& ceilings,
                              double* k) {
   if (!ceilings.achievable || !work.anchor || device.kind != "gpu" || device.achievable.kernel_curves.empty()) return nullptr;
-  const KernelClass c = kernel_class_of(*work.anchor, work.matrix);
+  KernelClass c = work.group ? kernel_class_of(*work.group, *work.analysis) : kernel_class_of(*work.anchor, work.matrix);
   const bool half_tensor = peak.path == MathPath::kTensor && (peak.dtype == "fp16" || peak.dtype == "bf16");
   if (c.name != "pointwise" && !half_tensor) return nullptr;
-  auto it = device.achievable.kernel_curves.find(c.name);
-  if (it == device.achievable.kernel_curves.end()) return nullptr;
+  const auto& curves = device.achievable.kernel_curves;
+  // An entry calibrated before attention had a class of its own times it as its anchor's class.
+  if (c.name == "attention" && !curves.count(c.name)) c = kernel_class_of(*work.anchor, work.matrix);
+  auto it = curves.find(c.name);
+  if (it == curves.end()) return nullptr;
   *k = c.k;
   return &it->second;
 }

@@ -6,11 +6,13 @@
 // these samples (docs/hwdb.md, "Kernel curves").
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 #include <vector>
 
 #include "measure/cuda/cuda_backend.h"
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/cupti_timer.h"
+#include "measure/cuda/calibrate_graph.h"
 #include "measure/cuda/kernels.h"
 #include "measure/cuda/tensor_transfer.h"
 
@@ -101,6 +103,41 @@ GridPoint add_point(int64_t elements) {
   return p;
 }
 
+GridPoint pointwise_point(const std::string& op, int opset, std::vector<Shape> inputs, Shape output) {
+  GridPoint p;
+  p.kind = "pointwise";
+  p.spec.name = "grid_" + op;
+  p.spec.op_type = op;
+  p.spec.opset = opset;
+  for (auto& shape : inputs) p.spec.inputs.push_back(half_tensor(std::move(shape)));
+  p.spec.outputs = {half_tensor(output)};
+  p.flops = static_cast<double>(p.spec.inputs[0].elements());
+  p.shape = op;
+  for (const auto& t : p.spec.inputs) {
+    p.shape += " [";
+    for (size_t i = 0; i < t.shape.size(); ++i) p.shape += (i ? "x" : "") + std::to_string(t.shape[i]);
+    p.shape += "]";
+  }
+  return p;
+}
+
+// Pointwise kernels beside the plain adds: row norms, global average pools and per-channel
+// (broadcast) products, which deployed graphs run as kernels of their own.
+void add_pointwise_points(std::vector<GridPoint>& points) {
+  for (int64_t e = int64_t(1) << 12; e <= int64_t(1) << 26; e <<= 2) points.push_back(add_point(e));
+  for (auto [rows, width] : {std::pair<int64_t, int64_t>{64, 1024}, {1024, 1024}, {16384, 1024}, {4096, 4096}}) {
+    GridPoint p = pointwise_point("LayerNormalization", 17, {{rows, width}, {width}, {width}}, {rows, width});
+    p.spec.attributes.ints["axis"] = -1;
+    p.spec.attributes.floats["epsilon"] = 1e-5;
+    points.push_back(p);
+  }
+  for (auto [n, c, size] : {std::tuple<int64_t, int64_t, int64_t>{1, 256, 14}, {1, 1024, 7}, {32, 64, 56}, {32, 256, 28},
+                            {32, 1024, 7}})
+    points.push_back(pointwise_point("GlobalAveragePool", 1, {{n, c, size, size}}, {n, c, 1, 1}));
+  for (auto [n, c, size] : {std::tuple<int64_t, int64_t, int64_t>{1, 256, 28}, {32, 256, 28}, {32, 64, 112}})
+    points.push_back(pointwise_point("Mul", 14, {{n, c, size, size}, {n, c, 1, 1}}, {n, c, size, size}));
+}
+
 // Generic shapes: powers of two for the GEMMs, the channel and size ranges of image networks for
 // the convolutions; no model's layer list.
 std::vector<GridPoint> grid_points() {
@@ -125,43 +162,13 @@ std::vector<GridPoint> grid_points() {
       if (size <= 28)
         for (int64_t c : {240, 672}) points.push_back(conv_point({batch, c, c, size, 5, 1, c}));
     }
-  for (int64_t e = int64_t(1) << 12; e <= int64_t(1) << 26; e <<= 2) points.push_back(add_point(e));
+  add_pointwise_points(points);
   return points;
 }
 
 // Time per call in a CUDA graph of kGraphCalls back-to-back calls, median of the replays.
 double graph_call_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream) {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  MC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  try {
-    for (int i = 0; i < kGraphCalls; ++i) launch(stream);
-  } catch (...) {  // leave the stream out of capture mode for the next grid point
-    if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
-    throw;
-  }
-  MC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  MC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaEvent_t begin, end;
-  MC_CUDA_CHECK(cudaEventCreate(&begin));
-  MC_CUDA_CHECK(cudaEventCreate(&end));
-  MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-  std::vector<double> per_call;
-  for (int r = 0; r < kGraphReplays; ++r) {
-    MC_CUDA_CHECK(cudaEventRecord(begin, stream));
-    MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    MC_CUDA_CHECK(cudaEventRecord(end, stream));
-    MC_CUDA_CHECK(cudaEventSynchronize(end));
-    float ms = 0;
-    MC_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-    per_call.push_back(ms * 1e3 / kGraphCalls);
-  }
-  cudaEventDestroy(begin);
-  cudaEventDestroy(end);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  std::sort(per_call.begin(), per_call.end());
-  return per_call[per_call.size() / 2];
+  return graph_time_per_launch_us(stream, kGraphCalls, [&](int) { launch(stream); }, 1, kGraphReplays);
 }
 
 constexpr int kFreshSamples = 15;
@@ -220,18 +227,22 @@ bool CudaBackend::time_library_call(const NodeSpec& spec, LibraryKernelSample& s
     sample.bytes += static_cast<double>(out[o].bytes());
   }
   runner->prepare(in, out, context_);
+  sample.implementation = runner->implementation();
+  return time_grid_call([&](cudaStream_t s) { runner->launch(s); }, in[0], sample);
+}
+
+bool CudaBackend::time_grid_call(const std::function<void(cudaStream_t)>& launch, const DeviceTensor& first,
+                                 LibraryKernelSample& sample) {
   SampleConfig config;
   config.rule.min_samples = 10;
   config.rule.max_rel_stddev = 0.02;
   config.rule.max_seconds = 0.05;
-  const auto launch = [&](cudaStream_t s) { runner->launch(s); };
   const NodeMeasurement m = sample_launches(launch, context_.stream, config, nullptr);
   sample.kernel_us = m.median_us;
   sample.kernels = static_cast<int>(m.kernels.size());
-  sample.implementation = runner->implementation();
   sample.graph_us = graph_call_us(launch, context_.stream);
   DeviceBuffer scratch(16);
-  sample.fresh_us = fresh_kernel_us(launch, in[0], scratch, l2_flush(), context_.stream);
+  sample.fresh_us = fresh_kernel_us(launch, first, scratch, l2_flush(), context_.stream);
   return sample.kernel_us > 0;
 }
 
@@ -257,6 +268,9 @@ void CudaBackend::calibrate_library_kernels(CalibrationResult& r) {
     r.library_kernels.push_back(s);
   }
   slots_.clear();
+  calibrate_attention_kernels(r.library_kernels);
+  for (size_t i = gaps.size(); i < r.library_kernels.size(); ++i)
+    gaps.push_back(std::max(0.0, r.library_kernels[i].graph_us - r.library_kernels[i].kernel_us));
   context_.autotune = autotune;
   context_.channels_last_half = channels_last;
   if (!gaps.empty()) {
@@ -265,9 +279,9 @@ void CudaBackend::calibrate_library_kernels(CalibrationResult& r) {
   }
   r.library_curves = fit_library_curves(r.library_kernels);
   r.notes.push_back("library kernels: " + std::to_string(r.library_kernels.size()) +
-                    " fp16 cuBLASLt GEMMs, cuDNN convolutions (timed algorithm choice, NHWC) and elementwise adds on "
+                    " fp16 cuBLASLt GEMMs, cuDNN convolutions (timed algorithm choice, NHWC), flash attention and pointwise kernels on "
                     "generic shapes; CUPTI kernel durations, median, with all data in L2 and with only the first input in L2 "
-                    "(fresh); gap: CUDA graph of 20 back-to-back calls less the warm durations, median over the grid");
+                    "(fresh); gap: CUDA graph of 20 back-to-back calls (CUPTI records off) less the warm durations, median over the grid");
 }
 
 }  // namespace modelcost::cuda

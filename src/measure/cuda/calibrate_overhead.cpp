@@ -8,6 +8,7 @@
 
 #include "measure/cuda/cuda_backend.h"
 #include "measure/cuda/cuda_check.h"
+#include "measure/cuda/calibrate_graph.h"
 #include "measure/cuda/kernels.h"
 
 namespace modelcost::cuda {
@@ -23,42 +24,17 @@ struct GraphRun {
   double gap_us = 0;         // median idle time between consecutive kernels of the last replay
 };
 
-// Captures `enqueue(i)` for i < kKernels into one graph and times its replays.
+// Captures `enqueue(i)` for i < kKernels into one graph and times its replays; the gaps come
+// from the stamps the last replay left.
 GraphRun time_graph(cudaStream_t stream, const std::function<void(int)>& enqueue, const unsigned long long* d_stamps) {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  MC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < kKernels; ++i) enqueue(i);
-  MC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  MC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaEvent_t begin, end;
-  MC_CUDA_CHECK(cudaEventCreate(&begin));
-  MC_CUDA_CHECK(cudaEventCreate(&end));
-  for (int w = 0; w < 3; ++w) MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-  std::vector<double> per_kernel;
-  for (int r = 0; r < kReplays; ++r) {
-    MC_CUDA_CHECK(cudaEventRecord(begin, stream));
-    MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    MC_CUDA_CHECK(cudaEventRecord(end, stream));
-    MC_CUDA_CHECK(cudaEventSynchronize(end));
-    float ms = 0;
-    MC_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-    per_kernel.push_back(ms * 1e3 / kKernels);
-  }
-  std::vector<double> gaps;
-  if (d_stamps) {
-    std::vector<unsigned long long> host(2 * kKernels);
-    MC_CUDA_CHECK(cudaMemcpy(host.data(), d_stamps, host.size() * sizeof(host[0]), cudaMemcpyDeviceToHost));
-    for (int i = 1; i < kKernels; ++i)
-      if (host[2 * i] >= host[2 * i - 1]) gaps.push_back((host[2 * i] - host[2 * i - 1]) * 1e-3);
-  }
-  cudaEventDestroy(begin);
-  cudaEventDestroy(end);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   GraphRun run;
-  std::sort(per_kernel.begin(), per_kernel.end());
-  run.per_kernel_us = per_kernel[per_kernel.size() / 2];
+  run.per_kernel_us = graph_time_per_launch_us(stream, kKernels, enqueue, 3, kReplays);
+  if (!d_stamps) return run;
+  std::vector<unsigned long long> host(2 * kKernels);
+  MC_CUDA_CHECK(cudaMemcpy(host.data(), d_stamps, host.size() * sizeof(host[0]), cudaMemcpyDeviceToHost));
+  std::vector<double> gaps;
+  for (int i = 1; i < kKernels; ++i)
+    if (host[2 * i] >= host[2 * i - 1]) gaps.push_back((host[2 * i] - host[2 * i - 1]) * 1e-3);
   if (!gaps.empty()) {
     std::sort(gaps.begin(), gaps.end());
     run.gap_us = gaps[gaps.size() / 2];

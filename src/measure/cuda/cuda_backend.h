@@ -41,6 +41,13 @@ class CudaBackend : public Backend {
   // false when no runner takes the spec.
   void calibrate_library_kernels(CalibrationResult& result);
   bool time_library_call(const NodeSpec& spec, LibraryKernelSample& sample);
+  // A prepared grid call's timings: CUPTI durations warm and with only `first` in L2, and the
+  // time per call in a CUDA graph. False when no kernel ran.
+  bool time_grid_call(const std::function<void(cudaStream_t)>& launch, const DeviceTensor& first,
+                      LibraryKernelSample& sample);
+  // The attention part of the grid (calibrate_attention.cpp): the flash-attention kernel the
+  // deployed view runs, on generic head counts, lengths and head dims.
+  void calibrate_attention_kernels(std::vector<LibraryKernelSample>& samples);
   // --counters: DRAM bytes and executed FLOPs of one more launch (range_profiler.h); on failure
   // only counters_reason is set.
   void add_counters(NodeMeasurement& m, const std::function<void(cudaStream_t)>& launch);

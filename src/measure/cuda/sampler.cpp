@@ -12,6 +12,9 @@
 namespace modelcost::cuda {
 NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                    const SampleConfig& config, L2Flush* flush) {
+  // Events time what a run without a profiler takes: with CUPTI's kernel records on, each kernel
+  // of a graph replay waits longer for the next one.
+  CuptiTimer::Pause no_records(CuptiTimer::instance());
   cudaEvent_t begin, end;
   MC_CUDA_CHECK(cudaEventCreate(&begin));
   MC_CUDA_CHECK(cudaEventCreate(&end));

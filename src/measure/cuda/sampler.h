@@ -23,7 +23,8 @@ NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch,
                                 const SampleConfig& config, L2Flush* flush);
 
 // Times each launch with a pair of CUDA events (no warm-up; config.warmup_launches is ignored),
-// an L2 flush before each when config.cold and flush is given, until config.rule is met.
+// an L2 flush before each when config.cold and flush is given, until config.rule is met; CUPTI's
+// kernel records are off meanwhile.
 NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                    const SampleConfig& config, L2Flush* flush);
 

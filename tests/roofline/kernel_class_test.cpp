@@ -1,0 +1,126 @@
+// Which calibrated curve times a kernel (docs/roofline.md, "Calibrated kernels"), and the
+// overhead-bound rule on the shipped Hopper entries: no kernel is called memory-bound where the
+// overhead term is the largest.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "modelcost/fusion.h"
+#include "modelcost/roofline.h"
+#include "test_support.h"
+
+namespace modelcost::testing {
+namespace {
+
+constexpr int64_t kHeads = 4, kSeq = 96, kDim = 64;
+
+// q k^T -> Softmax -> @ v, fp16: one attention group.
+std::unique_ptr<AnalysisRun> attention_model() {
+  ModelBuilder b;
+  b.input("q", kFloat16, Shape{1, kHeads, kSeq, kDim});
+  b.input("k", kFloat16, Shape{1, kHeads, kSeq, kDim});
+  b.input("v", kFloat16, Shape{1, kHeads, kSeq, kDim});
+  set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  b.node("MatMul", {"q", "kt"}, {"s"});
+  set_attr(b.node("Softmax", {"s"}, {"p"}), "axis", int64_t{-1});
+  b.node("MatMul", {"p", "v"}, {"o"});
+  b.output("o");
+  return analyse(b);
+}
+
+KernelCurve curve(double fixed, double k_per_1000, double tflops, double gbps) {
+  KernelCurve c;
+  c.fixed_us = fixed;
+  c.k_us_per_1000 = k_per_1000;
+  c.tflops = tflops;
+  c.gbps = gbps;
+  return c;
+}
+
+Device curved_gpu() {
+  Device d = make_custom_device(100, 1000, 0, 1);
+  d.uniform_peak_tflops.reset();
+  d.kind = "gpu";
+  d.compute_units = 100;
+  d.tensor_tflops["fp16"] = 100;
+  d.vector_tflops["fp16"] = 10;
+  d.vector_tflops["fp32"] = 10;
+  d.achievable.memory_bandwidth_gbps = 800;
+  d.achievable.kernel_curves["gemm"] = curve(4, 1, 50, 1000);
+  d.achievable.kernel_curves["attention"] = curve(5, 20, 20, 500);
+  d.achievable.kernel_curves["pointwise"] = curve(3, 0, 0, 2000);
+  return d;
+}
+
+const NodeRoofline& attention_kernel(const RooflineReport& r) {
+  for (size_t k = 0; k < r.groups.size(); ++k)
+    if (r.fusion->groups[k].pattern == "attention") return r.groups[k];
+  ADD_FAILURE() << "no attention group";
+  return r.groups.at(0);
+}
+
+}  // namespace
+
+TEST(KernelClass, AttentionGroupsRunOnTheAttentionCurveWithTheKeyLengthAsK) {
+  const auto run = attention_model();
+  const RooflineReport r = compute_roofline(run->analysis, curved_gpu());
+  const NodeRoofline& a = attention_kernel(r);
+  const double flops = 4.0 * kHeads * kSeq * kSeq * kDim;
+  EXPECT_GE(a.flops, flops);  // the two products, and the softmax's few FLOPs per score
+  EXPECT_LE(a.flops, flops * 1.05);
+  EXPECT_DOUBLE_EQ(a.overhead_us, 5 + 20 * kSeq / 1000.0);
+  EXPECT_DOUBLE_EQ(a.compute_us, a.flops / 20e12 * 1e6);
+  EXPECT_DOUBLE_EQ(a.memory_us, a.bytes / 500e9 * 1e6);
+  EXPECT_DOUBLE_EQ(a.predicted_us, a.overhead_us + std::max(a.compute_us, a.memory_us));
+}
+
+TEST(KernelClass, AnEntryWithoutAnAttentionCurveTimesAttentionAsAGemm) {
+  const auto run = attention_model();
+  Device d = curved_gpu();
+  d.achievable.kernel_curves.erase("attention");
+  const NodeRoofline& a = attention_kernel(compute_roofline(run->analysis, d));
+  EXPECT_DOUBLE_EQ(a.overhead_us, 4);  // the anchor (the Softmax) has no K of its own
+  EXPECT_DOUBLE_EQ(a.memory_us, a.bytes / 1000e9 * 1e6);
+}
+
+TEST(KernelClass, TheClassNamesIncludeAttentionAsAMatrixClass) {
+  const auto& names = kernel_class_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "attention"), names.end());
+  EXPECT_TRUE(kernel_class_is_matrix("attention"));
+  EXPECT_FALSE(kernel_class_is_matrix("pointwise"));
+}
+
+// On the shipped H100 and H200 entries (calibrated and derived curves), for every kernel of both
+// views of the shared models at batch 1 and 32: overhead-bound exactly where the overhead term is
+// the largest, and then never memory-bound.
+TEST(KernelClass, OverheadBoundExactlyWhereTheOverheadTermIsLargest) {
+  if (!shared_models_present()) GTEST_SKIP() << "shared models not present";
+  const HardwareDb db = load_hardware_db({}, false);
+  size_t overhead = 0, checked = 0;
+  for (const char* file : {"mobilenet_v2_op13.onnx", "bert_base_op17.onnx"})
+    for (int64_t batch : {1, 32}) {
+      ShapeOptions shapes;
+      shapes.dims["batch"] = batch;
+      if (std::string(file).rfind("bert", 0) == 0) shapes.dims["seq"] = 128;
+      const auto run = analyse_file(shared_model(file), shapes);
+      for (const char* gpu : {"h100-sxm", "h200"}) {
+        RooflineOptions options;
+        options.dtype = "fp16";
+        const RooflineReport r = compute_roofline(run->analysis, db.resolve(gpu), options);
+        for (const auto* kernels : {&r.nodes, &r.groups})
+          for (const NodeRoofline& k : *kernels) {
+            if (!k.launches) continue;
+            ++checked;
+            const bool largest = k.overhead_us > std::max(k.compute_us, k.memory_us);
+            EXPECT_EQ(k.bound == Bound::kOverhead, largest) << file << " " << gpu << " batch " << batch;
+            if (largest) EXPECT_NE(k.bound, Bound::kMemory);
+            overhead += largest;
+          }
+      }
+    }
+  EXPECT_GT(overhead, 0u);  // the rule was exercised
+  EXPECT_GT(checked, overhead);
+}
+
+}  // namespace modelcost::testing
