@@ -102,6 +102,7 @@ struct DeployedMeasurement {
   ModelMeasurement whole;                // CUDA graph replay of the groups
   double sum_of_group_medians_us = 0;
   size_t fused_groups = 0, fallback_groups = 0, empty_groups = 0;
+  size_t non_kernel_nodes = 0;           // memset, copy, host or event nodes in the captured graph
 };
 
 // One library call of calibrate's grid (generic shapes, never a model's): a cuBLASLt GEMM, a cuDNN

@@ -39,6 +39,10 @@ void print_summary(const Shared& s, std::ostream& out) {
                      "{} groups fused, {} fell back to per-node kernels, {} run nothing\n",
                      m.whole.median_us / 1e3, m.groups.size(), m.sum_of_group_medians_us / 1e3, m.fused_groups,
                      m.fallback_groups, m.empty_groups);
+  if (m.whole.has_kernel_breakdown)
+    out << fmt::format("  one replay: {} kernels busy {:.3f} ms, idle {:.3f} ms; {} graph nodes other than kernels\n",
+                       m.whole.kernels_per_run, m.whole.kernel_busy_us / 1e3,
+                       std::max(0.0, m.whole.median_us - m.whole.kernel_busy_us) / 1e3, m.non_kernel_nodes);
   std::vector<size_t> order;
   for (size_t k = 0; k < m.groups.size(); ++k)
     if (m.groups[k].timing.measured && !m.groups[k].timing.zero_cost) order.push_back(k);
@@ -87,6 +91,11 @@ void add_deployed_measurement(Report& report, const DeployedMeasurement& measure
                                  j["rel_stddev"] = m.whole.rel_stddev;
                                  j["samples"] = m.whole.samples;
                                  j["sum_of_group_medians_us"] = m.sum_of_group_medians_us;
+                                 j["non_kernel_nodes"] = m.non_kernel_nodes;
+                                 if (m.whole.has_kernel_breakdown) {
+                                   j["kernels_per_run"] = m.whole.kernels_per_run;
+                                   j["kernel_busy_us"] = m.whole.kernel_busy_us;
+                                 }
                                } else {
                                  j["reason"] = m.reason;
                                }

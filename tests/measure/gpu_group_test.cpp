@@ -109,6 +109,34 @@ TEST(MeasureGpuGroups, ConvSiluIsConvThenOneChain) {
   expect_close(r, 5e-3);
 }
 
+// The own depthwise kernel applies ReLU6 (Clip) or SiLU (x * Sigmoid(x)) before its store; the
+// group times it against conv + chain and keeps the faster, which for one small tensor is the
+// single kernel.
+TEST(MeasureGpuGroups, DepthwiseConvTakesItsActivationIntoTheStore) {
+  SKIP_WITHOUT_GPU();
+  for (const std::string activation : {"Clip", "Silu"}) {
+    ModelBuilder b(13);
+    b.input("x", kFloat, Shape{2, 16, 9, 11});
+    b.weight("w", kFloat, Shape{16, 1, 3, 3}).weight("bias", kFloat, Shape{16});
+    b.floats("lo", {0.f}, {}).floats("hi", {0.5f}, {});
+    auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+    set_attr(conv, "group", int64_t{16});
+    set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    if (activation == "Clip") {
+      b.node("Clip", {"c", "lo", "hi"}, {"y"});
+    } else {
+      b.node("Sigmoid", {"c"}, {"g"});
+      b.node("Mul", {"c", "g"}, {"y"});
+    }
+    b.output("y");
+    for (const char* dtype : {"fp16", "fp32"}) {
+      const GroupResult r = run_group(*analyse(b), "c", dtype);
+      EXPECT_EQ(r.gpu.runner.find("own depthwise conv NCHW +bias +" + activation), size_t{0}) << r.gpu.runner;
+      expect_close(r, std::string(dtype) == "fp16" ? 5e-3 : 1e-5);
+    }
+  }
+}
+
 TEST(MeasureGpuGroups, MatMulBiasGeluIsOneCublasLtEpilogue) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b(17);
@@ -178,6 +206,27 @@ TEST(MeasureGpuGroups, PointwiseChainWithBroadcast) {
     const GroupResult r = run_group(*analyse(b), "a", dtype);
     EXPECT_NE(r.gpu.runner.find("pointwise chain kernel"), std::string::npos) << r.gpu.runner;
     expect_close(r, std::string(dtype) == "fp16" ? 3e-3 : 1e-5);
+  }
+}
+
+// The chain kernel compiled for its own chain: 8-wide vectors where the element count allows
+// (2x24x7x7), one element per thread where it does not (1x3x5x7), a per-channel scale read
+// through a constant division in both.
+TEST(MeasureGpuGroups, GeneratedChainMatchesTheReferenceVectorAndScalar) {
+  SKIP_WITHOUT_GPU();
+  for (const Shape& shape : {Shape{2, 24, 7, 7}, Shape{1, 3, 5, 7}}) {
+    ModelBuilder b(13);
+    b.input("x", kFloat, shape).input("s", kFloat, Shape{shape[0], shape[1], 1, 1});
+    b.node("Mul", {"x", "s"}, {"m"});
+    b.node("Sigmoid", {"m"}, {"g"});
+    b.node("Mul", {"m", "g"}, {"y"});
+    b.output("y");
+    for (const char* dtype : {"fp16", "fp32"}) {
+      const GroupResult r = run_group(*analyse(b), "m", dtype);
+      const std::string width = shape[1] == 24 ? "8 elements per thread" : "1 element per thread";
+      EXPECT_NE(r.gpu.runner.find("(Mul,Sigmoid,Mul), generated, " + width), std::string::npos) << r.gpu.runner;
+      expect_close(r, std::string(dtype) == "fp16" ? 3e-3 : 1e-5);
+    }
   }
 }
 

@@ -41,7 +41,11 @@ TEST(MeasureGpuOwnKernels, DepthwiseRowKernelsInBothLayouts) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b;
   struct Case { const char* name; int64_t k, stride, size; };
-  const Case cases[] = {{"k7s1", 7, 1, 15}, {"k3s1", 3, 1, 9}, {"k3s2", 3, 2, 11}, {"k5s2", 5, 2, 13}, {"k5s1", 5, 1, 6}};
+  // Small images take the channels-last one-pixel kernel (too few row kernel threads to fill the
+  // GPU); the large ones the row kernels in both layouts.
+  const Case cases[] = {{"k7s1", 7, 1, 15},      {"k3s1", 3, 1, 9},       {"k3s2", 3, 2, 11},
+                        {"k5s2", 5, 2, 13},      {"k5s1", 5, 1, 6},       {"k7s1_large", 7, 1, 96},
+                        {"k3s1_large", 3, 1, 96}, {"k3s2_large", 3, 2, 190}, {"k5s2_large", 5, 2, 190}};
   for (const Case& c : cases) {
     const std::string x = std::string("x_") + c.name, w = std::string("w_") + c.name, bias = std::string("b_") + c.name;
     b.input(x, kFloat, Shape{2, 16, c.size, c.size + 2}).weight(w, kFloat, Shape{16, 1, c.k, c.k}).weight(bias, kFloat, Shape{16});
@@ -75,6 +79,20 @@ TEST(MeasureGpuOwnKernels, CeilModeAndAsymmetricPools) {
   b.output("ceil_max").output("ceil_avg");
   check_both(b, "ceil_max", 1e-6, 1e-6);
   check_both(b, "ceil_avg", 1e-6, 2e-3);
+}
+
+// Rows of 1024 elements or more reduce with a block per row: 16-byte loads where the row length
+// is a multiple of the vector (40x40), one element at a time where not (33x33, 1100).
+TEST(MeasureGpuOwnKernels, LongRowReductionsVectorAndScalar) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("even", kFloat, Shape{2, 3, 40, 40}).input("odd", kFloat, Shape{1, 2, 33, 33}).input("rows", kFloat, Shape{3, 1100});
+  b.node("GlobalAveragePool", {"even"}, {"gap_even"});
+  b.node("GlobalAveragePool", {"odd"}, {"gap_odd"});
+  b.node("GlobalMaxPool", {"even"}, {"max_even"});
+  set_attr(b.node("ReduceSumSquare", {"rows"}, {"sumsq"}), "axes", std::vector<int64_t>{1});
+  b.output("gap_even").output("gap_odd").output("max_even").output("sumsq");
+  for (const char* name : {"gap_even", "gap_odd", "max_even", "sumsq"}) check_both(b, name, 1e-5, 3e-3);
 }
 
 TEST(MeasureGpuOwnKernels, TopKLargestAndSmallest) {

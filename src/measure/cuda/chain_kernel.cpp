@@ -1,24 +1,64 @@
-// A group's elementwise members as one pointwise chain kernel (pointwise_chain.cu): every member
+// A group's elementwise members as one pointwise chain kernel: every member
 // must iterate the same output dims; inputs from outside the chain are read through their
 // broadcast strides, values inside stay in registers, and only tensors read outside the group
 // are stored.
+#include <algorithm>
 #include <map>
 
+#include "measure/cuda/chain_source.h"
+#include "measure/cuda/cuda_check.h"
 #include "measure/cuda/fused_kernels.h"
 #include "measure/cuda/group_runner.h"
+#include "measure/cuda/runtime_compiler.h"
 
 namespace modelcost::cuda {
 namespace {
 
+// The chain's own kernel compiled at run time (chain_source.h); where NVRTC is missing or
+// refuses it, the precompiled kernel that interprets the program (pointwise_chain.cu).
 class ChainKernel : public GroupKernel {
  public:
-  ChainKernel(const ChainProgram& program, std::string ops) : program_(program), ops_(std::move(ops)) {}
-  void launch(cudaStream_t stream) override { launch_pointwise_chain(program_, stream); }
-  std::string implementation() const override { return "pointwise chain kernel (" + ops_ + ")"; }
+  ChainKernel(const ChainProgram& program, std::string ops, cudaStream_t stream) : program_(program), ops_(std::move(ops)) {
+    const ChainSource source = chain_source(program_);
+    kernel_ = compile_kernel(source.text, kChainKernelName, &interpreted_because_);
+    if (!kernel_) return;
+    args_ = chain_args(program_);
+    vector_ = source.vector;
+    int device = 0, sms = 0;
+    MC_CUDA_CHECK(cudaGetDevice(&device));
+    MC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    blocks_ = static_cast<int>(std::min<int64_t>((source.work_items + kChainThreads - 1) / kChainThreads, int64_t(sms) * 8));
+    if (launch_generated(stream) != cudaSuccess) {  // a launch the driver refuses: interpret instead
+      cudaGetLastError();
+      kernel_ = nullptr;
+      interpreted_because_ = "the generated kernel did not launch";
+    }
+  }
+  void launch(cudaStream_t stream) override {
+    if (!kernel_) return launch_pointwise_chain(program_, stream);
+    MC_CUDA_CHECK(launch_generated(stream));
+  }
+  std::string implementation() const override {
+    return "pointwise chain kernel (" + ops_ + ")" +
+           (kernel_ ? ", generated, " + std::to_string(vector_) + (vector_ == 1 ? " element" : " elements") + " per thread"
+                    : ", interpreted (" + interpreted_because_ + ")");
+  }
 
  private:
+  cudaError_t launch_generated(cudaStream_t stream) {
+    if (blocks_ == 0) return cudaSuccess;
+    void* params[] = {&args_};
+    const cudaError_t status = cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(blocks_),
+                                                dim3(kChainThreads), params, 0, stream);
+    return status != cudaSuccess ? status : cudaGetLastError();
+  }
+
   ChainProgram program_;
   std::string ops_;
+  cudaKernel_t kernel_ = nullptr;
+  std::string interpreted_because_;
+  ChainArgs args_;
+  int vector_ = 1, blocks_ = 0;
 };
 
 bool float_type(int32_t dtype) { return dtype == 1 || dtype == 10 || dtype == 16; }
@@ -94,7 +134,7 @@ std::unique_ptr<GroupKernel> make_chain_kernel(const GroupView& view, const std:
   p.rank = static_cast<int>(dims->size());
   for (int d = 0; d < p.rank; ++d) p.dims[d] = (*dims)[d];
   p.set_flat();
-  return std::make_unique<ChainKernel>(p, ops);
+  return std::make_unique<ChainKernel>(p, ops, view.cuda.stream);
 }
 
 }  // namespace modelcost::cuda

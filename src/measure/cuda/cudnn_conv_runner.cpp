@@ -16,6 +16,7 @@
 #include <cmath>
 #include <limits>
 
+#include "measure/cuda/conv_descriptors.h"
 #include "measure/cuda/cudnn_util.h"
 #include "measure/cuda/runner.h"
 #include "measure/cuda/sampler.h"
@@ -26,7 +27,6 @@ namespace {
 class CudnnConvRunner : public OperatorRunner {
  public:
   CudnnConvRunner(const NodeSpec& spec, const ConvParams& conv) : spec_(spec), c_(conv) {}
-  ~CudnnConvRunner() override { destroy_descriptors(); }
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     handle_ = ctx.cudnn;
@@ -54,14 +54,14 @@ class CudnnConvRunner : public OperatorRunner {
     MC_CUDNN_CHECK(cudnnSetStream(handle_, stream));
     const float one = 1.f, zero = 0.f;
     if (fused_) {
-      MC_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(handle_, &one, x_, x_ptr_, w_, w_ptr_, conv_, algo_,
-                                                           workspace_.data(), workspace_bytes_, &zero, y_, y_ptr_, b_,
-                                                           b_ptr_, act_, y_, y_ptr_));
+      MC_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(handle_, &one, d_.x, x_ptr_, d_.w, w_ptr_, d_.conv, algo_,
+                                                           workspace_.data(), workspace_bytes_, &zero, d_.y, y_ptr_, d_.b,
+                                                           b_ptr_, d_.act, d_.y, y_ptr_));
       return;
     }
-    MC_CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, x_, x_ptr_, w_, w_ptr_, conv_, algo_, workspace_.data(),
-                                           workspace_bytes_, &zero, y_, y_ptr_));
-    if (b_ptr_) MC_CUDNN_CHECK(cudnnAddTensor(handle_, &one, b_, b_ptr_, &one, y_, y_ptr_));
+    MC_CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, d_.x, x_ptr_, d_.w, w_ptr_, d_.conv, algo_, workspace_.data(),
+                                           workspace_bytes_, &zero, d_.y, y_ptr_));
+    if (b_ptr_) MC_CUDNN_CHECK(cudnnAddTensor(handle_, &one, d_.b, b_ptr_, &one, d_.y, y_ptr_));
   }
 
   std::string implementation() const override {
@@ -73,46 +73,9 @@ class CudnnConvRunner : public OperatorRunner {
  private:
   // (Re)creates the descriptors for one layout; a previous choice of algorithm is dropped.
   void configure(cudnnTensorFormat_t format) {
-    destroy_descriptors();
     fused_ = tuned_ = false;
-    const cudnnDataType_t type = cudnn_type(dtype_);
     channels_last_ = format == CUDNN_TENSOR_NHWC;
-    MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_));
-    MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_));
-    MC_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_));
-    MC_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_));
-    set_tensor(x_, format, type, nchw_dims(c_.batch, c_.in_channels, c_.in_size));
-    set_tensor(y_, format, type, nchw_dims(c_.batch, c_.out_channels, c_.out_size));
-    const std::vector<int> w_dims = nchw_dims(c_.out_channels, c_.in_channels / c_.groups, c_.kernel);
-    MC_CUDNN_CHECK(cudnnSetFilterNdDescriptor(w_, type, format, static_cast<int>(w_dims.size()), w_dims.data()));
-    const size_t n = c_.kernel.size();
-    std::vector<int64_t> pad_begin(c_.pads.begin(), c_.pads.begin() + n);
-    const std::vector<int> pads = spatial_params(pad_begin, 0, n), strides = spatial_params(c_.strides, 1, n),
-                           dilations = spatial_params(c_.dilations, 1, n);
-    MC_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(conv_, static_cast<int>(pads.size()), pads.data(), strides.data(),
-                                                   dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    MC_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(c_.groups)));
-    // fp32: CUDNN_DEFAULT_MATH lets cuDNN use TF32 tensor cores, as PyTorch's cuDNN default does.
-    MC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, dtype_ == 1 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH));
-    if (b_ptr_) {
-      MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&b_));
-      std::vector<int> b_dims(nchw_dims(1, c_.out_channels, c_.out_size).size(), 1);
-      b_dims[1] = static_cast<int>(c_.out_channels);
-      set_tensor(b_, format, type, b_dims);
-    }
-  }
-
-  void destroy_descriptors() {
-    if (x_) cudnnDestroyTensorDescriptor(x_);
-    if (y_) cudnnDestroyTensorDescriptor(y_);
-    if (b_) cudnnDestroyTensorDescriptor(b_);
-    if (w_) cudnnDestroyFilterDescriptor(w_);
-    if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
-    if (act_) cudnnDestroyActivationDescriptor(act_);
-    x_ = y_ = b_ = nullptr;
-    w_ = nullptr;
-    conv_ = nullptr;
-    act_ = nullptr;
+    d_.configure(c_, format, dtype_, b_ptr_ != nullptr);
   }
 
   // The fastest of: each allowed layout, fused conv+bias (where cuDNN runs it) or cudnnFind's
@@ -151,7 +114,7 @@ class CudnnConvRunner : public OperatorRunner {
     } else {
       algo_ = best.algo;
       math_ = best.math;
-      MC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, math_));
+      MC_CUDNN_CHECK(cudnnSetConvolutionMathType(d_.conv, math_));
       workspace_bytes_ = best.workspace;
       workspace_.resize(workspace_bytes_);
     }
@@ -162,17 +125,17 @@ class CudnnConvRunner : public OperatorRunner {
   bool try_fused_bias(CudaContext& ctx) {
     const cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
     size_t bytes = 0;
-    if (cudnnGetConvolutionForwardWorkspaceSize(handle_, x_, w_, conv_, y_, algo, &bytes) != CUDNN_STATUS_SUCCESS ||
+    if (cudnnGetConvolutionForwardWorkspaceSize(handle_, d_.x, d_.w, d_.conv, d_.y, algo, &bytes) != CUDNN_STATUS_SUCCESS ||
         bytes > ctx.max_workspace_bytes)
       return false;
-    MC_CUDNN_CHECK(cudnnCreateActivationDescriptor(&act_));
-    MC_CUDNN_CHECK(cudnnSetActivationDescriptor(act_, CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    MC_CUDNN_CHECK(cudnnCreateActivationDescriptor(&d_.act));
+    MC_CUDNN_CHECK(cudnnSetActivationDescriptor(d_.act, CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0));
     DeviceBuffer workspace(bytes > 0 ? bytes : 0);
     MC_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
     const float one = 1.f, zero = 0.f;
     const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
-        handle_, &one, x_, x_ptr_, w_, w_ptr_, conv_, algo, workspace.data(), bytes, &zero, y_, y_ptr_, b_, b_ptr_, act_,
-        y_, y_ptr_);
+        handle_, &one, d_.x, x_ptr_, d_.w, w_ptr_, d_.conv, algo, workspace.data(), bytes, &zero, d_.y, y_ptr_, d_.b, b_ptr_, d_.act,
+        d_.y, y_ptr_);
     if (status != CUDNN_STATUS_SUCCESS) {
       cudaGetLastError();  // a refused configuration leaves no launch error behind
       return false;
@@ -197,11 +160,11 @@ class CudnnConvRunner : public OperatorRunner {
     if (find) {
       DeviceBuffer scratch(ctx.max_workspace_bytes);
       MC_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
-      MC_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle_, x_, x_ptr_, w_, w_ptr_, conv_, y_, y_ptr_, count,
+      MC_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle_, d_.x, x_ptr_, d_.w, w_ptr_, d_.conv, d_.y, y_ptr_, count,
                                                             &returned, perf.data(), scratch.data(), scratch.bytes()));
       tuned_ = true;
     } else {
-      MC_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, x_, w_, conv_, y_, count, &returned, perf.data()));
+      MC_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, d_.x, d_.w, d_.conv, d_.y, count, &returned, perf.data()));
     }
     std::vector<cudnnConvolutionFwdAlgoPerf_t> usable;
     for (int i = 0; i < returned; ++i)
@@ -234,7 +197,7 @@ class CudnnConvRunner : public OperatorRunner {
   void use(const cudnnConvolutionFwdAlgoPerf_t& perf) {
     algo_ = perf.algo;
     math_ = perf.mathType;
-    MC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, math_));
+    MC_CUDNN_CHECK(cudnnSetConvolutionMathType(d_.conv, math_));
     workspace_bytes_ = perf.memory;
     workspace_.resize(workspace_bytes_ > 0 ? workspace_bytes_ : 0);
   }
@@ -242,10 +205,7 @@ class CudnnConvRunner : public OperatorRunner {
   NodeSpec spec_;
   ConvParams c_;
   cudnnHandle_t handle_ = nullptr;
-  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, b_ = nullptr;
-  cudnnFilterDescriptor_t w_ = nullptr;
-  cudnnConvolutionDescriptor_t conv_ = nullptr;
-  cudnnActivationDescriptor_t act_ = nullptr;
+  ConvDescriptors d_;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_bytes_ = 0;
   DeviceBuffer workspace_;

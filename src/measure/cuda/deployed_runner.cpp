@@ -4,37 +4,12 @@
 // as the as-written whole-model run (model_runner.cpp) does for the nodes.
 #include "measure/cuda/cuda_backend.h"
 #include "measure/cuda/cuda_check.h"
+#include "measure/cuda/graph_replay.h"
 #include "measure/cuda/group_runner.h"
+#include "measure/cuda/sampler.h"
 #include "measure/sampling.h"
 
 namespace modelcost::cuda {
-namespace {
-
-struct CapturedGraph {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  ~CapturedGraph() {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
-  }
-};
-
-void capture(std::vector<std::unique_ptr<GroupKernel>>& kernels, cudaStream_t stream, CapturedGraph& captured) {
-  MC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  try {
-    for (auto& k : kernels)
-      if (k) k->launch(stream);
-  } catch (...) {
-    cudaGraph_t broken = nullptr;
-    cudaStreamEndCapture(stream, &broken);
-    if (broken) cudaGraphDestroy(broken);
-    throw;
-  }
-  MC_CUDA_CHECK(cudaStreamEndCapture(stream, &captured.graph));
-  MC_CUDA_CHECK(cudaGraphInstantiate(&captured.exec, captured.graph, 0));
-}
-
-}  // namespace
 
 DeployedMeasurement CudaBackend::measure_deployed(const Analysis& analysis, const FusionPlan& plan,
                                                   const MeasureOptions& options) {
@@ -80,19 +55,16 @@ DeployedMeasurement CudaBackend::measure_deployed(const Analysis& analysis, cons
       if (g.timing.measured) result.sum_of_group_medians_us += g.timing.median_us;
       if (options.progress) options.progress(i + 1, kernels.size(), "group " + std::to_string(g.group));
     }
-    CapturedGraph captured;
-    capture(kernels, context_.stream, captured);
-    for (int i = 0; i < 3; ++i) MC_CUDA_CHECK(cudaGraphLaunch(captured.exec, context_.stream));
-    MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
-    SampleConfig replays;
-    replays.rule.min_samples = std::max(options.min_samples, 20);
-    replays.rule.max_rel_stddev = options.max_rel_stddev;
-    replays.rule.max_seconds = std::max(2.0, options.max_seconds_per_node);
-    replays.cold = options.cold;
-    const NodeMeasurement m = sample_with_events(
-        [&](cudaStream_t s) { MC_CUDA_CHECK(cudaGraphLaunch(captured.exec, s)); }, context_.stream, replays,
-        options.cold ? &l2_flush() : nullptr);
-    set_model_timing(result.whole, m);
+    const std::string method = result.whole.method;
+    GraphReplays replays = time_graph_replays(
+        [&](cudaStream_t s) {
+          for (auto& k : kernels)
+            if (k) k->launch(s);
+        },
+        context_.stream, options, options.cold ? &l2_flush() : nullptr);
+    result.whole = replays.timing;
+    result.whole.method = method;
+    result.non_kernel_nodes = replays.non_kernel_nodes;
     result.whole.sum_of_node_medians_us = result.sum_of_group_medians_us;
     result.measured = result.whole.measured;
     if (!result.measured) result.reason = result.whole.reason;

@@ -9,9 +9,20 @@
 namespace modelcost::cuda {
 namespace {
 
+#define MC_OP_NAME(name, onnx, flops, expr) \
+  case ElementwiseOp::k##name: return #name;
+const char* activation_name(ElementwiseOp op) {
+  switch (op) {
+    MC_UNARY_OPS(MC_OP_NAME)
+    default: return "?";
+  }
+}
+#undef MC_OP_NAME
+
 class DepthwiseConvRunner : public OperatorRunner {
  public:
-  explicit DepthwiseConvRunner(const ConvParams& conv) : c_(conv) {}
+  DepthwiseConvRunner(const ConvParams& conv, ElementwiseOp activation, float alpha, float beta)
+      : c_(conv), activation_(activation), alpha_(alpha), beta_(beta) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     type_ = element_type(out[0].spec.dtype);
@@ -24,7 +35,8 @@ class DepthwiseConvRunner : public OperatorRunner {
                            static_cast<int>(c_.kernel[0]), static_cast<int>(c_.kernel[1]),
                            static_cast<int>(c_.strides[0]), static_cast<int>(c_.strides[1]),
                            static_cast<int>(c_.pads[0]), static_cast<int>(c_.pads[1]),
-                           static_cast<int>(c_.dilations[0]), static_cast<int>(c_.dilations[1])};
+                           static_cast<int>(c_.dilations[0]), static_cast<int>(c_.dilations[1]),
+                           activation_, alpha_, beta_};
     if (!channels_last_) return;
     const int64_t taps = c_.kernel[0] * c_.kernel[1];
     transposed_.resize(static_cast<size_t>(taps * c_.in_channels) * element_bytes(type_));
@@ -39,11 +51,14 @@ class DepthwiseConvRunner : public OperatorRunner {
   void launch(cudaStream_t stream) override { launch_depthwise_conv(type_, channels_last_, g_, x_, w_, bias_, y_, stream); }
 
   std::string implementation() const override {
-    return std::string("own depthwise conv ") + (channels_last_ ? "NHWC" : "NCHW") + (bias_ ? " +bias" : "");
+    return std::string("own depthwise conv ") + (channels_last_ ? "NHWC" : "NCHW") + (bias_ ? " +bias" : "") +
+           (activation_ != ElementwiseOp::kIdentity ? std::string(" +") + activation_name(activation_) : "");
   }
 
  private:
   ConvParams c_;
+  ElementwiseOp activation_;
+  float alpha_, beta_;
   ElementType type_ = ElementType::kFloat32;
   bool channels_last_ = false;
   DepthwiseGeometry g_{};
@@ -60,13 +75,18 @@ bool is_depthwise_2d(const ConvParams& c) {
   return c.spatial == 2 && c.groups > 1 && c.groups == c.in_channels && c.out_channels == c.in_channels;
 }
 
-std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason) {
+std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason,
+                                                           ElementwiseOp activation, float alpha, float beta) {
   const int32_t dtype = spec.outputs[0].dtype;
   if (!is_depthwise_2d(conv) || (dtype != 1 && dtype != 10 && dtype != 16)) {
     *reason = "not a float 2-D depthwise conv";
     return nullptr;
   }
-  return std::make_unique<DepthwiseConvRunner>(conv);
+  if (!depthwise_activation_supported(activation)) {
+    *reason = "no depthwise epilogue for this activation";
+    return nullptr;
+  }
+  return std::make_unique<DepthwiseConvRunner>(conv, activation, alpha, beta);
 }
 
 }  // namespace modelcost::cuda

@@ -6,10 +6,32 @@
 // per thread takes kTile*KW, with the row's weights held in registers as floats. Other windows
 // take the one-output kernels. Accumulates in float.
 #include "measure/cuda/cuda_check.h"
+#include "measure/cuda/device_math.cuh"
 #include "measure/cuda/element_types.cuh"
 #include "measure/cuda/kernels.h"
 
 namespace modelcost::cuda {
+
+bool depthwise_activation_supported(ElementwiseOp op) {
+  switch (op) {
+    case ElementwiseOp::kIdentity: case ElementwiseOp::kRelu: case ElementwiseOp::kClip: case ElementwiseOp::kSigmoid:
+    case ElementwiseOp::kSilu: case ElementwiseOp::kHardSwish: case ElementwiseOp::kHardSigmoid:
+    case ElementwiseOp::kLeakyRelu: return true;
+    default: return false;
+  }
+}
+
+// The epilogue activation, each case a constant op so only its expression is compiled in.
+__device__ __forceinline__ float activate(const DepthwiseGeometry& g, float v) {
+#define MC_ACTIVATION_CASE(op) \
+  case ElementwiseOp::op: return evaluate_elementwise(ElementwiseOp::op, v, 0.f, 0.f, g.alpha, g.beta);
+  switch (g.activation) {
+    MC_ACTIVATION_CASE(kRelu) MC_ACTIVATION_CASE(kClip) MC_ACTIVATION_CASE(kSigmoid) MC_ACTIVATION_CASE(kSilu)
+    MC_ACTIVATION_CASE(kHardSwish) MC_ACTIVATION_CASE(kHardSigmoid) MC_ACTIVATION_CASE(kLeakyRelu)
+    default: return v;
+  }
+#undef MC_ACTIVATION_CASE
+}
 
 template <typename T, int W>
 struct alignas(sizeof(T) * W) Pack {
@@ -45,7 +67,7 @@ __global__ void depthwise_nhwc_kernel(const T* __restrict__ x, const T* __restri
     }
     Pack<T, W> out;
 #pragma unroll
-    for (int k = 0; k < W; ++k) out.v[k] = from_float<T>(acc[k]);
+    for (int k = 0; k < W; ++k) out.v[k] = from_float<T>(activate(g, acc[k]));
     *reinterpret_cast<Pack<T, W>*>(y + i * W) = out;
   }
 }
@@ -71,7 +93,7 @@ __global__ void depthwise_nchw_kernel(const T* __restrict__ x, const T* __restri
         if (iw >= 0 && iw < g.in_w) acc += to_float(plane[ih * g.in_w + iw]) * to_float(filter[kh * g.kernel_w + kw]);
       }
     }
-    y[i] = from_float<T>(acc);
+    y[i] = from_float<T>(activate(g, acc));
   }
 }
 
@@ -130,7 +152,7 @@ __global__ void depthwise_nhwc_row_kernel(const T* __restrict__ x, const T* __re
       if (ow0 + t >= g.out_w) break;
       Pack<T, W> v;
 #pragma unroll
-      for (int k = 0; k < W; ++k) v.v[k] = from_float<T>(acc[t][k]);
+      for (int k = 0; k < W; ++k) v.v[k] = from_float<T>(activate(g, acc[t][k]));
       *reinterpret_cast<Pack<T, W>*>(out + int64_t(t) * g.channels) = v;
     }
   }
@@ -176,11 +198,12 @@ __global__ void depthwise_nchw_row_kernel(const T* __restrict__ x, const T* __re
     T* out = y + (rest * g.out_h + oh) * g.out_w + ow0;
 #pragma unroll
     for (int t = 0; t < kTile; ++t)
-      if (ow0 + t < g.out_w) out[t] = from_float<T>(acc[t]);
+      if (ow0 + t < g.out_w) out[t] = from_float<T>(activate(g, acc[t]));
   }
 }
 
 namespace {
+constexpr int64_t kSmallWorkThreads = 132 * 64;
 int grid_of(int64_t work) { return grid_for(work) > 132 * 32 ? 132 * 32 : grid_for(work); }
 }  // namespace
 
@@ -214,6 +237,15 @@ void launch_depthwise_conv(ElementType type, bool channels_last, const Depthwise
     const T* pb = static_cast<const T*>(bias);
     T* py = static_cast<T*>(y);
     constexpr int kWide = 16 / sizeof(T);
+    // Channels-last work too small to fill the GPU with row kernel threads (batch 1, late stages:
+    // 14x14x480 gives 3360) takes one output pixel and 2 channels per thread: 4x the threads of
+    // the row kernel's 16-byte one-output form, 16x those of the row kernel.
+    const int64_t row_threads = g.batch * g.out_h * ((g.out_w + kTile - 1) / kTile) * (g.channels / kWide);
+    if (channels_last && row_threads < kSmallWorkThreads && g.channels % 2 == 0) {
+      depthwise_nhwc_kernel<T, 2><<<grid_of(outputs / 2), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / 2);
+      MC_CUDA_CHECK_LAUNCH();
+      return;
+    }
     const bool row_kernel = (!channels_last || g.channels % kWide == 0) &&
                             launch_row_kernel<T, kWide>(channels_last, g, px, pw, pb, py, stream);
     if (!row_kernel && !channels_last)

@@ -141,6 +141,7 @@ std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::st
     if (!chain) return nullptr;
     kernels.push_back(std::move(chain));
   }
+  if (conv && !dense_conv) return make_depthwise_epilogue_kernel(view, anchor, rest, make_kernel_sequence(std::move(kernels)));
   return make_kernel_sequence(std::move(kernels));
 }
 

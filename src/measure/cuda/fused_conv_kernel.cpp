@@ -5,6 +5,7 @@
 // kept (timed as measurements time, like cudnn.benchmark).
 #include <limits>
 
+#include "measure/cuda/conv_descriptors.h"
 #include "measure/cuda/cudnn_util.h"
 #include "measure/cuda/group_runner.h"
 #include "measure/cuda/kernels.h"
@@ -15,22 +16,12 @@ namespace {
 
 class FusedConvKernel : public GroupKernel {
  public:
-  ~FusedConvKernel() override {
-    if (x_) cudnnDestroyTensorDescriptor(x_);
-    if (y_) cudnnDestroyTensorDescriptor(y_);
-    if (b_) cudnnDestroyTensorDescriptor(b_);
-    if (w_) cudnnDestroyFilterDescriptor(w_);
-    if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
-    if (act_) cudnnDestroyActivationDescriptor(act_);
-  }
-
   // False where cuDNN runs no algorithm for this configuration.
   bool prepare(const GroupView& view, const MatrixEpilogue& e, const ConvParams& c) {
     handle_ = view.cuda.cudnn;
     const NodeSpec& spec = view.spec(e.anchor);
     const Node& node = view.node(e.anchor);
     const int32_t dtype = spec.outputs[0].dtype;
-    const cudnnDataType_t type = cudnn_type(dtype);
     const cudnnTensorFormat_t format = dtype != 1 && view.cuda.channels_last_half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     channels_last_ = format == CUDNN_TENSOR_NHWC;
     x_ptr_ = view.buffers.data(node.inputs[0]);
@@ -46,30 +37,12 @@ class FusedConvKernel : public GroupKernel {
       MC_CUDA_CHECK(cudaMemsetAsync(zero_bias_.data(), 0, zero_bias_.bytes(), view.cuda.stream));
       b_ptr_ = zero_bias_.data();
     }
-    MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_));
-    MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_));
-    MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&b_));
-    MC_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_));
-    MC_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_));
-    MC_CUDNN_CHECK(cudnnCreateActivationDescriptor(&act_));
-    set_tensor(x_, format, type, nchw_dims(c.batch, c.in_channels, c.in_size));
-    set_tensor(y_, format, type, nchw_dims(c.batch, c.out_channels, c.out_size));
-    std::vector<int> b_dims(nchw_dims(1, c.out_channels, c.out_size).size(), 1);
-    b_dims[1] = static_cast<int>(c.out_channels);
-    set_tensor(b_, format, type, b_dims);
-    const std::vector<int> w_dims = nchw_dims(c.out_channels, c.in_channels, c.kernel);
-    MC_CUDNN_CHECK(cudnnSetFilterNdDescriptor(w_, type, format, static_cast<int>(w_dims.size()), w_dims.data()));
-    const size_t n = c.kernel.size();
-    std::vector<int64_t> pad_begin(c.pads.begin(), c.pads.begin() + n);
-    const std::vector<int> pads = spatial_params(pad_begin, 0, n), strides = spatial_params(c.strides, 1, n),
-                           dilations = spatial_params(c.dilations, 1, n);
-    MC_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(conv_, static_cast<int>(pads.size()), pads.data(), strides.data(),
-                                                   dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    MC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, dtype == 1 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH));
+    d_.configure(c, format, dtype, /*bias=*/true);
+    MC_CUDNN_CHECK(cudnnCreateActivationDescriptor(&d_.act));
     relu_ = e.activation == EpilogueActivation::kRelu;
     clipped_ = e.activation == EpilogueActivation::kClippedRelu;
     MC_CUDNN_CHECK(cudnnSetActivationDescriptor(
-        act_, relu_ ? CUDNN_ACTIVATION_RELU : clipped_ ? CUDNN_ACTIVATION_CLIPPED_RELU : CUDNN_ACTIVATION_IDENTITY,
+        d_.act, relu_ ? CUDNN_ACTIVATION_RELU : clipped_ ? CUDNN_ACTIVATION_CLIPPED_RELU : CUDNN_ACTIVATION_IDENTITY,
         CUDNN_NOT_PROPAGATE_NAN, clipped_ ? e.clip : 0.0));
     residual_ = e.residual >= 0;
     return choose_algorithm(view.cuda);
@@ -88,8 +61,8 @@ class FusedConvKernel : public GroupKernel {
  private:
   cudnnStatus_t call() {
     const float one = 1.f;
-    return cudnnConvolutionBiasActivationForward(handle_, &one, x_, x_ptr_, w_, w_ptr_, conv_, algo_, workspace_.data(),
-                                                 workspace_bytes_, &alpha2_, y_, z_ptr_, b_, b_ptr_, act_, y_, y_ptr_);
+    return cudnnConvolutionBiasActivationForward(handle_, &one, d_.x, x_ptr_, d_.w, w_ptr_, d_.conv, algo_, workspace_.data(),
+                                                 workspace_bytes_, &alpha2_, d_.y, z_ptr_, d_.b, b_ptr_, d_.act, d_.y, y_ptr_);
   }
 
   bool choose_algorithm(CudaContext& ctx) {
@@ -99,7 +72,7 @@ class FusedConvKernel : public GroupKernel {
       MC_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &count));
       std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(count);
       int returned = 0;
-      MC_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, x_, w_, conv_, y_, count, &returned, perf.data()));
+      MC_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, d_.x, d_.w, d_.conv, d_.y, count, &returned, perf.data()));
       for (int i = 0; i < returned && candidates.size() < 4; ++i)
         if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].algo != candidates.front()) candidates.push_back(perf[i].algo);
     }
@@ -109,7 +82,7 @@ class FusedConvKernel : public GroupKernel {
     size_t best_bytes = 0;
     for (cudnnConvolutionFwdAlgo_t algo : candidates) {
       size_t bytes = 0;
-      if (cudnnGetConvolutionForwardWorkspaceSize(handle_, x_, w_, conv_, y_, algo, &bytes) != CUDNN_STATUS_SUCCESS ||
+      if (cudnnGetConvolutionForwardWorkspaceSize(handle_, d_.x, d_.w, d_.conv, d_.y, algo, &bytes) != CUDNN_STATUS_SUCCESS ||
           bytes > ctx.max_workspace_bytes)
         continue;
       workspace_.resize(std::max<size_t>(bytes, 16));
@@ -133,10 +106,7 @@ class FusedConvKernel : public GroupKernel {
   }
 
   cudnnHandle_t handle_ = nullptr;
-  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, b_ = nullptr;
-  cudnnFilterDescriptor_t w_ = nullptr;
-  cudnnConvolutionDescriptor_t conv_ = nullptr;
-  cudnnActivationDescriptor_t act_ = nullptr;
+  ConvDescriptors d_;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
   DeviceBuffer workspace_, zero_bias_;
   size_t workspace_bytes_ = 0;

@@ -62,6 +62,16 @@ std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::st
 std::unique_ptr<GroupKernel> make_chain_kernel(const GroupView& view, const std::vector<size_t>& members, std::string* why);
 // The members' own per-node runners, in order (throws where one has none).
 std::unique_ptr<GroupKernel> make_node_sequence(const GroupView& view, const std::vector<size_t>& members);
+// A depthwise conv (`anchor`) whose `rest` members are one activation of its output: the own
+// depthwise kernel with the activation in its store, or `separate` (the conv's runner and a
+// chain) where the pattern does not hold or that runs faster.
+std::unique_ptr<GroupKernel> make_depthwise_epilogue_kernel(const GroupView& view, size_t anchor,
+                                                            const std::vector<size_t>& rest,
+                                                            std::unique_ptr<GroupKernel> separate);
+// The faster of two ways to run a group (each timed as measurements time), the other's time
+// noted in its implementation.
+std::unique_ptr<GroupKernel> make_timed_choice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b,
+                                               cudaStream_t stream);
 // Runs several kernels in order as one.
 std::unique_ptr<GroupKernel> make_kernel_sequence(std::vector<std::unique_ptr<GroupKernel>> kernels);
 

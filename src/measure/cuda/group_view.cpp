@@ -75,9 +75,15 @@ GroupKernelChoice make_group_kernel(const GroupView& view) {
     choice.fused = true;
     return choice;
   }
-  // A lone kernel among layout moves runs alone (the moves fold into its operand layouts).
+  // A lone kernel among layout moves runs alone (the moves fold into its operand layouts); a
+  // lone elementwise op runs as its own generated chain where that is faster.
   const std::vector<size_t> running = launching.size() == 1 ? launching : view.running_members();
   choice.kernel = make_node_sequence(view, running);
+  if (launching.size() == 1 && std::holds_alternative<ElementwisePlan>(view.plan(launching[0]))) {
+    std::string chain_why;
+    if (auto chain = make_chain_kernel(view, launching, &chain_why))
+      choice.kernel = make_timed_choice(std::move(chain), std::move(choice.kernel), view.cuda.stream);
+  }
   // One running member is already one kernel: nothing fell back.
   choice.fused = running.size() == 1;
   if (!choice.fused) choice.fallback_reason = why;

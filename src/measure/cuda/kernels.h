@@ -84,11 +84,16 @@ PoolGeometry pool_geometry(const PoolParams& p, const Shape& x, const Shape& y);
 void launch_pool(ElementType type, const PoolGeometry& g, const void* x, void* y, cudaStream_t stream);
 
 // Depthwise 2-D convolution (depthwise_kernels.cu): channels-last takes weights laid out
-// [KH, KW, C], NCHW the ONNX [C, 1, KH, KW]; bias may be nullptr.
+// [KH, KW, C], NCHW the ONNX [C, 1, KH, KW]; bias may be nullptr. `activation` (with its alpha
+// and beta) is applied to each output before the store, as a deployed epilogue: Identity, Relu,
+// Clip, Sigmoid, Silu, HardSwish, HardSigmoid or LeakyRelu (depthwise_activation_supported).
 struct DepthwiseGeometry {
   int64_t batch, channels, in_h, in_w, out_h, out_w;
   int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+  ElementwiseOp activation = ElementwiseOp::kIdentity;
+  float alpha = 0, beta = 0;
 };
+bool depthwise_activation_supported(ElementwiseOp op);
 void launch_depthwise_conv(ElementType type, bool channels_last, const DepthwiseGeometry& g, const void* x, const void* w,
                            const void* bias, void* y, cudaStream_t stream);
 

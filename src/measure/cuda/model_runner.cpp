@@ -4,55 +4,15 @@
 // deployment replays a captured graph.
 #include "measure/cuda/cuda_backend.h"
 #include "measure/cuda/cuda_check.h"
-#include "measure/cuda/cupti_timer.h"
-#include "measure/cuda/sampler.h"
+#include "measure/cuda/graph_replay.h"
 #include "measure/cuda/tensor_transfer.h"
 #include "measure/sampling.h"
-#include "measure/statistics.h"
 
 namespace modelcost::cuda {
 namespace {
 
 bool aliases_input(const std::string& op) {
   return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" || op == "Dropout";
-}
-
-struct GraphExec {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  ~GraphExec() {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
-  }
-};
-
-// Kernel count, busy time and span of one replay, from CUPTI records of 11 more replays (their
-// kernels carry the graph launch's external id); medians. Skipped without CUPTI.
-void add_kernel_breakdown(ModelMeasurement& result, cudaGraphExec_t exec, cudaStream_t stream) {
-  CuptiTimer& timer = CuptiTimer::instance();
-  if (!timer.ok()) return;
-  timer.collect();
-  std::vector<uint64_t> ids;
-  for (int i = 0; i < 11; ++i) {
-    ids.push_back(next_external_id());
-    timer.push(ids.back());
-    MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    timer.pop();
-    MC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  }
-  auto spans = timer.collect();
-  std::vector<double> busy, span, count;
-  for (uint64_t id : ids) {
-    auto it = spans.find(id);
-    if (it == spans.end()) return;
-    busy.push_back(it->second.kernel_ns / 1e3);
-    span.push_back((it->second.last_end - it->second.first_start) / 1e3);
-    count.push_back(static_cast<double>(it->second.names.size()));
-  }
-  result.has_kernel_breakdown = true;
-  result.kernel_busy_us = summarize(busy).median;
-  result.kernel_span_us = summarize(span).median;
-  result.kernels_per_run = static_cast<int>(summarize(count).median);
 }
 
 }  // namespace
@@ -130,31 +90,14 @@ ModelMeasurement CudaBackend::measure_model(const Analysis& analysis, const Meas
     }
     MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
 
-    GraphExec captured;
-    MC_CUDA_CHECK(cudaStreamBeginCapture(context_.stream, cudaStreamCaptureModeThreadLocal));
-    try {
-      for (auto& r : runners) r->launch(context_.stream);
-    } catch (...) {
-      cudaGraph_t broken = nullptr;
-      cudaStreamEndCapture(context_.stream, &broken);
-      if (broken) cudaGraphDestroy(broken);
-      throw;
-    }
-    MC_CUDA_CHECK(cudaStreamEndCapture(context_.stream, &captured.graph));
-    MC_CUDA_CHECK(cudaGraphInstantiate(&captured.exec, captured.graph, 0));
-
-    for (int i = 0; i < 3; ++i) MC_CUDA_CHECK(cudaGraphLaunch(captured.exec, context_.stream));
-    MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
-    SampleConfig replays;
-    replays.rule.min_samples = std::max(options.min_samples, 20);
-    replays.rule.max_rel_stddev = options.max_rel_stddev;
-    replays.rule.max_seconds = std::max(2.0, options.max_seconds_per_node);
-    replays.cold = options.cold;
-    const NodeMeasurement m = sample_with_events(
-        [&](cudaStream_t s) { MC_CUDA_CHECK(cudaGraphLaunch(captured.exec, s)); }, context_.stream, replays,
-        options.cold ? &l2_flush() : nullptr);
-    set_model_timing(result, m);
-    add_kernel_breakdown(result, captured.exec, context_.stream);
+    const std::string method = result.method;
+    result = time_graph_replays(
+                 [&](cudaStream_t s) {
+                   for (auto& r : runners) r->launch(s);
+                 },
+                 context_.stream, options, options.cold ? &l2_flush() : nullptr)
+                 .timing;
+    result.method = method;
   } catch (const Error& e) {
     cudaGetLastError();
     cudaStreamSynchronize(context_.stream);

@@ -1,6 +1,10 @@
 // The fallback of a group no fused runner covers: its members' own per-node runners, in order,
-// on the model's buffers; and the composition of several group kernels into one.
+// on the model's buffers; the composition of several group kernels into one; and the timed
+// choice between two ways to run a group.
+#include <fmt/format.h>
+
 #include "measure/cuda/group_runner.h"
+#include "measure/cuda/sampler.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -37,6 +41,25 @@ class KernelSequence : public GroupKernel {
   std::vector<std::unique_ptr<GroupKernel>> kernels_;
 };
 
+// The faster of two ways to run a group, the other's time noted.
+class TimedChoice : public GroupKernel {
+ public:
+  TimedChoice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b, cudaStream_t stream) {
+    const double a_us = quick_median_us([&](cudaStream_t s) { a->launch(s); }, stream);
+    const double b_us = quick_median_us([&](cudaStream_t s) { b->launch(s); }, stream);
+    const bool first = a_us <= b_us;
+    note_ = fmt::format(" (timed choice: {:.1f} us against {:.1f} us for {})", first ? a_us : b_us, first ? b_us : a_us,
+                        (first ? b : a)->implementation());
+    chosen_ = std::move(first ? a : b);
+  }
+  void launch(cudaStream_t stream) override { chosen_->launch(stream); }
+  std::string implementation() const override { return chosen_->implementation() + note_; }
+
+ private:
+  std::unique_ptr<GroupKernel> chosen_;
+  std::string note_;
+};
+
 }  // namespace
 
 std::unique_ptr<GroupKernel> make_node_sequence(const GroupView& view, const std::vector<size_t>& members) {
@@ -54,6 +77,11 @@ std::unique_ptr<GroupKernel> make_node_sequence(const GroupView& view, const std
 std::unique_ptr<GroupKernel> make_kernel_sequence(std::vector<std::unique_ptr<GroupKernel>> kernels) {
   if (kernels.size() == 1) return std::move(kernels.front());
   return std::make_unique<KernelSequence>(std::move(kernels));
+}
+
+std::unique_ptr<GroupKernel> make_timed_choice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b,
+                                               cudaStream_t stream) {
+  return std::make_unique<TimedChoice>(std::move(a), std::move(b), stream);
 }
 
 }  // namespace modelcost::cuda

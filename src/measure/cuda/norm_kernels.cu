@@ -73,6 +73,38 @@ __global__ void reduce_rows_kernel(ReduceOp op, const T* x, T* y, int64_t rows, 
   if (lane == 0) y[row] = from_float<T>(reduce_finish(op, acc, n, peak));
 }
 
+// Long rows (global pooling over a large image: a few rows of thousands of elements): a block
+// per row, 16-byte loads where the rows allow them, warps combined through shared memory. A warp
+// per row would leave most of the GPU idle and wait on one 2-byte load at a time.
+constexpr int kRowBlockThreads = 256;
+
+template <typename T>
+__global__ void reduce_long_rows_kernel(ReduceOp op, const T* x, T* y, int64_t n, bool vectors) {
+  constexpr int W = 16 / sizeof(T);
+  struct alignas(16) Vector {
+    T v[W];
+  };
+  const T* p = x + blockIdx.x * n;
+  float acc = reduce_init(op);
+  if (vectors) {
+    const Vector* q = reinterpret_cast<const Vector*>(p);
+    for (int64_t j = threadIdx.x; j < n / W; j += kRowBlockThreads) {
+      const Vector v = q[j];
+#pragma unroll
+      for (int k = 0; k < W; ++k) acc = reduce_step(op, acc, to_float(v.v[k]), 0.f);
+    }
+  } else {
+    for (int64_t j = threadIdx.x; j < n; j += kRowBlockThreads) acc = reduce_step(op, acc, to_float(p[j]), 0.f);
+  }
+  __shared__ float partial[kRowBlockThreads / 32];
+  acc = warp_combine(op, acc);
+  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x >= 32) return;
+  acc = warp_combine(op, threadIdx.x < kRowBlockThreads / 32 ? partial[threadIdx.x] : reduce_init(op));
+  if (threadIdx.x == 0) y[blockIdx.x] = from_float<T>(reduce_finish(op, acc, n, 0.f));
+}
+
 template <typename T>
 __global__ void reduce_columns_kernel(ReduceOp op, const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
   for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < outer * inner; c += int64_t(gridDim.x) * blockDim.x) {
@@ -264,7 +296,12 @@ void launch_reduce(ElementType type, ReduceOp op, const void* x, void* y, int64_
                    cudaStream_t stream) {
   if (outer * inner == 0) return;
   MC_DISPATCH_TYPE(type, {
-    if (inner == 1)
+    constexpr int kWide = 16 / sizeof(T);
+    if (inner == 1 && n >= 1024 && op != ReduceOp::kLogSumExp && outer < (int64_t(1) << 31))
+      reduce_long_rows_kernel<T><<<static_cast<int>(outer), kRowBlockThreads, 0, stream>>>(
+          op, static_cast<const T*>(x), static_cast<T*>(y), n,
+          n % kWide == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0);
+    else if (inner == 1)
       reduce_rows_kernel<T><<<row_blocks(outer), 32 * kWarpsPerBlock, 0, stream>>>(op, static_cast<const T*>(x),
                                                                                    static_cast<T*>(y), outer, n);
     else

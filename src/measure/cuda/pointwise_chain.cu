@@ -1,6 +1,8 @@
-// The fused pointwise chain: one thread per output element walks the chain's steps in registers
+// The fused pointwise chain interpreted: one thread per output element walks the chain's steps
 // (ops from the elementwise list through device_math.cuh), reading each external input once
-// through its broadcast strides and storing only the chain's outputs.
+// through its broadcast strides and storing only the chain's outputs. The fallback where NVRTC is
+// missing: the chain's generated kernel (chain_source.h) runs several times faster on large
+// tensors, since here the op switch and the step values' local array cost per element.
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/device_math.cuh"
 #include "measure/cuda/element_types.cuh"

@@ -54,7 +54,10 @@ std::unique_ptr<OperatorRunner> make_cudnn_conv_runner(const NodeSpec& spec, con
 std::unique_ptr<OperatorRunner> make_cudnn_pool_runner(const NodeSpec& spec, const PoolParams& pool, std::string* reason);
 std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason);
 std::unique_ptr<OperatorRunner> make_patch_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason);
-std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason);
+// `activation` (kernels.h's DepthwiseGeometry) runs in the kernel's store: a deployed epilogue.
+std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason,
+                                                           ElementwiseOp activation = ElementwiseOp::kIdentity,
+                                                           float alpha = 0, float beta = 0);
 std::unique_ptr<OperatorRunner> make_topk_runner(const NodeSpec& spec, const TopKPlan& plan, std::string* reason);
 // Prepares every candidate, times each and runs the fastest (at least one candidate).
 std::unique_ptr<OperatorRunner> make_fastest_runner(std::vector<std::unique_ptr<OperatorRunner>> candidates);

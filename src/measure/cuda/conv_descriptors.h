@@ -1,0 +1,27 @@
+// The cuDNN descriptors of one convolution call (input, output, bias, filter, convolution,
+// activation), set up from a ConvParams and destroyed together: the conv runner of the
+// as-written view and the fused conv of the deployed view describe their calls the same way.
+#pragma once
+#include <cudnn.h>
+
+#include "ops/measured_kinds.h"
+
+namespace modelcost::cuda {
+
+struct ConvDescriptors {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, b = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnActivationDescriptor_t act = nullptr;  // created by the caller where it fuses an activation
+
+  ConvDescriptors() = default;
+  ConvDescriptors(const ConvDescriptors&) = delete;
+  ConvDescriptors& operator=(const ConvDescriptors&) = delete;
+  ~ConvDescriptors() { reset(); }
+  void reset();  // destroys every descriptor made
+  // (Re)creates x, y, w and conv (b too where `bias`) for `c` in `format`, tensor-core math for
+  // fp16/bf16 and cuDNN's default for fp32 (TF32, as PyTorch's cuDNN default allows).
+  void configure(const ConvParams& c, cudnnTensorFormat_t format, int32_t onnx_dtype, bool bias);
+};
+
+}  // namespace modelcost::cuda
