@@ -25,6 +25,10 @@ fi
 export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TMPDIR=${TMPDIR:-/dev/shm}  # the target writes each input and its reports there
+# The limits are the release build's (10 s, 1 GB: tests/cli/hostile_models_test.cpp checks them on
+# the hostile graphs and on regressions/) scaled for this build: -O1 with ASan + UBSan runs the
+# largest legal model (300,000 nodes expanded from a few KB of nested functions) about 5x slower,
+# and ASan's redzones and quarantine about triple its memory.
 exec build-fuzz/fuzz/modelcost_fuzz fuzz/corpus -dict=fuzz/model.dict -artifact_prefix=fuzz/findings/ \
-  -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=200000 \
+  -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -malloc_limit_mb=1024 -max_len=200000 \
   -print_final_stats=1 "$@"

@@ -44,9 +44,10 @@ class Inliner {
     for (const auto& f : model.functions()) functions_[function_key(f.domain(), f.name())] = &f;
   }
   bool any() const { return !functions_.empty(); }
-  // Expands the calls among `nodes` (recursively); `top` records scopes of the main graph's nodes.
-  std::vector<NodeProto> expand(const std::vector<NodeProto>& nodes, const std::string& scope,
-                                const std::string& function, bool top);
+  // Appends `nodes` to `out` with their calls expanded (recursively); `top` records scopes of the
+  // main graph's nodes. One output vector for every level: each node is copied once, however deep.
+  void expand(const std::vector<NodeProto>& nodes, const std::string& scope, const std::string& function, bool top,
+              std::vector<NodeProto>& out);
   void expand_graph(GraphProto& graph, bool top);
   InlinedScopes take_scopes() { return std::move(scopes_); }
   // Nodes the graph becomes once expanded, bodies included; counted (not built) up to just past
@@ -159,9 +160,8 @@ std::vector<NodeProto> Inliner::instantiate(const FunctionProto& f, const NodePr
   return body;
 }
 
-std::vector<NodeProto> Inliner::expand(const std::vector<NodeProto>& nodes, const std::string& scope,
-                                       const std::string& function, bool top) {
-  std::vector<NodeProto> out;
+void Inliner::expand(const std::vector<NodeProto>& nodes, const std::string& scope, const std::string& function,
+                     bool top, std::vector<NodeProto>& out) {
   for (const NodeProto& node : nodes) {
     auto it = functions_.find(function_key(node.domain() == "ai.onnx" ? "" : node.domain(), node.op_type()));
     if (it == functions_.end()) {
@@ -184,11 +184,9 @@ std::vector<NodeProto> Inliner::expand(const std::vector<NodeProto>& nodes, cons
     const bool prefixed = scope.empty() || call.rfind(scope + "/", 0) == 0;
     const std::string inner_scope = prefixed ? call : scope + "/" + call;
     stack_.push_back(name);
-    std::vector<NodeProto> body = expand(instantiate(f, node, inner_scope + "/"), inner_scope, name, top);
+    expand(instantiate(f, node, inner_scope + "/"), inner_scope, name, top, out);
     stack_.pop_back();
-    for (auto& n : body) out.push_back(std::move(n));
   }
-  return out;
 }
 
 void Inliner::expand_subgraphs(NodeProto& node) {
@@ -200,8 +198,11 @@ void Inliner::expand_subgraphs(NodeProto& node) {
 
 void Inliner::expand_graph(GraphProto& graph, bool top) {
   std::vector<NodeProto> nodes(graph.node().begin(), graph.node().end());
-  std::vector<NodeProto> expanded = expand(nodes, "", "", top);
+  std::vector<NodeProto> expanded;
+  expanded.reserve(static_cast<size_t>(std::max<int64_t>(expanded_size(graph), 0)));
+  expand(nodes, "", "", top, expanded);
   graph.clear_node();
+  graph.mutable_node()->Reserve(static_cast<int>(expanded.size()));
   for (auto& n : expanded) *graph.add_node() = std::move(n);
 }
 

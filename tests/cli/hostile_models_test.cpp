@@ -8,9 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <filesystem>
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
 #include "cli/cli_runner.h"
 #include "cli/hostile_models.h"
@@ -115,6 +119,33 @@ TEST_P(HostileModels, EndInAReportOrOneLineError) {
 
 INSTANTIATE_TEST_SUITE_P(Generated, HostileModels, ::testing::ValuesIn(hostile::cases()),
                          [](const ::testing::TestParamInfo<hostile::Case>& info) { return info.param.name; });
+
+// Every input the fuzz target once failed on, run by the release CLI under the same limits: a
+// report or a one-line error, never a signal, more than the CPU time, or more than the memory.
+class FuzzRegressions : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FuzzRegressions, StayWithinTheLimits) {
+  TempDir dir;
+  const ChildRun run = run_child(dir, GetParam());
+  std::printf("%-48s exit %d  %.2f s CPU  %ld MB\n", GetParam().c_str(), run.code, run.cpu_seconds, run.peak_rss_kb / 1024);
+  expect_clean(GetParam(), run);
+}
+
+std::vector<std::string> regression_files() {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(MODELCOST_SOURCE_DIR "/fuzz/regressions"))
+    if (entry.path().extension() == ".onnx") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, FuzzRegressions, ::testing::ValuesIn(regression_files()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = std::filesystem::path(info.param).stem().string();
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
 
 // The weight's external data is a FIFO with no writer: opening it for reading would block forever.
 TEST(ExternalData, IsNeverOpened) {
