@@ -50,6 +50,16 @@ std::unordered_set<const onnx::TensorProto*> dequantized_integer_weights(const G
   return found;
 }
 
+// Adds `part`'s figures (not its known flag) into `total`.
+void accumulate(NodeCost& total, const NodeCost& part) {
+  total.macs += part.macs;
+  total.flops += part.flops;
+  total.params += part.params;
+  total.bytes_read += part.bytes_read;
+  total.bytes_written += part.bytes_written;
+  total.estimate = total.estimate || part.estimate;
+}
+
 class CostWalker {
  public:
   CostWalker(const OpRegistry& registry, Diagnostics& diagnostics,
@@ -61,6 +71,13 @@ class CostWalker {
   static const onnx::TensorProto* float_weight(const Graph& graph, int id);
 
  private:
+  // The op rule's figures and the bytes of the node's own inputs and outputs.
+  OpCost apply_rule(NodeAnalysis& result);
+  // Distinct weights read: counted once per node, and once in `weights` for the totals.
+  void count_parameters(const OpCost& op, NodeAnalysis& result, WeightSet& weights) const;
+  // Subgraph bodies: their nodes' costs add into the node (If: the heavier branch).
+  void add_bodies(const OpCost& op, NodeAnalysis& result, WeightSet& weights);
+
   const OpRegistry& registry_;
   Diagnostics& diagnostics_;
   std::unordered_set<const onnx::TensorProto*> dequantized_;
@@ -75,12 +92,20 @@ NodeAnalysis CostWalker::analyse(const Graph& graph, const Node& node, WeightSet
   NodeAnalysis result;
   result.node = &node;
   result.graph = &graph;
-  NodeCost& cost = result.cost;
   for (int id : node.outputs)
     if (id >= 0 && !graph.tensors[id].has_shape) result.shaped = false;
   for (int id : node.inputs)
     if (id >= 0 && !graph.tensors[id].has_shape) result.shaped = false;
+  const OpCost op = apply_rule(result);
+  count_parameters(op, result, weights);
+  add_bodies(op, result, weights);
+  return result;
+}
 
+OpCost CostWalker::apply_rule(NodeAnalysis& result) {
+  const Graph& graph = *result.graph;
+  const Node& node = *result.node;
+  NodeCost& cost = result.cost;
   const OpRule* rule = registry_.find(node.domain, node.op_type);
   OpCost op;
   if (rule && rule->cost && result.shaped) {
@@ -106,33 +131,33 @@ NodeAnalysis CostWalker::analyse(const Graph& graph, const Node& node, WeightSet
   }
   for (int id : node.inputs) if (id >= 0 && graph.tensors[id].estimate) cost.estimate = true;
   for (int id : node.outputs) if (id >= 0 && graph.tensors[id].estimate) cost.estimate = true;
+  return op;
+}
 
-  // Parameters: distinct float initializers read, counted once per node and once in the totals.
+void CostWalker::count_parameters(const OpCost& op, NodeAnalysis& result, WeightSet& weights) const {
+  const Graph& graph = *result.graph;
+  const Node& node = *result.node;
   WeightSet own;
-  for (int id : node.inputs) {
-    if (id < 0) continue;
-    if (const auto* w = float_weight(graph, id); w && own.emplace(w, 0).second) {
-      cost.params += element_count(graph.tensors[id].shape);
-      weights.emplace(w, element_count(graph.tensors[id].shape));
-    }
-  }
+  auto count = [&](const onnx::TensorProto* w, double elements) {
+    if (!w || !own.emplace(w, 0).second) return;
+    result.cost.params += elements;
+    weights.emplace(w, elements);
+  };
+  for (int id : node.inputs)
+    if (id >= 0) count(float_weight(graph, id), element_count(graph.tensors[id].shape));
   for (int id : node.inputs) {
     const onnx::TensorProto* w = id >= 0 ? graph.tensors[id].initializer : nullptr;
-    if (w && dequantized_.count(w) && own.emplace(w, 0).second) {
-      cost.params += element_count(graph.tensors[id].shape);
-      weights.emplace(w, element_count(graph.tensors[id].shape));
-    }
+    if (w && dequantized_.count(w)) count(w, element_count(graph.tensors[id].shape));
   }
   for (const auto& [input, elements] : op.quantized_weights) {
     const int id = input < node.inputs.size() ? node.inputs[input] : -1;
-    const onnx::TensorProto* w = id >= 0 ? graph.tensors[id].initializer : nullptr;
-    if (w && own.emplace(w, elements).second) {
-      cost.params += elements;
-      weights.emplace(w, elements);
-    }
+    count(id >= 0 ? graph.tensors[id].initializer : nullptr, elements);
   }
+}
 
-  // Subgraph bodies: their nodes' costs add into this node (If: the heavier branch).
+void CostWalker::add_bodies(const OpCost& op, NodeAnalysis& result, WeightSet& weights) {
+  const Node& node = *result.node;
+  if (node.subgraphs.empty()) return;
   NodeCost body_total;
   bool body_known = true;
   for (size_t s = 0; s < node.subgraphs.size(); ++s) {
@@ -143,46 +168,34 @@ NodeAnalysis CostWalker::analyse(const Graph& graph, const Node& node, WeightSet
       NodeAnalysis a = analyse(*sub.graph, inner, weights);
       if (!a.shaped) result.shaped = false;
       if (!a.cost.known) body_known = false;
-      body.macs += a.cost.macs;
-      body.flops += a.cost.flops;
-      body.params += a.cost.params;
-      body.bytes_read += a.cost.bytes_read;
-      body.bytes_written += a.cost.bytes_written;
-      body.estimate = body.estimate || a.cost.estimate;
+      accumulate(body, a.cost);
     }
     if (op.subgraph_max) {
       if (body.flops + body.bytes() >= body_total.flops + body_total.bytes()) body_total = body;
       body_total.estimate = true;
     } else {
-      body_total.macs += body.macs;
-      body_total.flops += body.flops;
-      body_total.params += body.params;
-      body_total.bytes_read += body.bytes_read;
-      body_total.bytes_written += body.bytes_written;
-      body_total.estimate = body_total.estimate || body.estimate;
+      accumulate(body_total, body);
     }
   }
-  if (!node.subgraphs.empty()) {
-    const double r = op.subgraph_repeats;
-    // A body without work adds none however often it runs (and no 0 * huge = NaN).
-    auto repeated = [r](double body_figure) { return body_figure == 0 ? 0.0 : r * body_figure; };
-    cost.macs += repeated(body_total.macs);
-    cost.flops += repeated(body_total.flops);
-    cost.bytes_read += repeated(body_total.bytes_read);
-    cost.bytes_written += repeated(body_total.bytes_written);
-    cost.params += body_total.params;
-    cost.estimate = cost.estimate || body_total.estimate;
-    if (!body_known) cost.known = false;
-    // Nested bodies multiply their repeats (Scans over 2^40 slices, 40 deep): past a double's
-    // range the figures would read "inf", a wrong answer.
-    if (!std::isfinite(cost.macs + cost.flops + cost.bytes_read + cost.bytes_written)) {
-      char repeats[32];
-      std::snprintf(repeats, sizeof repeats, "%.3g", r);
-      throw NodeError(node.name, node.op_type, std::string("its body's work, repeated ") + repeats +
-                                                   " times, is past what a double holds (1.8e308)");
-    }
+  NodeCost& cost = result.cost;
+  const double r = op.subgraph_repeats;
+  // A body without work adds none however often it runs (and no 0 * huge = NaN).
+  auto repeated = [r](double body_figure) { return body_figure == 0 ? 0.0 : r * body_figure; };
+  cost.macs += repeated(body_total.macs);
+  cost.flops += repeated(body_total.flops);
+  cost.bytes_read += repeated(body_total.bytes_read);
+  cost.bytes_written += repeated(body_total.bytes_written);
+  cost.params += body_total.params;
+  cost.estimate = cost.estimate || body_total.estimate;
+  if (!body_known) cost.known = false;
+  // Nested bodies multiply their repeats (Scans over 2^40 slices, 40 deep): past a double's
+  // range the figures would read "inf", a wrong answer.
+  if (!std::isfinite(cost.macs + cost.flops + cost.bytes_read + cost.bytes_written)) {
+    char repeats[32];
+    std::snprintf(repeats, sizeof repeats, "%.3g", r);
+    throw NodeError(node.name, node.op_type, std::string("its body's work, repeated ") + repeats +
+                                                 " times, is past what a double holds (1.8e308)");
   }
-  return result;
 }
 
 // The share of nodes left unshaped and the unknown ops that are the likely cause.

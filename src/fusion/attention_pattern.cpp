@@ -40,44 +40,42 @@ std::vector<size_t> between(const FusionGraph& g, size_t from, size_t to, const 
   return out;
 }
 
-// The Q K^T product feeding Softmax `s` through a few scale/mask ops, and the ops between.
-std::optional<std::pair<size_t, std::vector<size_t>>> find_scores(const FusionGraph& g, size_t s) {
-  std::set<size_t> seen;
-  std::vector<size_t> frontier = {s};
-  for (int depth = 0; depth < kMaxChain && !frontier.empty(); ++depth) {
-    std::vector<size_t> next;
-    for (size_t n : frontier)
-      for (int id : g.dynamic_inputs(n)) {
-        const int p = g.producer(id);
-        if (p < 0 || seen.count(size_t(p))) continue;
-        if (is_product_of_activations(g, size_t(p))) return std::make_pair(size_t(p), between(g, size_t(p), s, seen));
-        if (chain_op(g, size_t(p))) {
-          seen.insert(size_t(p));
-          next.push_back(size_t(p));
-        }
-      }
-    frontier = next;
-  }
-  return std::nullopt;
+std::vector<size_t> producers_of(const FusionGraph& g, size_t n) {
+  std::vector<size_t> found;
+  for (int id : g.dynamic_inputs(n))
+    if (g.producer(id) >= 0) found.push_back(size_t(g.producer(id)));
+  return found;
 }
 
-// The P V product the Softmax result flows into, and the ops between (casts, NaN guard, dropout).
-std::optional<std::pair<size_t, std::vector<size_t>>> find_values(const FusionGraph& g, size_t s) {
+std::vector<size_t> readers_of(const FusionGraph& g, size_t n) {
+  std::vector<size_t> found;
+  for (int id : g.node(n).outputs)
+    if (id >= 0) found.insert(found.end(), g.consumers(id).begin(), g.consumers(id).end());
+  return found;
+}
+
+struct Product {
+  size_t node = 0;
+  std::vector<size_t> between;  // the chain ops between it and the Softmax
+};
+
+// The product of activations next to Softmax `s` through a few chain ops: upstream the Q K^T
+// product (scale and mask ops between), downstream the P V product (casts, NaN guard, dropout).
+std::optional<Product> find_product(const FusionGraph& g, size_t s, bool upstream) {
   std::set<size_t> seen;
   std::vector<size_t> frontier = {s};
   for (int depth = 0; depth < kMaxChain && !frontier.empty(); ++depth) {
     std::vector<size_t> next;
     for (size_t n : frontier)
-      for (int id : g.node(n).outputs)
-        if (id >= 0)
-          for (size_t c : g.consumers(id)) {
-            if (seen.count(c)) continue;
-            if (is_product_of_activations(g, c) && g.node(c).inputs.front() != -1) return std::make_pair(c, between(g, s, c, seen));
-            if (chain_op(g, c)) {
-              seen.insert(c);
-              next.push_back(c);
-            }
-          }
+      for (size_t m : upstream ? producers_of(g, n) : readers_of(g, n)) {
+        if (seen.count(m)) continue;
+        if (is_product_of_activations(g, m) && (upstream || g.node(m).inputs.front() != -1))
+          return upstream ? Product{m, between(g, m, s, seen)} : Product{m, between(g, s, m, seen)};
+        if (chain_op(g, m)) {
+          seen.insert(m);
+          next.push_back(m);
+        }
+      }
     frontier = next;
   }
   return std::nullopt;
@@ -132,16 +130,16 @@ void absorb_epilogue_layout(const FusionGraph& g, std::vector<size_t>& members, 
 
 std::optional<GroupCandidate> match_attention(const FusionGraph& g, size_t i) {
   if (g.op(i) != "Softmax" || g.claimed(i)) return std::nullopt;
-  const auto scores = find_scores(g, i);
+  const auto scores = find_product(g, i, /*upstream=*/true);
   if (!scores) return std::nullopt;
-  const auto values = find_values(g, i);
-  if (!values || values->first == scores->first) return std::nullopt;
-  std::vector<size_t> members = {scores->first, i, values->first};
-  members.insert(members.end(), scores->second.begin(), scores->second.end());
-  members.insert(members.end(), values->second.begin(), values->second.end());
+  const auto values = find_product(g, i, /*upstream=*/false);
+  if (!values || values->node == scores->node) return std::nullopt;
+  std::vector<size_t> members = {scores->node, i, values->node};
+  members.insert(members.end(), scores->between.begin(), scores->between.end());
+  members.insert(members.end(), values->between.begin(), values->between.end());
   // Side inputs of the score chain built only for it (a per-layer mask Where) come along.
   absorb_prologue(g, members);
-  absorb_epilogue_layout(g, members, values->first);
+  absorb_epilogue_layout(g, members, values->node);
   std::sort(members.begin(), members.end());
   members.erase(std::unique(members.begin(), members.end()), members.end());
   return GroupCandidate{members, i};

@@ -86,6 +86,14 @@ void merge_pointwise_chains(fusion::FusionGraph& g, std::vector<Draft>& drafts) 
   }
 }
 
+// The first member that does work at run time: an Identity or Reshape of a weight, which an
+// exporter may place at the top of the graph, is folded away before anything runs.
+size_t first_running(const fusion::FusionGraph& g, const Draft& draft) {
+  for (size_t m : draft.members)
+    if (!g.is_alias(m) || !g.dynamic_inputs(m).empty()) return m;
+  return draft.members.front();
+}
+
 }  // namespace
 
 FusionPlan fuse(const Analysis& analysis) {
@@ -102,7 +110,7 @@ FusionPlan fuse(const Analysis& analysis) {
   std::vector<size_t> order(drafts.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return drafts[a].members.front() < drafts[b].members.front(); });
+            [&](size_t a, size_t b) { return first_running(g, drafts[a]) < first_running(g, drafts[b]); });
   FusionPlan plan;
   plan.group_of.assign(g.size(), -1);
   for (size_t k : order) {

@@ -66,6 +66,9 @@ FusionGraph::FusionGraph(const Analysis& analysis) : analysis_(analysis) {
 }
 
 bool FusionGraph::is_constant(int id) const {
+  // Through reinterpreting nodes: exporters route shared weights through Identity (a bias behind
+  // one is still a bias), and a runtime folds a Reshape of a weight away.
+  id = alias_root(id);
   const TensorInfo& t = graph_->tensors[id];
   return t.is_initializer || t.value != nullptr || (producer(id) < 0 && !t.is_graph_input);
 }

@@ -36,7 +36,8 @@ class FusionGraph {
   // Nodes reading tensor `id` that run (folded readers such as Shape are left out).
   const std::vector<size_t>& consumers(int id) const { return consumers_[id]; }
   bool is_graph_output(int id) const { return graph_outputs_[id]; }
-  // A tensor whose contents are known at analysis time (weights, constants, folded shapes).
+  // A tensor whose contents are known at analysis time (weights, constants, folded shapes), or a
+  // reinterpretation of one (an Identity or Reshape of a weight).
   bool is_constant(int id) const;
   // Runs nothing: every output folded, or no work at all.
   bool is_idle(size_t i) const { return idle_[i]; }

@@ -36,6 +36,7 @@ const OpRegistry& OpRegistry::instance() {
     register_controlflow_ops(r);
     register_quantization_ops(r);
     register_attention_ops(r);
+    register_rotary_embedding_ops(r);
     register_com_microsoft_ops(r);
     register_recent_onnx_ops(r);
     register_nchwc_ops(r);

@@ -108,6 +108,7 @@ void register_reduction_ops(OpRegistry&);
 void register_controlflow_ops(OpRegistry&);
 void register_quantization_ops(OpRegistry&);
 void register_attention_ops(OpRegistry&);
+void register_rotary_embedding_ops(OpRegistry&);
 void register_com_microsoft_ops(OpRegistry&);
 void register_recent_onnx_ops(OpRegistry&);
 void register_nchwc_ops(OpRegistry&);

@@ -78,13 +78,8 @@ std::string nodes_text(const Report& report) {
 Json by_op_type_json(const Report& report) {
   const OpTypeSummary summary = summarize_by_op_type(report);
   Json rows = Json::array();
-  for (const auto& row : summary.rows) {
-    Json entry = {{"op_type", row.op_type}, {"domain", row.domain}, {"count", row.count}};
-    for (size_t c = 0; c < summary.columns.size(); ++c)
-      if (summary.columns[c]->sinks & kSinkJson) entry[summary.columns[c]->name] = json_number(row.sums[c]);
-    entry[summary.share_name] = json_number(row.share);
-    rows.push_back(std::move(entry));
-  }
+  for (const auto& row : summary.rows)
+    rows.push_back(summed_json(summary, row, {{"op_type", row.op_type}, {"domain", row.domain}}));
   return rows;
 }
 

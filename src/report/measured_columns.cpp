@@ -13,14 +13,29 @@ std::string joined(const std::vector<std::string>& items) {
   return s;
 }
 
-}  // namespace
+// The whole-model figures the "measurement" section prints, with the per-node tallies.
+struct MeasuredRun {
+  DeviceInfo device;
+  ModelMeasurement whole;
+  std::shared_ptr<const RooflineReport> roofline;  // may be null
+  size_t measured_nodes = 0, failed = 0, reused = 0;
+  double sum_us = 0;  // of the node medians
+};
 
-void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes, const ModelMeasurement& model,
-                      const DeviceInfo& device, const RooflineReport* roofline_report) {
-  // The columns keep their own copies of what they print.
-  auto m = std::make_shared<const std::vector<NodeMeasurement>>(nodes);
-  std::shared_ptr<const RooflineReport> roofline =
-      roofline_report ? std::make_shared<const RooflineReport>(*roofline_report) : nullptr;
+MeasuredRun tally(const std::vector<NodeMeasurement>& nodes) {
+  MeasuredRun run;
+  for (const auto& n : nodes) {
+    if (!n.same_as.empty() && n.measured && !n.zero_cost) ++run.reused;
+    if (n.measured) ++run.measured_nodes;
+    else if (!n.zero_cost) ++run.failed;
+    if (n.measured) run.sum_us += n.median_us;
+  }
+  return run;
+}
+
+// measured_us, its spread, achieved rates, efficiency, kernels and implementation, after the cost columns.
+void add_measured_columns(Report& report, std::shared_ptr<const std::vector<NodeMeasurement>> m,
+                          std::shared_ptr<const RooflineReport> roofline) {
   auto measured = [m](size_t row) -> const NodeMeasurement& { return (*m)[row]; };
   const std::string after = report.find_column("share") ? "share" : "arithmetic_intensity";
   report.add_column_after(after, {"measured_us", "meas us", "us", ColumnKind::kTime, kSinkAll, true,
@@ -81,63 +96,74 @@ void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes,
                                                                                      : n.implementation + " (figure of identical node " + n.same_as + ")");
                                        },
                                        nullptr});
-  report.rank_by = "measured_us";
+}
 
-  size_t measured_nodes = 0, failed = 0, reused = 0;
-  double sum = 0;
-  for (const auto& n : nodes) {
-    if (!n.same_as.empty() && n.measured && !n.zero_cost) ++reused;
-    if (n.measured) ++measured_nodes;
-    else if (!n.zero_cost) ++failed;
-    if (n.measured) sum += n.median_us;
+Json measurement_json(const MeasuredRun& run) {
+  const ModelMeasurement& whole = run.whole;
+  Json j{{"device", run.device.name},
+         {"driver", run.device.driver},
+         {"nodes_measured", run.measured_nodes},
+         {"nodes_not_measured", run.failed},
+         {"nodes_reusing_an_identical_nodes_figure", run.reused},
+         {"sum_of_node_medians_ms", run.sum_us / 1e3},
+         {"model_measured", whole.measured},
+         {"model_latency_ms", whole.measured ? Json(whole.median_us / 1e3) : Json(nullptr)},
+         {"model_rel_stddev", whole.measured ? Json(whole.rel_stddev) : Json(nullptr)},
+         {"model_method", whole.method},
+         {"model_kernels", whole.has_kernel_breakdown ? Json(whole.kernels_per_run) : Json(nullptr)},
+         {"model_kernel_busy_ms", whole.has_kernel_breakdown ? Json(whole.kernel_busy_us / 1e3) : Json(nullptr)},
+         {"model_idle_ms", whole.has_kernel_breakdown ? Json(std::max(0.0, whole.median_us - whole.kernel_busy_us) / 1e3) : Json(nullptr)},
+         {"model_reason", whole.reason}};
+  if (run.roofline) {
+    const double predicted_ms = run.roofline->totals.predicted_latency_ms;
+    j["predicted_latency_ms"] = predicted_ms;
+    j["prediction_error"] = whole.measured && whole.median_us > 0 ? Json(predicted_ms / (whole.median_us / 1e3) - 1) : Json(nullptr);
   }
-  const double predicted_ms = roofline ? roofline->totals.predicted_latency_ms : 0;
-  const ModelMeasurement whole = model;
+  return j;
+}
+
+void print_measurement(const MeasuredRun& run, std::ostream& out) {
+  const ModelMeasurement& whole = run.whole;
+  const double sum = run.sum_us;
+  out << fmt::format("\nMeasured on {} ({}): {} nodes measured, {} not measured\n", run.device.name, run.device.driver,
+                     run.measured_nodes, run.failed);
+  out << fmt::format("  sum of per-node medians  {:.4g} ms\n", sum / 1e3);
+  if (run.reused > 0)
+    out << fmt::format("  {} nodes identical to an earlier one (op, attributes, shapes, dtypes) reuse its figure\n", run.reused);
+  if (whole.measured) {
+    out << fmt::format("  whole model ({})  {:.4g} ms (spread {:.1f}%); sum / whole = {:.2f}\n", whole.method, whole.median_us / 1e3,
+                       100 * whole.rel_stddev, whole.median_us > 0 ? sum / whole.median_us : 0.0);
+    if (whole.has_kernel_breakdown)
+      out << fmt::format("    in it: {} kernels busy {:.4g} ms (sum / busy = {:.2f}), GPU idle between and before them {:.4g} ms\n",
+                         whole.kernels_per_run, whole.kernel_busy_us / 1e3,
+                         whole.kernel_busy_us > 0 ? sum / whole.kernel_busy_us : 0.0,
+                         std::max(0.0, whole.median_us - whole.kernel_busy_us) / 1e3);
+  } else if (!whole.reason.empty()) {
+    out << "  whole model not run: " << whole.reason << "\n";
+  }
+  if (run.roofline && whole.measured && whole.median_us > 0) {
+    const double predicted_ms = run.roofline->totals.predicted_latency_ms;
+    out << fmt::format("  roofline prediction  {:.4g} ms, {:+.0f}% against the whole-model measurement\n", predicted_ms,
+                       100 * (predicted_ms / (whole.median_us / 1e3) - 1));
+  }
+}
+
+}  // namespace
+
+void add_measurements(Report& report, const std::vector<NodeMeasurement>& nodes, const ModelMeasurement& model,
+                      const DeviceInfo& device, const RooflineReport* roofline_report) {
+  // The columns and the section keep their own copies of what they print.
+  MeasuredRun run = tally(nodes);
+  run.device = device;
+  run.whole = model;
+  if (roofline_report) run.roofline = std::make_shared<const RooflineReport>(*roofline_report);
+  add_measured_columns(report, std::make_shared<const std::vector<NodeMeasurement>>(nodes), run.roofline);
+  report.rank_by = "measured_us";
+  const double sum = run.sum_us;
   report.totals.push_back({"measured_sum_ms", "measured, sum of node medians (ms)", "ms", ColumnKind::kTime, kSinkTable | kSinkJson,
                            [sum](const Analysis&) { return CellValue::of_number(sum / 1e3); }});
-  report.sections.push_back(
-      {"measurement",
-       [=] {
-         Json j{{"device", device.name},
-                {"driver", device.driver},
-                {"nodes_measured", measured_nodes},
-                {"nodes_not_measured", failed},
-                {"nodes_reusing_an_identical_nodes_figure", reused},
-                {"sum_of_node_medians_ms", sum / 1e3},
-                {"model_measured", whole.measured},
-                {"model_latency_ms", whole.measured ? Json(whole.median_us / 1e3) : Json(nullptr)},
-                {"model_rel_stddev", whole.measured ? Json(whole.rel_stddev) : Json(nullptr)},
-                {"model_method", whole.method},
-                {"model_kernels", whole.has_kernel_breakdown ? Json(whole.kernels_per_run) : Json(nullptr)},
-                {"model_kernel_busy_ms", whole.has_kernel_breakdown ? Json(whole.kernel_busy_us / 1e3) : Json(nullptr)},
-                {"model_idle_ms", whole.has_kernel_breakdown ? Json(std::max(0.0, whole.median_us - whole.kernel_busy_us) / 1e3) : Json(nullptr)},
-                {"model_reason", whole.reason}};
-         if (roofline) {
-           j["predicted_latency_ms"] = predicted_ms;
-           j["prediction_error"] = whole.measured && whole.median_us > 0 ? Json(predicted_ms / (whole.median_us / 1e3) - 1) : Json(nullptr);
-         }
-         return j;
-       },
-       [=](std::ostream& out) {
-         out << fmt::format("\nMeasured on {} ({}): {} nodes measured, {} not measured\n", device.name, device.driver, measured_nodes, failed);
-         out << fmt::format("  sum of per-node medians  {:.4g} ms\n", sum / 1e3);
-         if (reused > 0)
-           out << fmt::format("  {} nodes identical to an earlier one (op, attributes, shapes, dtypes) reuse its figure\n", reused);
-         if (whole.measured) {
-           out << fmt::format("  whole model ({})  {:.4g} ms (spread {:.1f}%); sum / whole = {:.2f}\n", whole.method, whole.median_us / 1e3,
-                              100 * whole.rel_stddev, whole.median_us > 0 ? sum / whole.median_us : 0.0);
-           if (whole.has_kernel_breakdown)
-             out << fmt::format("    in it: {} kernels busy {:.4g} ms (sum / busy = {:.2f}), GPU idle between and before them {:.4g} ms\n",
-                                whole.kernels_per_run, whole.kernel_busy_us / 1e3,
-                                whole.kernel_busy_us > 0 ? sum / whole.kernel_busy_us : 0.0,
-                                std::max(0.0, whole.median_us - whole.kernel_busy_us) / 1e3);
-         } else if (!whole.reason.empty()) {
-           out << "  whole model not run: " << whole.reason << "\n";
-         }
-         if (roofline && whole.measured && whole.median_us > 0)
-           out << fmt::format("  roofline prediction  {:.4g} ms, {:+.0f}% against the whole-model measurement\n", predicted_ms,
-                              100 * (predicted_ms / (whole.median_us / 1e3) - 1));
-       }});
+  report.sections.push_back({"measurement", [run] { return measurement_json(run); },
+                             [run](std::ostream& out) { print_measurement(run, out); }});
 }
 
 std::string counters_warning(const std::vector<NodeMeasurement>& nodes) {

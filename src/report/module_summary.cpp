@@ -33,28 +33,20 @@ std::string scope_at_depth(const std::string& scope, size_t depth) {
 
 ModuleSummary summarize_by_module(const Report& report, size_t depth) {
   ModuleSummary summary;
+  static_cast<SummedColumns&>(summary) = summed_columns(report);
   summary.depth = depth;
-  for (const auto& column : report.columns)
-    if (column.additive && column.value) summary.columns.push_back(&column);
-  summary.share_name = "share_of_" + report.rank_by;
-  size_t rank_index = summary.columns.size();
-  for (size_t c = 0; c < summary.columns.size(); ++c)
-    if (summary.columns[c]->name == report.rank_by) rank_index = c;
   std::map<std::string, size_t> index;
   const auto& nodes = report.analysis->nodes;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const std::string module = scope_at_depth(node_scope(*nodes[i].node), depth);
     auto [it, added] = index.emplace(module, summary.rows.size());
-    if (added) summary.rows.push_back({module, 0, std::vector<double>(summary.columns.size(), 0.0), 0});
-    ModuleRow& row = summary.rows[it->second];
-    ++row.count;
-    for (size_t c = 0; c < summary.columns.size(); ++c) row.sums[c] += number_at(*summary.columns[c], nodes[i], i);
+    if (added) {
+      summary.rows.emplace_back();
+      summary.rows.back().module = module;
+    }
+    add_to_row(summary, nodes[i], i, summary.rows[it->second]);
   }
-  double total = 0;
-  for (const auto& row : summary.rows) total += rank_index < summary.columns.size() ? row.sums[rank_index] : 0;
-  for (auto& row : summary.rows)
-    row.share = rank_index < summary.columns.size() && total > 0 ? row.sums[rank_index] / total
-                                                                 : std::numeric_limits<double>::quiet_NaN();
+  set_shares(summary, summary.rows);
   return summary;
 }
 
@@ -68,18 +60,10 @@ void print_modules(const Report& report, size_t depth, std::ostream& out) {
   TextTable table;
   table.add_column("module", TextTable::Align::kLeft, 48);
   table.add_column("nodes", TextTable::Align::kRight);
-  std::vector<size_t> shown;
-  for (size_t c = 0; c < summary.columns.size(); ++c) {
-    if (!(summary.columns[c]->sinks & kSinkTable)) continue;
-    shown.push_back(c);
-    table.add_column(summary.columns[c]->title, TextTable::Align::kRight);
-  }
-  const ReportColumn* rank = report.find_column(report.rank_by);
-  table.add_column("% " + (rank ? rank->title : report.rank_by), TextTable::Align::kRight);
+  const SummedCells summed(report, summary, table);
   for (const auto& row : summary.rows) {
     std::vector<std::string> cells{module_label(row.module), std::to_string(row.count)};
-    for (size_t c : shown) cells.push_back(terminal_text(CellValue::of_number(row.sums[c]), summary.columns[c]->kind));
-    cells.push_back(human_share(row.share));
+    summed.append(row, cells);
     table.add_row(std::move(cells));
   }
   table.print(out);
@@ -88,13 +72,8 @@ void print_modules(const Report& report, size_t depth, std::ostream& out) {
 Json modules_json(const Report& report, size_t depth) {
   const ModuleSummary summary = summarize_by_module(report, depth);
   Json rows = Json::array();
-  for (const auto& row : summary.rows) {
-    Json entry = {{"module", row.module}, {"depth", depth}, {"count", row.count}};
-    for (size_t c = 0; c < summary.columns.size(); ++c)
-      if (summary.columns[c]->sinks & kSinkJson) entry[summary.columns[c]->name] = json_number(row.sums[c]);
-    entry[summary.share_name] = json_number(row.share);
-    rows.push_back(std::move(entry));
-  }
+  for (const auto& row : summary.rows)
+    rows.push_back(summed_json(summary, row, {{"module", row.module}, {"depth", depth}}));
   return rows;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "report/aggregate.h"
 #include "report/report.h"
 
 namespace modelcost {
@@ -15,18 +16,13 @@ std::string node_scope(const Node& node);
 // The first `depth` components of a scope: ("/layer1/0/conv1", 2) -> "/layer1/0"; "" stays "".
 std::string scope_at_depth(const std::string& scope, size_t depth);
 
-struct ModuleRow {
+struct ModuleRow : SummedRow {
   std::string module;  // "/layer1/0"; "" for nodes outside any scope
-  size_t count = 0;
-  std::vector<double> sums;  // one per ModuleSummary::columns
-  double share = 0;          // of the rank column's total; NaN when that total is 0
 };
 
-struct ModuleSummary {
+struct ModuleSummary : SummedColumns {
   size_t depth = 0;
-  std::vector<const ReportColumn*> columns;  // the report's additive columns
-  std::vector<ModuleRow> rows;               // in the order each module first appears in the graph
-  std::string share_name;                    // "share_of_flops"
+  std::vector<ModuleRow> rows;  // in the order each module first appears in the graph
 };
 
 ModuleSummary summarize_by_module(const Report& report, size_t depth);

@@ -89,21 +89,12 @@ void print_by_op_type(const Report& report, const TableOptions& options, std::os
   TextTable table;
   table.add_column("op", TextTable::Align::kLeft);
   table.add_column("count", TextTable::Align::kRight);
-  std::vector<size_t> shown_columns;
-  for (size_t c = 0; c < summary.columns.size(); ++c) {
-    if (!(summary.columns[c]->sinks & kSinkTable)) continue;
-    shown_columns.push_back(c);
-    table.add_column(summary.columns[c]->title, TextTable::Align::kRight);
-  }
-  const ReportColumn* rank = report.find_column(report.rank_by);
-  table.add_column("% " + (rank ? rank->title : report.rank_by), TextTable::Align::kRight);
+  const SummedCells summed(report, summary, table);
   for (size_t r = 0; r < shown; ++r) {
     const OpTypeRow& row = summary.rows[r];
     std::vector<std::string> cells{row.domain.empty() ? row.op_type : row.domain + "." + row.op_type,
                                    std::to_string(row.count)};
-    for (size_t c : shown_columns)
-      cells.push_back(terminal_text(CellValue::of_number(row.sums[c]), summary.columns[c]->kind));
-    cells.push_back(human_share(row.share));
+    summed.append(row, cells);
     table.add_row(std::move(cells));
   }
   table.print(out);

@@ -99,26 +99,52 @@ TEST(AttentionPattern, CausalGqaRotaryWithKvCache) {
   EXPECT_DOUBLE_EQ(g.bytes_written, f.bytes("y"));
 }
 
-TEST(AttentionPattern, ProjectionBiasStaysInTheGemmEpilogue) {
-  ModelBuilder b;
+// x @ wq + bq -> split heads -> attention with k and v. `bias_alias` names an op placed between
+// the bias weight and the Add (exporters route a shared weight through Identity), or "".
+void add_projected_attention(ModelBuilder& b, const std::string& bias_alias) {
   b.input("x", kFloat, Shape{kSeq, kHeads * kDim});
   b.weight("wq", kFloat, {kHeads * kDim, kHeads * kDim});
   b.weight("bq", kFloat, {kHeads * kDim});
   b.input("k", kFloat, Shape{1, kHeads, kDim, kSeq});
   b.input("v", kFloat, Shape{1, kHeads, kSeq, kDim});
   b.ints("split", {1, kSeq, kHeads, kDim});
+  std::string bias = "bq";
+  if (!bias_alias.empty()) {
+    b.node(bias_alias, {"bq"}, {"bq_shared"});
+    bias = "bq_shared";
+  }
   b.node("MatMul", {"x", "wq"}, {"qm"});
-  b.node("Add", {"qm", "bq"}, {"qb"});
+  b.node("Add", {bias, "qm"}, {"qb"});
   b.node("Reshape", {"qb", "split"}, {"qr"});
   set_attr(b.node("Transpose", {"qr"}, {"q"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
   b.node("MatMul", {"q", "k"}, {"s"});
   set_attr(b.node("Softmax", {"s"}, {"p"}), "axis", int64_t{-1});
   b.node("MatMul", {"p", "v"}, {"y"});
   b.output("y");
+}
+
+TEST(AttentionPattern, ProjectionBiasStaysInTheGemmEpilogue) {
+  ModelBuilder b;
+  add_projected_attention(b, "");
   Fused f(b);
   ASSERT_EQ(f.plan.groups.size(), 2u) << f.describe();
   EXPECT_EQ(f.label_of("qb"), "matmul+bias");
   EXPECT_EQ(f.pattern_of("q"), "attention");
+  EXPECT_DOUBLE_EQ(f.group("y").bytes_read, f.bytes("qb") + f.bytes("k") + f.bytes("v"));
+}
+
+// A bias behind an Identity is still the projection's bias: it runs in the GEMM's epilogue (the
+// Identity folds into that group, ahead of nothing), not inside the attention kernel.
+TEST(AttentionPattern, ProjectionBiasBehindIdentityStaysInTheGemmEpilogue) {
+  ModelBuilder b;
+  add_projected_attention(b, "Identity");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 2u) << f.describe();
+  EXPECT_EQ(f.label_of("qb"), "matmul+bias");
+  EXPECT_EQ(f.pattern_of("qb"), "epilogue");
+  EXPECT_EQ(f.group_of("bq_shared"), f.group_of("qm"));
+  EXPECT_EQ(f.pattern_of("q"), "attention");
+  EXPECT_DOUBLE_EQ(f.group("qb").bytes_read, f.bytes("x") + f.bytes("wq") + f.bytes("bq"));
   EXPECT_DOUBLE_EQ(f.group("y").bytes_read, f.bytes("qb") + f.bytes("k") + f.bytes("v"));
 }
 

@@ -30,6 +30,24 @@ TEST(Fusion, ConvBiasReluResidualIsOneKernel) {
   EXPECT_DOUBLE_EQ(g.flops, f.total_flops());
 }
 
+// Exporters put the Identity nodes of shared weights at the top of the graph: such a node folds
+// into the group that reads the weight without moving that group ahead of the work before it.
+TEST(Fusion, WeightIdentityKeepsItsGroupInRunOrder) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{4, 16});
+  b.weight("w", kFloat, {16, 32});
+  b.node("Identity", {"w"}, {"w_shared"});
+  b.node("Sigmoid", {"x"}, {"s"});
+  b.node("MatMul", {"s", "w_shared"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 2u) << f.describe();
+  EXPECT_EQ(f.group_of("w_shared"), f.group_of("y"));
+  EXPECT_EQ(f.group_of("s"), 0) << f.describe();
+  EXPECT_EQ(f.group_of("y"), 1) << f.describe();
+  EXPECT_DOUBLE_EQ(f.group("y").bytes_read, f.bytes("s") + f.bytes("w"));
+}
+
 TEST(Fusion, BatchNormFoldsIntoConv) {
   ModelBuilder b;
   b.input("x", kFloat, Shape{1, 4, 8, 8});

@@ -45,6 +45,16 @@ TEST(FusionSharedModels, VitB16AttentionGeluLayerNorm) {
     EXPECT_EQ(count_pattern(*f, "attention"), 12u) << file << "\n" << f->describe();
     EXPECT_EQ(f->count_label("gelu"), 12u) << file << "\n" << f->describe();
     EXPECT_EQ(f->count_label("layer_norm"), 25u) << file;
+    // Every layer's QKV bias runs in the in-projection GEMM's epilogue, also where the exporter
+    // reads it through an Identity of layer 0's bias (layers 1-11): none inside attention.
+    size_t qkv_projections = 0;
+    for (const auto& g : f->plan.groups) {
+      qkv_projections += g.label == "matmul+bias" ? 1 : 0;
+      if (g.pattern != "attention") continue;
+      for (size_t m : g.members)
+        EXPECT_NE(f->run->analysis.nodes[m].node->op_type, "Add") << file << " #" << g.id << "\n" << f->describe();
+    }
+    EXPECT_EQ(qkv_projections, 12u) << file << "\n" << f->describe();
   }
 }
 

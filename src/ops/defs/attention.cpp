@@ -1,6 +1,6 @@
 // Op rules: attention family — the com.microsoft fused attention ops of ONNX Runtime (Attention,
-// MultiHeadAttention, GroupQueryAttention, the packed and decoder forms, SparseAttention,
-// RotaryEmbedding) and ai.onnx Attention / RotaryEmbedding of opset 23. Inputs, attributes and
+// MultiHeadAttention, GroupQueryAttention, the packed and decoder forms, SparseAttention) and
+// ai.onnx Attention of opset 23 (RotaryEmbedding: rotary_embedding.cpp). Inputs, attributes and
 // output shapes follow ONNX Runtime's ContribOperators.md. Formulas: docs/ops/attention.md.
 #include "ops/defs/attention_common.h"
 
@@ -26,6 +26,19 @@ OpCost attention_cost(const AttentionWork& w) {
   cost.flops = 2 * cost.macs + w.projection_flops + per_score * scores + kRotaryFlops * w.rotary_elements;
   cost.estimate = w.estimate;
   return cost;
+}
+
+int64_t per_head(const OpContext& c, int64_t hidden, int64_t heads, const char* what) {
+  if (heads <= 0 || hidden % heads != 0)
+    c.fail(std::string(what) + " " + std::to_string(hidden) + " is not divisible by " + std::to_string(heads) + " heads");
+  return hidden / heads;
+}
+
+double rotary_fraction(const OpContext& c, size_t cos_input, int64_t head_size) {
+  int64_t dim = c.attr_int("rotary_embedding_dim", 0);
+  if (dim <= 0 && c.has_input(cos_input) && c.in_rank(cos_input) > 0) dim = 2 * c.in_shape(cos_input).back();
+  if (dim <= 0 || dim > head_size) dim = head_size;
+  return static_cast<double>(dim) / static_cast<double>(head_size);
 }
 
 namespace {
@@ -63,13 +76,6 @@ void require_rank(const OpContext& c, size_t input, size_t rank, const char* lay
     c.fail("input " + std::to_string(input) + " must be " + layout + ", got " + shape_to_string(c.in_shape(input)));
 }
 
-// hidden / heads, failing when it does not divide.
-int64_t per_head(const OpContext& c, int64_t hidden, int64_t heads, const char* what) {
-  if (heads <= 0 || hidden % heads != 0)
-    c.fail(std::string(what) + " " + std::to_string(hidden) + " is not divisible by " + std::to_string(heads) + " heads");
-  return hidden / heads;
-}
-
 // A scalar input's value when known (past_sequence_length, total_sequence_length), else -1.
 int64_t known_scalar(const OpContext& c, size_t input) {
   if (!c.has_input(input) || !c.value(input) || c.value(input)->size() == 0) return -1;
@@ -78,21 +84,12 @@ int64_t known_scalar(const OpContext& c, size_t input) {
 
 constexpr size_t kNoCosCache = static_cast<size_t>(-1);
 
-// Fraction of each head rotated: rotary_embedding_dim, else twice the cos cache's last dim, else
-// the whole head.
-double rotary_fraction(const OpContext& c, size_t cos_input, int64_t head_size) {
-  int64_t dim = c.attr_int("rotary_embedding_dim", 0);
-  if (dim <= 0 && c.has_input(cos_input) && c.in_rank(cos_input) > 0) dim = 2 * c.in_shape(cos_input).back();
-  if (dim <= 0 || dim > head_size) dim = head_size;
-  return d(dim) / d(head_size);
-}
-
 // Query and key elements a fused rotary embedding rotates when do_rotary is set (grouped-query
-// layouts: heads query heads and kv_heads key heads per token), else 0.
-double grouped_rotary_elements(const OpContext& c, int64_t b, int64_t s, int64_t heads, int64_t kv_heads, int64_t h,
-                               size_t cos_input) {
+// layouts: the work's query heads and kv_heads key heads per token), else 0.
+double grouped_rotary_elements(const OpContext& c, const AttentionWork& w, int64_t kv_heads, size_t cos_input) {
   if (c.attr_int("do_rotary", 0) == 0) return 0;
-  return d(b) * d(s) * d(heads + kv_heads) * d(h) * rotary_fraction(c, cos_input, h);
+  const double fraction = rotary_fraction(c, cos_input, static_cast<int64_t>(w.head_size));
+  return w.batch * w.q_len * (w.heads + d(kv_heads)) * w.head_size * fraction;
 }
 
 void require_grouped_heads(const OpContext& c, int64_t heads, int64_t kv_heads) {
@@ -138,11 +135,15 @@ MergedQkv merged_qkv(const OpContext& c, const Shape& x, const Shape& w) {
   return m;
 }
 
-// Outputs of the multi-head forms: the attention output, present key and value, and the scores
-// [batch, heads, sequence, total] (the last three estimated with the kv length).
-std::vector<Output> multi_head_outputs(int32_t dtype, int64_t b, int64_t s, int64_t heads, int64_t vh,
-                                       const Shape& present_k, const Shape& present_v, int64_t total, bool estimate) {
-  return {{dtype, {b, s, heads * vh}}, {dtype, present_k, estimate}, {dtype, present_v, estimate}, {dtype, {b, heads, s, total}, estimate}};
+// Outputs of the multi-head forms, from the work's geometry: the attention output [batch, q_len,
+// heads * v_head_size], present key and value, and the scores [batch, heads, q_len, kv_len] (the
+// last three estimated with the kv length).
+std::vector<Output> multi_head_outputs(int32_t dtype, const AttentionWork& w, const Shape& present_k, const Shape& present_v) {
+  auto dim = [](double v) { return static_cast<int64_t>(v); };
+  return {{dtype, {dim(w.batch), dim(w.q_len), dim(w.heads * w.v_head_size)}},
+          {dtype, present_k, w.estimate},
+          {dtype, present_v, w.estimate},
+          {dtype, {dim(w.batch), dim(w.heads), dim(w.q_len), dim(w.kv_len)}, w.estimate}};
 }
 
 // ---- Attention (merged QKV weights) and DecoderMaskedSelfAttention ----
@@ -246,7 +247,7 @@ AttentionPlan plan_multi_head_attention(const OpContext& c) {
   if (c.has_input(3)) work.projection_flops = d(b) * (d(s) * d(hidden) + (key_is_cache ? 0 : d(kv) * d(hidden + heads * vh)));
   work.mask = c.has_input(4) || c.has_input(5);
   work.estimate = estimate;
-  p.outputs = multi_head_outputs(c.in_dtype(0), b, s, heads, vh, present_k, present_v, total, estimate);
+  p.outputs = multi_head_outputs(c.in_dtype(0), work, present_k, present_v);
   return p;
 }
 
@@ -280,7 +281,7 @@ AttentionPlan plan_group_query_attention(const OpContext& c) {
   AttentionWork& work = p.work;
   work.mask = c.has_input(10);
   work.softcap = c.attr_float("softcap", 0) > 0;
-  work.rotary_elements = grouped_rotary_elements(c, b, s, heads, kv_heads, h, 7);
+  work.rotary_elements = grouped_rotary_elements(c, work, kv_heads, 7);
   work.estimate = estimate;
   const int32_t dtype = c.in_dtype(0);
   const int32_t cache = c.has_input(3) ? c.in_dtype(3) : dtype;
@@ -389,7 +390,7 @@ AttentionPlan plan_decoder_masked_mha(const OpContext& c) {
   if (c.has_input(10)) work.projection_flops = d(b) * d(s) * d(heads) * (cross ? d(h) : d(2 * h + vh));
   work.mask = c.has_input(3) || c.has_input(4);
   work.estimate = estimate;
-  p.outputs = multi_head_outputs(c.in_dtype(0), b, s, heads, vh, present_k, present_v, total, estimate);
+  p.outputs = multi_head_outputs(c.in_dtype(0), work, present_k, present_v);
   return p;
 }
 
@@ -410,7 +411,7 @@ AttentionPlan plan_sparse_attention(const OpContext& c) {
   AttentionPlan p;
   p.work = attention_work(q[0], heads, q[1], given_total >= 0 ? given_total : c.in_shape(3)[2], h, h);
   AttentionWork& work = p.work;
-  work.rotary_elements = grouped_rotary_elements(c, q[0], q[1], heads, kv_heads, h, 9);
+  work.rotary_elements = grouped_rotary_elements(c, work, kv_heads, 9);
   work.estimate = true;
   const int32_t dtype = c.in_dtype(0);
   p.outputs = {{dtype, {q[0], q[1], heads * h}}, {dtype, c.in_shape(3)}, {dtype, c.has_input(4) ? c.in_shape(4) : c.in_shape(3)}};
@@ -453,51 +454,6 @@ AttentionPlan plan_onnx_attention(const OpContext& c) {
   return p;
 }
 
-// ---- RotaryEmbedding: rotates rotary_embedding_dim of each head, 3 flops per rotated element ----
-
-// com.microsoft: input [batch, sequence, hidden] or [batch, heads, sequence, head_size],
-// position_ids, cos_cache, sin_cache.
-double ms_rotated_elements(const OpContext& c) {
-  const Shape& x = c.in_shape(0);
-  if (x.size() != 3 && x.size() != 4) c.fail("input must be 3-D or 4-D, got " + shape_to_string(x));
-  const int64_t heads = c.attr_int("num_heads", 0);
-  const int64_t half = c.in_rank(2) > 0 ? c.in_shape(2).back() : 0;
-  int64_t head_size;
-  if (x.size() == 4) head_size = x[3];
-  else if (heads > 0) head_size = per_head(c, x[2], heads, "hidden size");
-  else head_size = c.attr_int("rotary_embedding_dim", 0) > 0 ? c.attr_int("rotary_embedding_dim", 0) : 2 * half;
-  if (head_size <= 0) c.fail("cannot tell the head size: set num_heads or give a cos_cache");
-  if (c.attr_int("rotary_embedding_dim", 0) > head_size)
-    c.fail("rotary_embedding_dim exceeds the head size " + std::to_string(head_size));
-  return element_count(x) * rotary_fraction(c, 2, head_size);
-}
-
-// ai.onnx (opset 23): X [batch, sequence, heads, head_size] or [batch, sequence, hidden] with
-// num_heads, cos_cache, sin_cache, position_ids.
-double onnx_rotated_elements(const OpContext& c) {
-  const Shape& x = c.in_shape(0);
-  int64_t head_size;
-  if (x.size() == 4) head_size = x[3];
-  else if (x.size() == 3) head_size = per_head(c, x[2], required_int_attr(c, "num_heads", 1), "hidden size");
-  else c.fail("X must be 3-D or 4-D, got " + shape_to_string(x));
-  const int64_t dim = c.attr_int("rotary_embedding_dim", 0);
-  if (dim > head_size) c.fail("rotary_embedding_dim exceeds the head size " + std::to_string(head_size));
-  return element_count(x) * (dim > 0 ? d(dim) / d(head_size) : 1.0);
-}
-
-template <double (*Rotated)(const OpContext&)>
-void infer_rotary(OpContext& c) {
-  Rotated(c);  // validates
-  infer_unary(c);
-}
-
-template <double (*Rotated)(const OpContext&)>
-OpCost cost_rotary(const OpContext& c) {
-  OpCost cost;
-  cost.flops = kRotaryFlops * Rotated(c);
-  return cost;
-}
-
 }  // namespace
 
 void register_attention_ops(OpRegistry& r) {
@@ -511,9 +467,7 @@ void register_attention_ops(OpRegistry& r) {
       {ms, "PackedMultiHeadAttention", infer_attention<plan_packed_multi_head_attention>, cost_attention<plan_packed_multi_head_attention>, {}, inputs(6, 7)},
       {ms, "DecoderMaskedMultiHeadAttention", infer_attention<plan_decoder_masked_mha>, cost_attention<plan_decoder_masked_mha>, {}, inputs(1, 11).outputs(1, 4)},
       {ms, "SparseAttention", infer_attention<plan_sparse_attention>, cost_attention<plan_sparse_attention>, {}, inputs(9, 11).outputs(3, 3)},
-      {ms, "RotaryEmbedding", infer_rotary<ms_rotated_elements>, cost_rotary<ms_rotated_elements>, {}, inputs(4, 4)},
       {"", "Attention", infer_attention<plan_onnx_attention>, cost_attention<plan_onnx_attention>, not_measured("no GPU kernel yet (fused attention)"), inputs(3, 7).outputs(1, 4)},
-      {"", "RotaryEmbedding", infer_rotary<onnx_rotated_elements>, cost_rotary<onnx_rotated_elements>, not_measured("no GPU kernel yet"), inputs(3, 4)},
   });
 }
 

@@ -1,4 +1,5 @@
-// The cost of an attention block, shared by the attention family and QAttention (quantization).
+// The cost of an attention block, shared by the attention family and QAttention (quantization),
+// and the head arithmetic the attention and rotary embedding rules share.
 #pragma once
 #include "ops/defs/fused_helpers.h"
 
@@ -26,5 +27,12 @@ AttentionWork attention_work(int64_t batch, int64_t heads, int64_t q_len, int64_
 // macs = projection + 2 products (Q.K^T, P.V); flops = 2 macs + projection work + scaling,
 // mask, softcap and softmax per score + rotary.
 OpCost attention_cost(const AttentionWork& w);
+
+// hidden / heads, failing (naming `what`) when it does not divide.
+int64_t per_head(const OpContext& c, int64_t hidden, int64_t heads, const char* what);
+
+// Fraction of each head rotated: rotary_embedding_dim, else twice the cos cache's last dim (input
+// `cos_input`, when present), else the whole head.
+double rotary_fraction(const OpContext& c, size_t cos_input, int64_t head_size);
 
 }  // namespace modelcost
