@@ -108,9 +108,16 @@ struct LlmOptions {
 };
 
 // A phase's predicted time on one device of the tensor-parallel group, by part.
+// The predicted time of the kernels of one role of the deployed decode step ("QKV product", ...).
+struct KernelRoleTime {
+  std::string role;
+  double kernels = 0, ms = 0;
+};
+
 struct StepTime {
   double gemm_ms = 0, attention_ms = 0, elementwise_ms = 0, launch_ms = 0, communication_ms = 0;
   double kernels = 0;
+  std::vector<KernelRoleTime> by_role;  // the deployed decode step only: its kernels by role, launch order
   double total_ms() const { return gemm_ms + attention_ms + elementwise_ms + launch_ms + communication_ms; }
 };
 
@@ -161,6 +168,13 @@ struct LlmMeasuredStep {
   double kernel_busy_ms = 0;   // one replay's kernels summed (CUPTI), and their time by kind
   std::string kernel_breakdown;
   double predicted_ms = 0;
+  // The deployed step's kernels by role, measured beside predicted (launch order).
+  struct RoleComparison {
+    std::string role;
+    int64_t kernels = 0;
+    double measured_ms = 0, predicted_kernels = 0, predicted_ms = 0;
+  };
+  std::vector<RoleComparison> by_role;
 };
 
 struct LlmPlan {

@@ -153,6 +153,18 @@ struct DecodeStepSpec {
   int warmup = 10, repeats = 50;   // CUDA-graph replays
 };
 
+// The kernels of one role in the step ("QKV product", "attention", ...; decode_step_kernel_roles):
+// their count and their time from the first one's start to the next role's start (their durations
+// and the idle time after each), summed over the step.
+struct KernelRoleTiming {
+  std::string role;
+  int64_t kernels = 0;
+  double us = 0;
+};
+
+// The roles of the deployed decode step's kernels, in launch order of a layer (and around it).
+const std::vector<std::string>& decode_step_kernel_roles();
+
 struct DecodeStepTiming {
   bool measured = false;
   std::string reason;              // why not, when not measured
@@ -163,6 +175,7 @@ struct DecodeStepTiming {
   // their span, and the time per kernel kind ("rms_norm_kernel 45x 61.2 us; ...", largest first).
   double kernel_busy_us = 0, kernel_span_us = 0;
   std::string kernel_breakdown;
+  std::vector<KernelRoleTiming> by_role;  // the same replay by role, in launch order; empty without CUPTI
   std::string implementation;      // the attention split and the GEMM algorithms chosen
 };
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "costs/cost_model.h"
 #include "load/model_loader.h"
 #include "modelcost/errors.h"
@@ -60,6 +62,11 @@ LlmMeasuredStep run_phase(const LlmMeasureRequest& request, const DecoderModel& 
     step.measured = whole.measured;
     step.reason = whole.reason;
     step.measured_ms = whole.median_us / 1e3;
+    if (whole.has_kernel_breakdown) {
+      step.kernels = whole.kernels_per_run;
+      step.kernel_busy_ms = whole.kernel_busy_us / 1e3;
+    }
+    step.implementation = fmt::format("'{}' {}x{}, {:.3g} FLOPs", m.token_input, step.batch, sequence, analysis.totals.flops);
     check_compute_floor(analysis, device, request.dtype, step);
   } catch (const Error& e) {
     step.reason = e.what();
@@ -79,6 +86,22 @@ std::string deployed_step_problem(const LlmPlan& plan) {
   if (plan.act_dtype != "fp16" || plan.kv_dtype != "fp16" || !fp16_weights)
     return "the deployed step runs in fp16 (weights, activations and KV cache): plan with --dtype fp16";
   return "";
+}
+
+// The measured roles in launch order, each beside its prediction; predicted roles the step did
+// not run follow with no measurement.
+std::vector<LlmMeasuredStep::RoleComparison> compare_roles(const std::vector<KernelRoleTiming>& measured,
+                                                           const std::vector<KernelRoleTime>& predicted) {
+  std::vector<LlmMeasuredStep::RoleComparison> out;
+  if (measured.empty()) return out;
+  for (const KernelRoleTiming& m : measured) out.push_back({m.role, m.kernels, m.us / 1e3, 0, 0});
+  for (const KernelRoleTime& p : predicted) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& r) { return r.role == p.role; });
+    if (it == out.end()) it = out.insert(out.end(), {p.role, 0, 0, 0, 0});
+    it->predicted_kernels = p.kernels;
+    it->predicted_ms = p.ms;
+  }
+  return out;
 }
 
 // The deployed decode step (docs/llm.md) at one batch and context, beside its prediction.
@@ -117,6 +140,7 @@ LlmMeasuredStep measure_deployed_step(const LlmPlan& plan, int64_t batch, const 
     step.implementation = t.implementation;
     step.kernel_busy_ms = t.kernel_busy_us / 1e3;
     step.kernel_breakdown = t.kernel_breakdown;
+    step.by_role = compare_roles(t.by_role, c.decode.by_role);
   } catch (const Error& e) {
     step.reason = e.what();
   }

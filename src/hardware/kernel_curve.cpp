@@ -8,11 +8,14 @@
 namespace modelcost {
 
 const std::vector<std::string>& kernel_class_names() {
-  static const std::vector<std::string> names = {"gemm", "conv1x1", "conv", "depthwise", "attention", "pointwise"};
+  // decode_*: the deployed decode step's own kernels (docs/llm.md), priced by the bytes they stream.
+  static const std::vector<std::string> names = {"gemm",      "conv1x1",        "conv",           "depthwise",
+                                                 "attention", "pointwise",      "decode_gemm_m1", "decode_gemm_m32",
+                                                 "decode_attention", "decode_rowwise"};
   return names;
 }
 
-bool kernel_class_is_matrix(const std::string& name) { return name != "pointwise"; }
+bool kernel_class_is_matrix(const std::string& name) { return name != "pointwise" && name.rfind("decode_", 0) != 0; }
 
 namespace {
 

@@ -85,7 +85,8 @@ std::vector<std::pair<std::string, int64_t>> probe_dims(const Model& model, cons
     } else if (name.find("mask") != std::string::npos && shape->dim_size() == 2) {
       put(declared_symbol(t, 0), 1);
       put(declared_symbol(t, 1), probe.sequence + (has_past ? probe.past : 0));
-    } else if ((t.dtype == onnx::TensorProto::INT64 || t.dtype == onnx::TensorProto::INT32) && shape->dim_size() == 2) {
+    } else if (const int32_t type = declared_dtype(t);
+               (type == onnx::TensorProto::INT64 || type == onnx::TensorProto::INT32) && shape->dim_size() == 2) {
       put(declared_symbol(t, 0), 1);
       put(declared_symbol(t, 1), probe.sequence);
     }

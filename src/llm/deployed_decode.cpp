@@ -1,7 +1,8 @@
 // The deployed decode step's prediction (step_model.h): the kernels the CUDA module runs for
-// `modelcost llm --measure`, each priced from the hardware database's achievable figures as
-// calibrate derives them: a small kernel takes its traffic time plus the kernel overhead plus
-// the gap to the next one.
+// `modelcost llm --measure`, each priced from the hardware database. Where calibrate measured
+// the step's own kernels on generic shapes ([achievable.kernels] decode_*), a kernel takes its
+// class's curve (fixed + bytes / gbps, the idle time after it included); otherwise the roofline
+// of the achievable figures plus the kernel overhead and the gap to the next one.
 #include <algorithm>
 #include <cmath>
 
@@ -12,10 +13,17 @@ namespace {
 
 constexpr int64_t kKernelsPerLayer = 10;
 constexpr int64_t kKernelsOutsideLayers = 3;  // embedding, final norm, LM head
+constexpr double kSkinnyRows = 32;             // the products' curves span batch 1 to 32
 
 struct Ceilings {
   double matrix_flops = 0, vector_flops = 0, bandwidth = 0, fixed_us = 0;
+  const KernelCurve *gemm_one = nullptr, *gemm_many = nullptr, *attention = nullptr, *rowwise = nullptr;
 };
+
+const KernelCurve* curve(const Device& d, const char* name) {
+  auto it = d.achievable.kernel_curves.find(name);
+  return it == d.achievable.kernel_curves.end() ? nullptr : &it->second;
+}
 
 Ceilings ceilings(const StepSetup& s) {
   const Device& d = *s.device;
@@ -29,6 +37,13 @@ Ceilings ceilings(const StepSetup& s) {
   c.vector_flops = vector_achievable > 0 ? vector_achievable : vector.flops_per_s;
   c.bandwidth = a.memory_bandwidth_gbps > 0 ? a.memory_bandwidth_gbps * 1e9 : d.bandwidth_bytes_per_s();
   c.fixed_us = deployed_fixed_us(d);
+  // The curves describe fp16 kernels: other precisions keep the roofline.
+  if (s.act == "fp16" && s.kv == "fp16") {
+    c.gemm_one = curve(d, "decode_gemm_m1");
+    c.gemm_many = curve(d, "decode_gemm_m32");
+    c.attention = curve(d, "decode_attention");
+    c.rowwise = curve(d, "decode_rowwise");
+  }
   return c;
 }
 
@@ -42,21 +57,60 @@ double weight_element_bytes(const StepSetup& s) {
   return elements > 0 ? bytes / elements : s.act_bytes;
 }
 
-// Accumulates kernels into the step's parts.
+// Accumulates kernels into the step's parts and its roles.
 class StepPricer {
  public:
-  StepPricer(const StepSetup& s, StepTime& t) : c_(ceilings(s)), t_(t) {}
-  void matrix(double flops, double bytes) { t_.gemm_ms += add(flops / c_.matrix_flops, bytes); }
-  void attention(double flops, double bytes) { t_.attention_ms += add(flops / c_.vector_flops, bytes); }
-  void elementwise(double bytes) { t_.elementwise_ms += add(0, bytes); }
+  StepPricer(const StepSetup& s, double batch, StepTime& t)
+      : c_(ceilings(s)), batch_(batch), collective_fixed_us_(s.allreduce_calibrated ? 0 : c_.fixed_us), t_(t) {}
+  // A weight product of `batch` rows: the products' curves between batch 1 and 32 (linear in the
+  // rows), the roofline beyond or without them.
+  void product(const char* role, double flops, double bytes) {
+    const bool curves = c_.gemm_one && c_.gemm_many && c_.gemm_one->gbps > 0 && c_.gemm_many->gbps > 0 && batch_ <= kSkinnyRows;
+    if (!curves) return roofline(role, t_.gemm_ms, flops / c_.matrix_flops, bytes, 1);
+    const double f = (std::max(1.0, batch_) - 1) / (kSkinnyRows - 1);
+    const double fixed = (1 - f) * c_.gemm_one->fixed_us + f * c_.gemm_many->fixed_us;
+    const double stream = (1 - f) * c_.gemm_one->memory_us(bytes) + f * c_.gemm_many->memory_us(bytes);
+    calibrated(role, t_.gemm_ms, fixed, stream, 1);
+  }
+  // Flash-decoding: the chunks and their merge.
+  void attention(double flops, double bytes) {
+    if (c_.attention && c_.attention->gbps > 0)
+      return calibrated("attention", t_.attention_ms, c_.attention->fixed_us, c_.attention->memory_us(bytes), 2);
+    roofline("attention", t_.attention_ms, flops / c_.vector_flops, bytes, 2);
+  }
+  void rowwise(const char* role, double bytes) {
+    if (c_.rowwise && c_.rowwise->gbps > 0)
+      return calibrated(role, t_.elementwise_ms, c_.rowwise->fixed_us, c_.rowwise->memory_us(bytes), 1);
+    roofline(role, t_.elementwise_ms, 0, bytes, 1);
+  }
+  // A collective: the model's time, plus the kernel's fixed cost unless calibrate timed it in a graph.
+  void collective(const char* role, double ms) {
+    t_.communication_ms += ms;
+    count(role, 1, ms + collective_fixed_us_ * 1e-3);
+    t_.launch_ms += collective_fixed_us_ * 1e-3;
+  }
 
  private:
-  double add(double compute_s, double bytes) {
-    t_.kernels += 1;
-    t_.launch_ms += c_.fixed_us * 1e-3;
-    return std::max(compute_s, bytes / c_.bandwidth) * 1e3;
+  void roofline(const char* role, double& part, double compute_s, double bytes, int kernels) {
+    const double ms = std::max(compute_s, bytes / c_.bandwidth) * 1e3, fixed_ms = kernels * c_.fixed_us * 1e-3;
+    part += ms;
+    t_.launch_ms += fixed_ms;
+    count(role, kernels, ms + fixed_ms);
+  }
+  void calibrated(const char* role, double& part, double fixed_us, double stream_us, int kernels) {
+    part += stream_us * 1e-3;
+    t_.launch_ms += fixed_us * 1e-3;
+    count(role, kernels, (fixed_us + stream_us) * 1e-3);
+  }
+  void count(const char* role, int kernels, double ms) {
+    t_.kernels += kernels;
+    auto it = std::find_if(t_.by_role.begin(), t_.by_role.end(), [&](const KernelRoleTime& r) { return r.role == role; });
+    if (it == t_.by_role.end()) it = t_.by_role.insert(t_.by_role.end(), KernelRoleTime{role, 0, 0});
+    it->kernels += kernels;
+    it->ms += ms;
   }
   Ceilings c_;
+  double batch_, collective_fixed_us_;
   StepTime& t_;
 };
 
@@ -80,32 +134,28 @@ StepTime predict_deployed_decode(const StepSetup& s, int64_t batch, int64_t cont
   const double q = heads * d, qkv = (heads + 2 * kv_heads) * d;
   const double width = static_cast<double>(m.mlp_intermediate) / tp, mlp_out = (m.gated_mlp ? 2 : 1) * width;
   const double vocab = std::ceil(static_cast<double>(m.vocab) / tp);
+  const double block = s.tp > 1 ? allreduce_ms(b * h * a, s.tp, s.allreduce_gbps, s.allreduce_latency_us, s.collective) : 0;
   StepTime t;
-  StepPricer price(s, t);
-  price.elementwise(2 * b * h * a);  // the embedding rows
+  StepPricer price(s, b, t);
+  price.rowwise("embedding", 2 * b * h * a);
   for (int64_t layer = 0; layer < m.layers; ++layer) {
-    price.elementwise(2 * b * h * a + h * a);                              // RMSNorm
-    price.matrix(2 * b * h * qkv, h * qkv * w + b * (h + qkv) * a);        // QKV
-    price.elementwise(2 * b * qkv * a);                                    // rotary, cache append
-    price.attention(4 * b * heads * d * ctx, b * kv_heads * ctx * d * 2 * s.kv_bytes + b * q * a);  // chunks
-    price.elementwise(2 * b * q * a);                                      // merge
-    price.matrix(2 * b * q * h, q * h * w + b * (q + 2 * h) * a);          // output + residual
-    price.elementwise(2 * b * h * a + h * a);                              // RMSNorm
-    price.matrix(2 * b * h * mlp_out, h * mlp_out * w + b * (h + mlp_out) * a);  // gate/up
-    price.elementwise(b * (mlp_out + width) * a);                          // SiLU * up (or GELU)
-    price.matrix(2 * b * width * h, width * h * w + b * (width + 2 * h) * a);  // down + residual
+    price.rowwise("RMSNorm", 2 * b * h * a + h * a);
+    price.product("QKV product", 2 * b * h * qkv, h * qkv * w + b * (h + qkv) * a);
+    price.rowwise("rotary + KV append", 2 * b * qkv * a);
+    price.attention(4 * b * heads * d * ctx, b * kv_heads * ctx * d * 2 * s.kv_bytes + 2 * b * q * a);
+    price.product("output product", 2 * b * q * h, q * h * w + b * (q + 2 * h) * a);  // the residual added
+    if (s.tp > 1) price.collective("all-reduce", block);
+    price.rowwise("RMSNorm", 2 * b * h * a + h * a);
+    price.product("gate/up product", 2 * b * h * mlp_out, h * mlp_out * w + b * (h + mlp_out) * a);
+    price.rowwise("MLP activation", b * (mlp_out + width) * a);
+    price.product("down product", 2 * b * width * h, width * h * w + b * (width + 2 * h) * a);  // the residual added
+    if (s.tp > 1) price.collective("all-reduce", block);
   }
-  price.elementwise(2 * b * h * a + h * a);                                // final RMSNorm
-  price.matrix(2 * b * h * vocab, h * vocab * w + b * (h + vocab) * a);    // LM head
-  if (s.tp > 1) {
-    const Ceilings c = ceilings(s);
-    const double block = allreduce_ms(b * h * a, s.tp, s.allreduce_gbps, s.allreduce_latency_us, s.collective);
-    const double gather = 0.5 * allreduce_ms(b * static_cast<double>(m.vocab) * a, s.tp, s.allreduce_gbps,
-                                             s.allreduce_latency_us, s.collective);
-    t.communication_ms = 2 * m.layers * block + gather;
-    t.kernels += 2 * m.layers + 1;
-    t.launch_ms += (2 * m.layers + 1) * c.fixed_us * 1e-3;
-  }
+  price.rowwise("RMSNorm", 2 * b * h * a + h * a);
+  price.product("LM head", 2 * b * h * vocab, h * vocab * w + b * (h + vocab) * a);
+  if (s.tp > 1)
+    price.collective("logits gather", 0.5 * allreduce_ms(b * static_cast<double>(m.vocab) * a, s.tp, s.allreduce_gbps,
+                                                         s.allreduce_latency_us, s.collective));
   return t;
 }
 

@@ -59,6 +59,12 @@ int64_t declared_value(const TensorInfo& t, int dim) {
   return s->dim(dim).dim_value();
 }
 
+int32_t declared_dtype(const TensorInfo& t) {
+  if (t.declared && t.declared->has_tensor_type() && t.declared->tensor_type().elem_type() != 0)
+    return t.declared->tensor_type().elem_type();
+  return t.dtype;
+}
+
 int64_t node_int_attr(const Node& node, const char* name, int64_t fallback) {
   if (!node.proto) return fallback;
   for (const auto& a : node.proto->attribute())

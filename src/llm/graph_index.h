@@ -35,6 +35,9 @@ const onnx::TensorShapeProto* declared_shape(const TensorInfo& tensor);
 // The declared dim's symbol ("" when it is a number or absent) and value (0 when symbolic).
 std::string declared_symbol(const TensorInfo& tensor, int dim);
 int64_t declared_value(const TensorInfo& tensor, int dim);
+// The element type the file declares (onnx::TensorProto's enum); the tensor's own before shapes
+// are inferred, a loaded graph's inputs carry none.
+int32_t declared_dtype(const TensorInfo& tensor);
 // An integer attribute of the node, or `fallback`.
 int64_t node_int_attr(const Node& node, const char* name, int64_t fallback);
 // Reshape, Transpose, Expand, Cast and other ops that move or view data without computing.

@@ -158,10 +158,14 @@ LlmPlan plan_llm(const DecoderModel& model, const Device& device, const LlmOptio
       plan.notes.push_back(fmt::format("batch {} needs {:.2f} GB per device at the full context; the device has {} GB",
                                        r.batch, r.memory.total() / 1e9, device.memory_gb));
     }
-  if (model.mlp_intermediate > 0)
-    plan.notes.push_back(fmt::format("decode is priced as the deployed step of {} kernels per device (docs/llm.md), each at "
-                                     "the roofline plus {:.2f} us of kernel overhead and gap",
-                                     deployed_decode_kernels(model, s.tp), deployed_fixed_us(device)));
+  if (model.mlp_intermediate > 0) {
+    const bool curves = device.achievable.kernel_curves.count("decode_gemm_m1") > 0;
+    plan.notes.push_back(fmt::format("decode is priced as the deployed step of {} kernels per device (docs/llm.md), each {}",
+                                     deployed_decode_kernels(model, s.tp),
+                                     curves ? "on the curve calibrate measured for its kernel class (decode_*)"
+                                            : fmt::format("at the roofline plus {:.2f} us of kernel overhead and gap",
+                                                          deployed_fixed_us(device))));
+  }
   choose_best(s, plan.options, limit, plan);
   return plan;
 }

@@ -38,7 +38,8 @@ void set_interconnect(StepSetup& s, const Device& device, const LlmOptions& opti
   s.allreduce_latency_us = link_figure(device, "allreduce_latency_us");
   const std::string link = options.link.empty() ? (link_figure(device, "nvlink_gbps") > 0 ? "nvlink" : "pcie") : options.link;
   if (link != "nvlink" && link != "pcie") throw Error(kExitUsage, "--link '" + link + "': expected nvlink or pcie");
-  if (s.allreduce_gbps <= 0 || !options.link.empty()) {
+  s.allreduce_calibrated = s.allreduce_gbps > 0 && options.link.empty();
+  if (!s.allreduce_calibrated) {
     s.allreduce_gbps = link_figure(device, link + "_gbps");
     s.allreduce_latency_us = link_figure(device, link + "_latency_us");
   }

@@ -18,6 +18,9 @@ struct StepSetup {
   int64_t kv_heads_per_device = 0;        // at least 1: kv heads are replicated when fewer than tp
   double heads_per_device = 0;
   double allreduce_gbps = 0, allreduce_latency_us = 0;
+  // The figures are calibrate's, timed inside a CUDA graph: an all-reduce's launch and the gap
+  // after it are in them already.
+  bool allreduce_calibrated = false;
   Collective collective = Collective::kBest;
 };
 

@@ -64,6 +64,19 @@ void print_answers(const LlmPlan& plan, std::ostream& out) {
   for (const std::string& note : plan.notes) out << "note: " << note << "\n";
 }
 
+// The deployed step's kernels by role: measured (to the next role's start) beside predicted.
+void print_roles(const LlmMeasuredStep& m, std::ostream& out) {
+  if (m.by_role.empty()) return;
+  out << fmt::format("    {:<22}{:>8}{:>12}{:>11}{:>12}{:>8}\n", "kernels by role", "count", "measured", "predicted",
+                     "predicted", "ratio");
+  out << fmt::format("    {:<22}{:>8}{:>12}{:>11}{:>12}{:>8}\n", "", "", "ms", "count", "ms", "");
+  for (const auto& r : m.by_role) {
+    const std::string ratio = r.measured_ms > 0 && r.predicted_ms > 0 ? fmt::format("{:.2f}", r.measured_ms / r.predicted_ms) : "-";
+    out << fmt::format("    {:<22}{:>8}{:>12.3f}{:>11.0f}{:>12.3f}{:>8}\n", r.role, r.kernels, r.measured_ms, r.predicted_kernels,
+                       r.predicted_ms, ratio);
+  }
+}
+
 void print_measured(const LlmPlan& plan, std::ostream& out) {
   if (plan.measured.empty()) return;
   out << "\nmeasured on this GPU (CUDA graph replays, median):\n";
@@ -77,12 +90,15 @@ void print_measured(const LlmPlan& plan, std::ostream& out) {
     }
     out << fmt::format("  {}: {:.3f} ms, predicted {:.3f} ms (measured / predicted {:.2f})", what, m.measured_ms,
                        m.predicted_ms, m.measured_ms / m.predicted_ms);
-    if (m.kernels > 0)
+    if (m.kernels > 0 && m.predicted_kernels > 0)
       out << fmt::format("; p10-p90 {:.3f}-{:.3f} ms; {} kernels (predicted {})", m.low_ms, m.high_ms, m.kernels,
                          m.predicted_kernels);
+    else if (m.kernels > 0)
+      out << fmt::format("; {} kernels", m.kernels);
     out << "\n";
     if (m.kernel_busy_ms > 0)
       out << fmt::format("    kernels busy {:.3f} ms per step: {}\n", m.kernel_busy_ms, m.kernel_breakdown);
+    print_roles(m, out);
     if (!m.implementation.empty()) out << "    " << m.implementation << "\n";
   }
 }
@@ -147,13 +163,18 @@ void write_llm_json(const LlmPlan& plan, const std::string& model_name, std::ost
     j["interconnect"] = {{"link", plan.link}, {"allreduce_bus_gbps", plan.allreduce_bus_gbps},
                          {"allreduce_latency_us", plan.allreduce_latency_us}};
   nlohmann::json measured = nlohmann::json::array();
-  for (const LlmMeasuredStep& m : plan.measured)
+  for (const LlmMeasuredStep& m : plan.measured) {
+    nlohmann::json roles = nlohmann::json::array();
+    for (const auto& r : m.by_role)
+      roles.push_back({{"role", r.role}, {"kernels", r.kernels}, {"measured_ms", r.measured_ms},
+                       {"predicted_kernels", r.predicted_kernels}, {"predicted_ms", r.predicted_ms}});
     measured.push_back({{"phase", m.phase}, {"form", m.form}, {"batch", m.batch}, {"tokens", m.tokens},
                         {"tensor_parallel", m.tensor_parallel}, {"measured", m.measured}, {"reason", m.reason},
                         {"measured_ms", m.measured_ms}, {"p10_ms", m.low_ms}, {"p90_ms", m.high_ms},
                         {"kernels", m.kernels}, {"predicted_kernels", m.predicted_kernels},
                         {"implementation", m.implementation}, {"kernel_busy_ms", m.kernel_busy_ms},
-                        {"kernel_breakdown", m.kernel_breakdown}, {"predicted_ms", m.predicted_ms}});
+                        {"kernel_breakdown", m.kernel_breakdown}, {"by_role", roles}, {"predicted_ms", m.predicted_ms}});
+  }
   if (!measured.empty()) j["measured"] = measured;
   j["max_sequences"] = plan.max_sequences ? nlohmann::json(*plan.max_sequences) : nlohmann::json(nullptr);
   j["best_batch"] = plan.best_batch ? nlohmann::json(*plan.best_batch) : nlohmann::json(nullptr);

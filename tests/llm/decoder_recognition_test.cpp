@@ -84,6 +84,25 @@ TEST(DecoderRecognition, PastLengthZeroIsAPrefill) {
   EXPECT_EQ(r.model.head_dim, 16);
 }
 
+// A loaded (not yet shaped) graph's inputs carry only their declared types: the token input's
+// sequence dim is found from them, so a prefill is shaped at its prompt, not left at 1.
+TEST(DecoderRecognition, ProbeDimsSetTheTokenSequenceOfALoadedGraph) {
+  RecognitionProbe probe;
+  probe.sequence = 128;
+  probe.past = 0;
+  for (const char* name : {"llama_gqa_kv", "gpt_mha_kv", "llama_mqa_kv"}) {
+    const Model model = load_model(llm_export(name));
+    const auto dims = probe_dims(model, probe);
+    ShapeOptions options;
+    for (const auto& [dim, value] : dims) options.dims[dim] = value;
+    const auto run = analyse_file(llm_export(name), options);
+    const Recognised r = recognise_file(llm_export(name));
+    const Graph& g = *run->analysis.graph;
+    const TensorInfo& ids = g.tensors[static_cast<size_t>(g.find(r.model.token_input))];
+    EXPECT_EQ(ids.shape, (Shape{1, 128})) << name;
+  }
+}
+
 TEST(DecoderRecognition, TinyLlamaWithoutCacheDerivesTheDecodeStep) {
   if (!shared_models_present()) GTEST_SKIP() << "../shared/models not present";
   const Recognised r = recognise_file(shared_model("tinyllama_1b_op18.onnx"));

@@ -3,29 +3,11 @@
 #include <cmath>
 
 #include "llm/llm_test_support.h"
+#include "llm_decoders.h"
 #include "modelcost/errors.h"
 
 namespace modelcost::testing {
 namespace {
-
-// A decoder built by hand: 4 layers, hidden 1024, 8 query / 2 kv heads of 128, one fp16 GEMM
-// of 1024 x 4096 per layer and an LM head of 1024 x 32000.
-DecoderModel hand_model() {
-  DecoderModel m;
-  m.layers = 4;
-  m.hidden = 1024;
-  m.vocab = 32000;
-  m.heads = 8;
-  m.kv_heads = 2;
-  m.head_dim = 128;
-  m.attention = "GQA";
-  m.act_dtype = m.kv_dtype = "fp16";
-  for (int i = 0; i < 4; ++i) m.gemms.push_back({"g" + std::to_string(i), "MatMul", 1024, 4096, 1024.0 * 4096 * 2, "fp16"});
-  WeightGemm head{"head", "MatMul", 1024, 32000, 1024.0 * 32000 * 2, "fp16", true};
-  m.gemms.push_back(head);
-  for (const WeightGemm& g : m.gemms) m.gemm_weight_bytes += g.stored_bytes;
-  return m;
-}
 
 LlmOptions options_for(std::vector<int64_t> batches, std::vector<int64_t> contexts = {}) {
   LlmOptions o;
@@ -160,29 +142,6 @@ TEST(TensorParallel, RingAndTreeAllReduce) {
 namespace modelcost::testing {
 namespace {
 
-// A Llama-shaped decoder by hand: 2 layers, hidden 256, 4 query / 2 kv heads of 64, a gated MLP
-// of 512, vocab 1000, every weight fp16 and stored [K, N].
-DecoderModel llama_model() {
-  DecoderModel m;
-  m.layers = 2;
-  m.hidden = 256;
-  m.vocab = 1000;
-  m.heads = 4;
-  m.kv_heads = 2;
-  m.head_dim = 64;
-  m.attention = "GQA";
-  m.act_dtype = m.kv_dtype = "fp16";
-  m.mlp_intermediate = 512;
-  m.gated_mlp = true;
-  const std::vector<std::pair<int64_t, int64_t>> layer = {{256, 256}, {256, 128}, {256, 128}, {256, 256},
-                                                          {256, 512}, {256, 512}, {512, 256}};
-  for (int l = 0; l < 2; ++l)
-    for (const auto& [k, n] : layer) m.gemms.push_back({"g", "MatMul", k, n, 2.0 * k * n, "fp16"});
-  m.gemms.push_back({"head", "MatMul", 256, 1000, 2.0 * 256 * 1000, "fp16", true});
-  for (const WeightGemm& g : m.gemms) m.gemm_weight_bytes += g.stored_bytes;
-  return m;
-}
-
 Device calibrated_device() {
   Device d = test_device();
   d.achievable.memory_bandwidth_gbps = 1000;
@@ -207,6 +166,49 @@ TEST(DeployedDecode, PaysTheCalibratedFixedCostPerKernelOfTheStepRun) {
   EXPECT_DOUBLE_EQ(t.total_ms(), plan.rows[0].contexts[0].tpot_ms);
 }
 
+// calibrate's curves of the step's own kernels: fixed us and GB/s, a weight product at batch 1
+// and at batch 32, flash-decoding, the row kernels.
+Device curve_device() {
+  Device d = calibrated_device();
+  d.achievable.kernel_curves["decode_gemm_m1"] = {3, 0, 0, 500};
+  d.achievable.kernel_curves["decode_gemm_m32"] = {5, 0, 0, 250};
+  d.achievable.kernel_curves["decode_attention"] = {6, 0, 0, 800};
+  d.achievable.kernel_curves["decode_rowwise"] = {2, 0, 0, 1000};
+  return d;
+}
+
+TEST(DeployedDecode, PricesEachKernelOnItsCalibratedCurveByRole) {
+  const DecoderModel m = llama_model();
+  const LlmPlan plan = plan_llm(m, curve_device(), options_for({1, 32, 64}, {100}));
+  const StepTime& one = plan.rows[0].contexts[0].decode;
+  const std::vector<std::string> order = {"embedding",      "RMSNorm",         "QKV product",    "rotary + KV append",
+                                          "attention",      "output product",  "gate/up product", "MLP activation",
+                                          "down product",   "LM head"};  // no collectives on one device
+  ASSERT_EQ(one.by_role.size(), order.size());
+  for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(one.by_role[i].role, order[i]);
+  double kernels = 0, ms = 0;
+  for (const KernelRoleTime& r : one.by_role) {
+    kernels += r.kernels;
+    ms += r.ms;
+  }
+  EXPECT_DOUBLE_EQ(kernels, static_cast<double>(deployed_decode_kernels(m, 1)));
+  EXPECT_NEAR(ms, one.total_ms(), 1e-12);
+  // The QKV product at batch 1: 256 x (4 + 2 x 2) x 64 fp16 weights and the row in and out, on the batch-1 curve.
+  const double qkv_bytes = 256.0 * 512 * 2 + (256 + 512) * 2;
+  EXPECT_NEAR(one.by_role[2].ms, 2 * (3 + qkv_bytes / 500e3) * 1e-3, 1e-12);  // two layers
+  // Attention: two kernels per layer on its curve, reading 100 positions of 2 kv heads.
+  const double attention_bytes = 2 * 100 * 64 * 2 * 2.0 + 2 * 4 * 64 * 2;
+  EXPECT_EQ(one.by_role[4].kernels, 4);
+  EXPECT_NEAR(one.by_role[4].ms, 2 * (6 + attention_bytes / 800e3) * 1e-3, 1e-12);
+  // At batch 32 the products take the batch-32 curve; beyond it the roofline.
+  const StepTime& many = plan.rows[1].contexts[0].decode;
+  const double qkv32 = 256.0 * 512 * 2 + 32 * (256 + 512) * 2;
+  EXPECT_NEAR(many.by_role[2].ms, 2 * (5 + qkv32 / 250e3) * 1e-3, 1e-12);
+  const StepTime& beyond = plan.rows[2].contexts[0].decode;
+  const double qkv64 = 256.0 * 512 * 2 + 64 * (256 + 512) * 2;
+  EXPECT_NEAR(beyond.by_role[2].ms, 2 * (qkv64 / 1000e3 + 3) * 1e-3, 1e-12);  // 1000 GB/s, 2 + 1 us fixed
+}
+
 TEST(DeployedDecode, ReadsEachKvHeadOnceAndAddsTheCollectivesWithTensorParallelism) {
   const DecoderModel m = llama_model();
   LlmOptions o = options_for({8}, {1000, 3000});
@@ -224,6 +226,12 @@ TEST(DeployedDecode, ReadsEachKvHeadOnceAndAddsTheCollectivesWithTensorParalleli
                           0.5 * allreduce_ms(8 * 1000 * 2, 2, 100, 2, Collective::kBest);
   EXPECT_DOUBLE_EQ(t.communication_ms, expected);
   EXPECT_LT(t.gemm_ms, c[0].decode.gemm_ms);
+  // A calibrated all-reduce was timed inside a CUDA graph: its launch and gap are in its figures.
+  Device calibrated = calibrated_device();
+  calibrated.interconnect = {{"allreduce_bus_gbps", 100}, {"allreduce_latency_us", 2}};
+  const StepTime& graphed = plan_llm(m, calibrated, o).rows[0].contexts[0].decode;
+  EXPECT_DOUBLE_EQ(graphed.communication_ms, expected);
+  EXPECT_NEAR(t.launch_ms - graphed.launch_ms, (2 * 2 + 1) * 3e-3, 1e-12);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // whole step's run: one CUDA graph of the expected kernels.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -15,6 +16,7 @@
 
 #include "measure/cuda/decode_kernels.h"
 #include "measure/cuda/flash_decoding.h"
+#include "measure/cuda/skinny_gemm.h"
 
 namespace modelcost::testing {
 namespace {
@@ -86,6 +88,36 @@ TEST(DecodeKernels, SiluMulMatchesTheHost) {
       want[r * width + i] = g / (1 + std::exp(-g)) * u;
     }
   EXPECT_LT(relative_error(y.read(), want), 2e-3);
+}
+
+// y = x W^T (+ y) against the host, for batch rows that fill 1..4 tiles of 8 partly or wholly,
+// K split unevenly over the block's warps (fewer 32-wide chunks than warps, a remainder after the
+// unrolled loop), and the residual added.
+TEST(DecodeKernels, SkinnyGemmMatchesTheHost) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(5);
+  struct Case {
+    int m, n, k;
+    bool accumulate;
+  };
+  for (const Case c : {Case{1, 48, 96, false}, Case{5, 32, 2048, true}, Case{8, 16, 160, false}, Case{17, 64, 1376, true},
+                       Case{32, 128, 544, true}}) {
+    HalfArray x(size_t(c.m) * c.k, &rng), w(size_t(c.n) * c.k, &rng, 0.5f), y(size_t(c.m) * c.n, &rng);
+    std::vector<float> want(y.host.size());
+    for (int r = 0; r < c.m; ++r)
+      for (int o = 0; o < c.n; ++o) {
+        double acc = c.accumulate ? y.host[size_t(r) * c.n + o] : 0;
+        for (int i = 0; i < c.k; ++i) acc += double(x.host[size_t(r) * c.k + i]) * w.host[size_t(o) * c.k + i];
+        want[size_t(r) * c.n + o] = float(acc);
+      }
+    const cuda::SkinnyGemmArgs a{x.device, w.device, y.device, c.m, c.n, c.k, c.accumulate};
+    ASSERT_TRUE(cuda::skinny_gemm_supports(a));
+    cuda::launch_skinny_gemm(a, nullptr);
+    EXPECT_LT(relative_error(y.read(), want), 2e-3) << c.m << "x" << c.n << "x" << c.k;
+  }
+  EXPECT_FALSE(cuda::skinny_gemm_supports({nullptr, nullptr, nullptr, 33, 16, 32, false}));
+  EXPECT_FALSE(cuda::skinny_gemm_supports({nullptr, nullptr, nullptr, 1, 24, 32, false}));
+  EXPECT_FALSE(cuda::skinny_gemm_supports({nullptr, nullptr, nullptr, 1, 16, 48, false}));
 }
 
 TEST(DecodeKernels, RotaryAppendRotatesQueryAndKeyAndCopiesValue) {
@@ -200,6 +232,20 @@ TEST(DecodeStep, RunsAsOneGraphOfTenKernelsPerLayerAndThree) {
   EXPECT_GT(t.median_us, 0);
   EXPECT_LE(t.min_us, t.median_us);
   EXPECT_EQ(t.kernels, 10 * spec.layers + 3) << t.implementation;
+  // Every kernel of the profiled replay has its role, in launch order: the embedding first, the LM head last.
+  ASSERT_FALSE(t.by_role.empty());
+  int64_t labelled = 0;
+  for (const KernelRoleTiming& r : t.by_role) {
+    const auto& roles = decode_step_kernel_roles();
+    EXPECT_NE(std::find(roles.begin(), roles.end(), r.role), roles.end()) << r.role;
+    EXPECT_GT(r.us, 0) << r.role;
+    labelled += r.kernels;
+  }
+  EXPECT_EQ(labelled, t.kernels);
+  EXPECT_EQ(t.by_role.front().role, "embedding");
+  EXPECT_EQ(t.by_role.back().role, "LM head");
+  EXPECT_EQ(t.by_role[4].role, "attention");
+  EXPECT_EQ(t.by_role[4].kernels, 2 * spec.layers);  // chunks and merge
   spec.head_dim = 80;
   const DecodeStepTiming refused = measure_decode_step_on_gpu(spec);
   EXPECT_FALSE(refused.measured);

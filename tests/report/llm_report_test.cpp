@@ -4,26 +4,20 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 #include "modelcost/hardware.h"
 #include "modelcost/llm.h"
+#include "modelcost/measure.h"
 #include "report/llm_report.h"
+#include "llm_decoders.h"
 
 namespace modelcost::testing {
 namespace {
 
 LlmPlan measured_plan(const Device& device) {
-  DecoderModel m;
-  m.layers = 2;
-  m.hidden = 256;
-  m.vocab = 1000;
-  m.heads = 4;
-  m.kv_heads = 2;
-  m.head_dim = 64;
-  m.attention = "GQA";
-  m.act_dtype = m.kv_dtype = "fp16";
-  m.gemms.push_back({"head", "MatMul", 256, 1000, 2.0 * 256 * 1000, "fp16", true});
+  const DecoderModel m = llama_model();
   LlmOptions o;
   o.prompt = 16;
   o.generate = 4;
@@ -44,6 +38,7 @@ LlmPlan measured_plan(const Device& device) {
   deployed.kernel_busy_ms = 1.45;
   deployed.kernel_breakdown = "rms_norm_kernel 5x 10 us";
   deployed.implementation = "flash-decoding 1 chunks of 64 positions";
+  deployed.by_role = {{"QKV product", 2, 0.25, 2, 0.2}, {"logits gather", 0, 0, 1, 0.01}};
   LlmMeasuredStep exported = deployed;
   exported.form = "graph as exported";
   exported.tensor_parallel = 1;
@@ -68,6 +63,8 @@ TEST(LlmReport, MeasuredStepsShowTheirFormSpreadAndKernels) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("kernels busy 1.450 ms per step: rms_norm_kernel 5x 10 us"), std::string::npos);
+  EXPECT_NE(text.find("    QKV product                  2       0.250          2       0.200    1.25\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    logits gather                0       0.000          1       0.010       -\n"), std::string::npos) << text;
   EXPECT_NE(text.find("(graph as exported): 4.800 ms, predicted 1.200 ms (measured / predicted 4.00)\n"), std::string::npos);
   EXPECT_NE(text.find("(graph as exported): not measured: the graph has no KV cache"), std::string::npos);
 
@@ -81,6 +78,25 @@ TEST(LlmReport, MeasuredStepsShowTheirFormSpreadAndKernels) {
   EXPECT_EQ(steps[0]["predicted_kernels"], 28);
   EXPECT_DOUBLE_EQ(steps[0]["p90_ms"].get<double>(), 1.6);
   EXPECT_EQ(steps[2]["measured"], false);
+  ASSERT_EQ(steps[0]["by_role"].size(), 2u);
+  EXPECT_EQ(steps[0]["by_role"][0]["role"], "QKV product");
+  EXPECT_DOUBLE_EQ(steps[0]["by_role"][0]["predicted_ms"].get<double>(), 0.2);
+}
+
+// The prediction names its kernels as the CUDA module labels the measured step's, so the report
+// can set them side by side.
+TEST(LlmReport, PredictedRolesAreTheMeasuredStepsRoles) {
+  Device device = make_custom_device(1000, 2000, 80, 0);
+  device.interconnect = {{"nvlink_gbps", 100}, {"nvlink_latency_us", 2}};
+  LlmOptions o;
+  o.prompt = 16;
+  o.generate = 4;
+  o.tensor_parallel = 2;
+  const LlmPlan plan = plan_llm(llama_model(), device, o);
+  const auto& roles = decode_step_kernel_roles();
+  const auto& predicted = plan.rows[0].contexts[0].decode.by_role;
+  ASSERT_EQ(predicted.size(), 12u);  // every role, the collectives included
+  for (const KernelRoleTime& r : predicted) EXPECT_NE(std::find(roles.begin(), roles.end(), r.role), roles.end()) << r.role;
 }
 
 }  // namespace

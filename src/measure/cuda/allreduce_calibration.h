@@ -6,7 +6,7 @@ namespace modelcost::cuda {
 
 struct AllReduceFigures {
   int ranks = 0;               // GPUs in the all-reduce; 0 when not measured
-  double bus_gbps = 0;         // 2 (n-1)/n x bytes / time of a 256 MiB all-reduce, latency removed
+  double bus_gbps = 0;         // 2 (n-1)/n x bytes / time of a 256 MiB all-reduce, latency removed (in a CUDA graph)
   double step_latency_us = 0;  // time of a 1 KiB all-reduce over the ring's 2 (n-1) steps
   std::string note;            // how, or why not measured
 };

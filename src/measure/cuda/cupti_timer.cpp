@@ -128,6 +128,7 @@ std::map<uint64_t, KernelSpan> CuptiTimer::collect() {
     s.last_end = std::max(s.last_end, k.end);
     s.names.push_back(k.name);
     s.durations_ns.push_back(static_cast<double>(k.end - k.start));
+    s.starts.push_back(k.start);
   }
   c.kernels.clear();
   c.external_of.clear();

@@ -16,6 +16,7 @@ struct KernelSpan {
   uint64_t first_start = 0, last_end = 0;  // GPU timestamps (ns)
   std::vector<std::string> names;          // in launch order
   std::vector<double> durations_ns;        // of each, in the same order
+  std::vector<uint64_t> starts;            // GPU start timestamp of each (ns), in the same order
 };
 
 // A fresh external correlation id (process-wide, never reused).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "measure/cuda/cuda_check.h"
+#include "measure/cuda/skinny_gemm.h"
 
 #define MC_LT_CHECK(call)                                                                                  \
   do {                                                                                                     \
@@ -52,6 +53,10 @@ DecodeGemm::~DecodeGemm() {
 }
 
 void DecodeGemm::enqueue(const __half* x, const __half* w, __half* y, cudaStream_t stream) const {
+  if (skinny_) {
+    launch_skinny_gemm(skinny_args(x, w, y), stream);
+    return;
+  }
   const float alpha = 1.f, beta = shape_.accumulate ? 1.f : 0.f;
   MC_LT_CHECK(cublasLtMatmul(lt_, desc_, &alpha, w, w_, x, x_, &beta, y, y_, y, y_, &algo_, workspace_.data,
                              workspace_.bytes, stream));
@@ -130,15 +135,22 @@ int64_t count_kernel_nodes(cudaGraph_t graph) {
   return kernels;
 }
 
+SkinnyGemmArgs DecodeGemm::skinny_args(const __half* x, const __half* w, __half* y) const {
+  return {x, w, y, static_cast<int>(shape_.m), static_cast<int>(shape_.n), static_cast<int>(shape_.k), shape_.accumulate};
+}
+
 // The step runs one kernel per product: the fastest one-kernel candidate wins; candidates that
 // add a split-K reduction kernel only when none runs in one.
-void DecodeGemm::autotune(const __half* x, const __half* w, __half* y, cudaStream_t stream) {
+void DecodeGemm::autotune(const __half* x, const std::vector<const __half*>& weights, __half* y, cudaStream_t stream) {
   constexpr int kRuns = 20;
+  size_t call = 0;
+  auto next = [&] { return weights[call++ % weights.size()]; };
+  skinny_ = false;
   bool best_single = false;
   float best_ms = std::numeric_limits<float>::infinity();
   for (int i = 0; i < candidates_; ++i) {
     algo_ = candidates_algos_[i];
-    const CandidateRun r = run_candidate([&] { enqueue(x, w, y, stream); }, stream, kRuns);
+    const CandidateRun r = run_candidate([&] { enqueue(x, next(), y, stream); }, stream, kRuns);
     if (!r.ok) continue;
     ++ran_;
     const bool single = r.kernels == 1;
@@ -151,9 +163,17 @@ void DecodeGemm::autotune(const __half* x, const __half* w, __half* y, cudaStrea
     }
   }
   algo_ = candidates_algos_[chosen_];
+  if (!skinny_gemm_supports(skinny_args(x, weights.front(), y))) return;
+  const CandidateRun r = run_candidate([&] { launch_skinny_gemm(skinny_args(x, next(), y), stream); }, stream, kRuns);
+  if (!r.ok) return;
+  skinny_us_ = r.ms * 1e3;
+  skinny_ = !best_single || r.ms < best_ms;
 }
 
 std::string DecodeGemm::description() const {
+  if (skinny_)
+    return fmt::format("skinny {}x{}x{}{} ({:.1f} us; cuBLASLt's best {:.1f} us)", shape_.m, shape_.n, shape_.k,
+                       shape_.accumulate ? " +residual" : "", skinny_us_, chosen_us_);
   return fmt::format("cuBLASLt {}x{}x{}{} (candidate {} of {}, {} ran; {} kernel{}, {:.1f} us)", shape_.m, shape_.n, shape_.k,
                      shape_.accumulate ? " +residual" : "", chosen_ + 1, candidates_, ran_, chosen_kernels_,
                      chosen_kernels_ == 1 ? "" : "s", chosen_us_);

@@ -1,6 +1,7 @@
-// The weight products of a deployed decoder step on cuBLASLt: y[M,N] = x[M,K] W^T with the weight
-// stored [N,K] as a linear layer stores it, fp16 in and out, fp32 accumulation. `accumulate`
-// adds the product to y in the epilogue (beta 1, C = D): the residual add of a block's output.
+// The weight products of a deployed decoder step: y[M,N] = x[M,K] W^T with the weight stored
+// [N,K] as a linear layer stores it, fp16 in and out, fp32 accumulation, on cuBLASLt or on
+// modelcost's skinny kernel (skinny_gemm.h; up to 32 rows), whichever the autotune finds faster.
+// `accumulate` adds the product to y (cuBLASLt: beta 1, C = D): the residual add of a block's output.
 #pragma once
 #include <cublasLt.h>
 #include <cuda_fp16.h>
@@ -8,6 +9,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "measure/cuda/skinny_gemm.h"
 
 namespace modelcost::cuda {
 
@@ -31,14 +35,17 @@ class DecodeGemm {
   DecodeGemm(const DecodeGemm&) = delete;
   DecodeGemm& operator=(const DecodeGemm&) = delete;
 
-  // Times cuBLASLt's heuristic candidates on these buffers, each as 20 products in a CUDA graph,
-  // and keeps the fastest that runs as one kernel (before the step is captured).
-  void autotune(const __half* x, const __half* w, __half* y, cudaStream_t stream);
+  // Times cuBLASLt's heuristic candidates and the skinny kernel on these buffers, each as 20
+  // products in a CUDA graph cycling through `weights` (the layers' copies: read from DRAM, as
+  // the step reads them), and keeps the fastest that runs as one kernel (before capture).
+  void autotune(const __half* x, const std::vector<const __half*>& weights, __half* y, cudaStream_t stream);
   void enqueue(const __half* x, const __half* w, __half* y, cudaStream_t stream) const;
   const DecodeGemmShape& shape() const { return shape_; }
-  std::string description() const;  // "cuBLASLt 1x2560x2048 (candidate 3 of 8)"
+  std::string description() const;  // "cuBLASLt 1x2560x2048 (candidate 3 of 8, ...)"
+  bool uses_skinny_kernel() const { return skinny_; }
 
  private:
+  SkinnyGemmArgs skinny_args(const __half* x, const __half* w, __half* y) const;
   cublasLtHandle_t lt_;
   DecodeGemmShape shape_;
   GemmWorkspace workspace_;
@@ -48,7 +55,8 @@ class DecodeGemm {
   static constexpr int kMaxCandidates = 32;
   cublasLtMatmulAlgo_t candidates_algos_[kMaxCandidates]{};
   int chosen_ = 0, candidates_ = 0, ran_ = 0, chosen_kernels_ = 0;
-  double chosen_us_ = 0;
+  double chosen_us_ = 0, skinny_us_ = 0;
+  bool skinny_ = false;
 };
 
 }  // namespace modelcost::cuda

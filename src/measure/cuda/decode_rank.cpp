@@ -10,6 +10,7 @@
 #include "measure/cuda/decode_kernels.h"
 #include "measure/cuda/kernels.h"
 #include "measure/cuda/nccl_api.h"
+#include "measure/decode_roles.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -125,25 +126,46 @@ void DecodeRank::make_gemms() {
 }
 
 void DecodeRank::autotune() {
-  const LayerWeights& l = layers_.front();
-  qkv_gemm_->autotune(normed_, l.qkv, qkv_, stream_);
-  out_gemm_->autotune(attn_, l.out, residual_, stream_);
-  gate_up_gemm_->autotune(normed_, l.gate_up, gate_up_, stream_);
-  down_gemm_->autotune(act_, l.down, residual_, stream_);
-  lm_gemm_->autotune(normed_, lm_head_, logits_, stream_);
+  std::vector<const __half*> qkv, out, gate_up, down;
+  for (const LayerWeights& l : layers_) {
+    qkv.push_back(l.qkv);
+    out.push_back(l.out);
+    gate_up.push_back(l.gate_up);
+    down.push_back(l.down);
+  }
+  qkv_gemm_->autotune(normed_, qkv, qkv_, stream_);
+  out_gemm_->autotune(attn_, out, residual_, stream_);
+  gate_up_gemm_->autotune(normed_, gate_up, gate_up_, stream_);
+  down_gemm_->autotune(act_, down, residual_, stream_);
+  lm_gemm_->autotune(normed_, {lm_head_}, logits_, stream_);
   MC_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void DecodeRank::all_reduce(__half* data, int64_t count) const {
   if (!comm_) return;
   check_nccl(nccl_api()->all_reduce(data, data, static_cast<size_t>(count), ncclFloat16, ncclSum, comm_, stream_), "ncclAllReduce");
+  mark(decode_role::kAllReduce);
+}
+
+// The kernel nodes the capture gained since the last mark belong to `role`.
+void DecodeRank::mark(const char* role) const {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  MC_CUDA_CHECK(cudaStreamGetCaptureInfo(stream_, &status, nullptr, &graph));
+  if (status != cudaStreamCaptureStatusActive || !graph) return;
+  const int64_t nodes = count_kernel_nodes(graph);
+  roles_.emplace_back(role, static_cast<int>(nodes - captured_nodes_));
+  captured_nodes_ = nodes;
 }
 
 void DecodeRank::enqueue_layer(int layer) const {
   const LayerWeights& w = layers_[layer];
   const int rows = static_cast<int>(s_.batch), h = static_cast<int>(s_.hidden);
+  using namespace decode_role;
   launch_rms_norm({residual_, w.norm1, normed_, rows, h}, stream_);
+  mark(kNorm);
   qkv_gemm_->enqueue(normed_, w.qkv, qkv_, stream_);
+  mark(kQkv);
   const int64_t cache_one = s_.batch * s_.kv_heads * spec_.context * s_.head_dim;
   __half* k_cache = reinterpret_cast<__half*>(cache_.data()) + 2 * layer * cache_one;
   RotaryAppendArgs rope;
@@ -158,27 +180,42 @@ void DecodeRank::enqueue_layer(int layer) const {
   rope.position = spec_.context - 1;
   rope.cache_len = spec_.context;
   launch_rotary_append(rope, stream_);
+  mark(kRotary);
   launch_flash_decoding(attention_, split_, {q_, k_cache, k_cache + cache_one, static_cast<float*>(attention_workspace_.data()), attn_},
                         stream_);
+  mark(kAttention);
   out_gemm_->enqueue(attn_, w.out, residual_, stream_);
+  mark(kOutput);
   all_reduce(residual_, s_.batch * s_.hidden);
   launch_rms_norm({residual_, w.norm2, normed_, rows, h}, stream_);
+  mark(kNorm);
   gate_up_gemm_->enqueue(normed_, w.gate_up, gate_up_, stream_);
+  mark(kGateUp);
   if (spec_.gated_mlp) launch_silu_mul(gate_up_, act_, rows, static_cast<int>(s_.intermediate), stream_);
   else launch_gelu(gate_up_, s_.batch * s_.intermediate, stream_);
+  mark(kActivation);
   down_gemm_->enqueue(spec_.gated_mlp ? act_ : gate_up_, w.down, residual_, stream_);
+  mark(kDown);
   all_reduce(residual_, s_.batch * s_.hidden);
 }
 
 void DecodeRank::enqueue() const {
+  using namespace decode_role;
+  roles_.clear();
+  captured_nodes_ = 0;
   const int rows = static_cast<int>(s_.batch), h = static_cast<int>(s_.hidden);
   launch_embedding(static_cast<const int32_t*>(ids_.data()), embedding_, residual_, rows, h, stream_);
+  mark(kEmbedding);
   for (int layer = 0; layer < spec_.layers; ++layer) enqueue_layer(layer);
   launch_rms_norm({residual_, final_norm_, normed_, rows, h}, stream_);
+  mark(kNorm);
   lm_gemm_->enqueue(normed_, lm_head_, logits_, stream_);
-  if (comm_)
+  mark(kLmHead);
+  if (comm_) {
     check_nccl(nccl_api()->all_gather(logits_, logits_all_, static_cast<size_t>(s_.batch * s_.vocab), ncclFloat16, comm_, stream_),
                "ncclAllGather");
+    mark(kGather);
+  }
 }
 
 std::string DecodeRank::description() const {

@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "measure/cuda/decode_gemm.h"
@@ -38,9 +39,12 @@ class DecodeRank {
 
   // Picks the fastest cuBLASLt candidate of each product (before capture).
   void autotune();
-  // The whole step on `stream_`.
+  // The whole step on `stream_`. While the stream captures, each op's kernel nodes are labelled
+  // with its role (kernel_roles).
   void enqueue() const;
   std::string description() const;
+  // The roles of the captured graph's kernels in launch order: (role, kernel nodes) per op.
+  const std::vector<std::pair<std::string, int>>& kernel_roles() const { return roles_; }
 
  private:
   struct LayerWeights {
@@ -50,6 +54,7 @@ class DecodeRank {
   void make_gemms();
   void enqueue_layer(int layer) const;
   void all_reduce(__half* data, int64_t count) const;
+  void mark(const char* role) const;
 
   DecodeStepSpec spec_;
   RankShape s_;
@@ -64,6 +69,8 @@ class DecodeRank {
   const __half *embedding_ = nullptr, *final_norm_ = nullptr, *lm_head_ = nullptr;
   __half *residual_, *normed_, *qkv_, *q_, *attn_, *gate_up_, *act_, *logits_, *logits_all_;
   std::unique_ptr<DecodeGemm> qkv_gemm_, out_gemm_, gate_up_gemm_, down_gemm_, lm_gemm_;
+  mutable std::vector<std::pair<std::string, int>> roles_;
+  mutable int64_t captured_nodes_ = 0;
 };
 
 }  // namespace modelcost::cuda

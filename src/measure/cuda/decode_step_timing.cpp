@@ -57,7 +57,31 @@ class Barrier {
 struct KernelProfile {
   double busy_us = 0, span_us = 0;
   std::string breakdown;
+  std::vector<KernelRoleTiming> by_role;
 };
+
+using KernelRoles = std::vector<std::pair<std::string, int>>;
+
+// The replay's kernels (in start order) dealt to the roles of the capture in launch order; each
+// kernel's time runs to the next one's start. Empty when the counts disagree.
+std::vector<KernelRoleTiming> time_by_role(const KernelSpan& span, const KernelRoles& roles) {
+  size_t total = 0;
+  for (const auto& r : roles) total += static_cast<size_t>(r.second);
+  if (total != span.starts.size() || total == 0) return {};
+  std::vector<KernelRoleTiming> out;
+  size_t next = 0;
+  for (const auto& [role, count] : roles) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const KernelRoleTiming& t) { return t.role == role; });
+    if (it == out.end()) it = out.insert(out.end(), KernelRoleTiming{role, 0, 0});
+    for (int k = 0; k < count; ++k, ++next) {
+      const double until = next + 1 < span.starts.size() ? static_cast<double>(span.starts[next + 1] - span.starts[next])
+                                                         : span.durations_ns[next];
+      it->kernels += 1;
+      it->us += until / 1e3;
+    }
+  }
+  return out;
+}
 
 struct RankResult {
   std::vector<float> samples_ms;
@@ -84,7 +108,7 @@ std::vector<float> time_replays(cudaGraphExec_t exec, cudaStream_t stream, int r
 }
 
 // One replay with CUPTI kernel records (rank 0; the others replay alongside for the collectives).
-KernelProfile profile_replay(cudaGraphExec_t exec, cudaStream_t stream, bool record) {
+KernelProfile profile_replay(cudaGraphExec_t exec, cudaStream_t stream, bool record, const KernelRoles& roles) {
   KernelProfile p;
   CuptiTimer* timer = record ? &CuptiTimer::instance() : nullptr;
   const uint64_t id = next_external_id();
@@ -102,6 +126,7 @@ KernelProfile profile_replay(cudaGraphExec_t exec, cudaStream_t stream, bool rec
   }
   std::vector<std::pair<std::string, std::pair<int, double>>> sorted(kinds.begin(), kinds.end());
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  p.by_role = time_by_role(span, roles);
   p.busy_us = span.kernel_ns / 1e3;
   p.span_us = static_cast<double>(span.last_end - span.first_start) / 1e3;
   for (const auto& [name, k] : sorted)
@@ -142,7 +167,7 @@ void run_rank(const DecodeStepSpec& spec, int rank, ncclComm_t comm, Barrier& ba
         barrier.wait();
       }
       barrier.wait();
-      result.profile = profile_replay(exec, stream, rank == 0);
+      result.profile = profile_replay(exec, stream, rank == 0, step.kernel_roles());
     }
   } catch (...) {
     result.error = std::current_exception();
@@ -217,6 +242,7 @@ DecodeStepTiming measure_decode_step_on_gpu(const DecodeStepSpec& spec) {
     t.kernel_busy_us = ranks[0].profile.busy_us;
     t.kernel_span_us = ranks[0].profile.span_us;
     t.kernel_breakdown = ranks[0].profile.breakdown;
+    t.by_role = ranks[0].profile.by_role;
     t.implementation = ranks[0].implementation;
   } catch (const Error& e) {
     t.reason = e.what();

@@ -24,18 +24,14 @@ struct ChunkArgs {
   float scale;
 };
 
-// Thread per K row: the next row's loads are issued before the current one is scored.
+// Thread per K row: the next row's loads are issued before the current one is scored; the first
+// row (`next`) was loaded by the caller before the queries, so its latency overlaps theirs.
 template <int D>
-__device__ void score_chunk(const ChunkArgs& a, const __half* keys, const float* q_s, float* s_s, int group, int n) {
+__device__ void score_chunk(const ChunkArgs& a, const __half* keys, const float* q_s, float* s_s, int group, int n,
+                            uint4 (&next)[D / 8]) {
   constexpr int kPieces = D / 8;  // 16-byte pieces per row
   const uint4* rows = reinterpret_cast<const uint4*>(keys);
-  uint4 next[kPieces];
-  int j = threadIdx.x;
-  if (j < n) {
-#pragma unroll
-    for (int c = 0; c < kPieces; ++c) next[c] = rows[static_cast<int64_t>(j) * kPieces + c];
-  }
-  for (; j < n; j += kThreads) {
+  for (int j = threadIdx.x; j < n; j += kThreads) {
     uint4 row[kPieces];
 #pragma unroll
     for (int c = 0; c < kPieces; ++c) row[c] = next[c];
@@ -58,12 +54,17 @@ __device__ void score_chunk(const ChunkArgs& a, const __half* keys, const float*
   }
 }
 
+// V rows in flight per thread: fewer for head_dim 128, whose K rows already hold more registers.
+template <int D>
+constexpr int value_depth() { return D == 64 ? 8 : 4; }
+
 // Thread (row slot r, piece c) sums dims 8c..8c+7 of V rows r, r + R, ... weighted by the
-// exponents of up to kHeadsPerPass heads; four rows per thread in flight.
+// exponents of up to kHeadsPerPass heads, value_depth rows per thread in flight; the first trip's
+// rows (`first`, when `use_first`) were loaded by the caller before the scores.
 template <int D>
 __device__ void accumulate_values(const ChunkArgs& a, const __half* values, const float* s_s, int h0, int count, int n,
-                                  float (&acc)[kHeadsPerPass][8]) {
-  constexpr int kPieces = D / 8, kSlots = kThreads / kPieces, kDepth = 4;
+                                  const uint4 (&first)[value_depth<D>()], bool use_first, float (&acc)[kHeadsPerPass][8]) {
+  constexpr int kPieces = D / 8, kSlots = kThreads / kPieces, kDepth = value_depth<D>();
   const int c = threadIdx.x % kPieces, r = threadIdx.x / kPieces;
   const uint4* rows = reinterpret_cast<const uint4*>(values);
   for (int j0 = r; j0 < n; j0 += kDepth * kSlots) {
@@ -71,7 +72,7 @@ __device__ void accumulate_values(const ChunkArgs& a, const __half* values, cons
 #pragma unroll
     for (int u = 0; u < kDepth; ++u) {
       const int j = j0 + u * kSlots;
-      v[u] = j < n ? rows[static_cast<int64_t>(j) * kPieces + c] : make_uint4(0, 0, 0, 0);
+      v[u] = use_first && j0 == r ? first[u] : j < n ? rows[static_cast<int64_t>(j) * kPieces + c] : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int u = 0; u < kDepth; ++u) {
@@ -130,20 +131,34 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(ChunkArgs a) {
   float* s_s = q_s + group * D;                                // [group][chunk]
   float* red = s_s + group * a.split.chunk;                    // [warps][kHeadsPerPass][D]
   float* ml_s = red + kWarps * kHeadsPerPass * D;              // [group][2]
+  constexpr int kPieces = D / 8, kDepth = value_depth<D>(), kSlots = kThreads / kPieces;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, c = threadIdx.x % kPieces;
+  // The first K row and V rows of each thread are requested before the queries: the three loads
+  // then cost one memory latency instead of three in a row.
+  const int64_t base = ((static_cast<int64_t>(b) * sh.kv_heads + kvh) * sh.cache_len + start) * D;
+  const uint4* k_rows = reinterpret_cast<const uint4*>(a.io.k_cache + base);
+  const uint4* v_rows = reinterpret_cast<const uint4*>(a.io.v_cache + base);
+  uint4 k_first[kPieces], v_first[kDepth];
+  if (threadIdx.x < n) {
+#pragma unroll
+    for (int p = 0; p < kPieces; ++p) k_first[p] = k_rows[static_cast<int64_t>(threadIdx.x) * kPieces + p];
+  }
+#pragma unroll
+  for (int u = 0; u < kDepth; ++u) {
+    const int j = threadIdx.x / kPieces + u * kSlots;
+    v_first[u] = j < n ? v_rows[static_cast<int64_t>(j) * kPieces + c] : make_uint4(0, 0, 0, 0);
+  }
   const __half* q = a.io.q + (static_cast<int64_t>(b) * sh.heads + kvh * group) * D;
   for (int i = threadIdx.x; i < group * D; i += kThreads) q_s[i] = __half2float(q[i]) * a.scale;
   __syncthreads();
-  const int64_t base = ((static_cast<int64_t>(b) * sh.kv_heads + kvh) * sh.cache_len + start) * D;
-  score_chunk<D>(a, a.io.k_cache + base, q_s, s_s, group, n);
+  score_chunk<D>(a, a.io.k_cache + base, q_s, s_s, group, n, k_first);
   __syncthreads();
   softmax_chunk(a, s_s, ml_s, group, n);
   __syncthreads();
-  constexpr int kPieces = D / 8;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, c = threadIdx.x % kPieces;
   for (int h0 = 0; h0 < group; h0 += kHeadsPerPass) {
     const int count = min(kHeadsPerPass, group - h0);
     float acc[kHeadsPerPass][8] = {};
-    accumulate_values<D>(a, a.io.v_cache + base, s_s, h0, count, n, acc);
+    accumulate_values<D>(a, a.io.v_cache + base, s_s, h0, count, n, v_first, h0 == 0, acc);
     // The warp's row slots hold the same pieces: sum them, then one slot per warp writes.
 #pragma unroll
     for (int h = 0; h < kHeadsPerPass; ++h)
