@@ -116,8 +116,10 @@ struct LibraryKernelSample {
   double kernel_us = 0;        // median summed kernel durations of one call (CUPTI), all data in L2
   double graph_us = 0;         // time per call in a CUDA graph of back-to-back dependent calls
   double fresh_us = 0;         // kernel_us with only the first input in L2 (weights from DRAM); 0: not measured
-  // What the call adds to a model's graph: its fresh duration and the idle time after it.
-  double model_us() const { return fresh_us > 0 ? fresh_us + std::max(0.0, graph_us - kernel_us) : graph_us; }
+  // What the call's kernels take in a model: their fresh durations (a model's previous kernel just
+  // wrote the first input). The idle time between kernels is the device's kernel gap, which the
+  // roofline adds per kernel: graph_us depends on whether a profiler traced the replays.
+  double model_us() const { return fresh_us > 0 ? fresh_us : kernel_us; }
   int kernels = 0;             // kernels one call launches
 };
 

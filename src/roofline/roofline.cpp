@@ -237,7 +237,7 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
     nr.attainable_flops = nr.bytes > 0 ? std::min(flops_per_s, nr.intensity * bandwidth) : flops_per_s;
     nr.bound = (nr.flops > 0 && nr.compute_us >= nr.memory_us) ? Bound::kCompute : Bound::kMemory;
     if (nr.overhead_us > std::max(nr.compute_us, nr.memory_us)) nr.bound = Bound::kOverhead;
-    nr.predicted_us = nr.overhead_us + std::max(nr.compute_us, nr.memory_us);  // the curve's fixed cost holds the gap
+    nr.predicted_us = nr.overhead_us + std::max(nr.compute_us, nr.memory_us) + ceilings.gap_us;
     return;
   }
   if (work.group && work.matrix && device.kind == "gpu" && peak.path == MathPath::kTensor) {
@@ -252,6 +252,52 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
   nr.bound = (nr.flops > 0 && nr.compute_us >= nr.memory_us) ? Bound::kCompute : Bound::kMemory;
   if (nr.overhead_us > std::max(nr.compute_us, nr.memory_us)) nr.bound = Bound::kOverhead;
   nr.predicted_us = std::max({nr.compute_us, nr.memory_us, nr.overhead_us}) + ceilings.gap_us;
+}
+
+// What a conv library's fused call takes beside the conv (cuDNN: bias, residual add, ReLU; folded
+// per-channel scales and layout moves cost nothing).
+bool conv_library_fuses(const std::string& op) {
+  static const std::set<std::string> ops = {"Conv", "Add", "Relu", "BatchNormalization", "Mul", "Sub", "Identity",
+                                            "Reshape", "Squeeze", "Unsqueeze", "Flatten"};
+  return ops.count(op) > 0;
+}
+
+// A dense conv group with an activation the library cannot run in its epilogue (Clip, SiLU,
+// HardSwish...) runs as the conv, then one pointwise kernel over the conv's output. Depthwise
+// convs take any activation in their own kernel's store. Only where calibrated curves time
+// library kernels.
+bool runs_as_conv_then_pointwise(const FusedGroup& g, const Analysis& analysis, const Ceilings& ceilings) {
+  if (!ceilings.achievable || ceilings.kernel_curves.empty() || !g.matrix) return false;
+  const NodeAnalysis& anchor = analysis.nodes[g.anchor];
+  if (!anchor.node || anchor.node->op_type != "Conv" || !anchor.node->domain.empty()) return false;
+  const std::string cls = kernel_class_of(anchor, true).name;
+  if (cls != "conv" && cls != "conv1x1") return false;
+  for (size_t m : g.members)
+    if (!conv_library_fuses(analysis.nodes[m].node->op_type)) return true;
+  return false;
+}
+
+// The two kernels' terms add up: the conv reads its operands and writes its output; the pointwise
+// kernel reads that output (and the group's other inputs) and writes the group's outputs.
+void place_conv_then_pointwise(const KernelWork& work, const Device& device, const Ceilings& ceilings,
+                               const std::string& dtype, NodeRoofline& nr) {
+  const NodeAnalysis& conv = *work.anchor;
+  const RecastBytes b = recast_node_bytes_split(conv, dtype);
+  KernelWork first{conv.cost.flops, b.read + b.written, true, work.compute_dtype};
+  first.anchor = &conv;
+  KernelWork second{std::max(0.0, work.flops - conv.cost.flops), std::max(0.0, work.bytes - b.read) + b.written, false,
+                    work.compute_dtype};
+  second.anchor = &conv;
+  NodeRoofline a, p;
+  place(first, device, ceilings, a);
+  place(second, device, ceilings, p);
+  place(work, device, ceilings, nr);  // the group's own figures: path, peak, intensity
+  nr.compute_us = a.compute_us + p.compute_us;
+  nr.memory_us = a.memory_us + p.memory_us;
+  nr.overhead_us = a.overhead_us + p.overhead_us;
+  nr.predicted_us = a.predicted_us + p.predicted_us;
+  nr.bound = (nr.flops > 0 && nr.compute_us >= nr.memory_us) ? Bound::kCompute : Bound::kMemory;
+  if (nr.overhead_us > std::max(nr.compute_us, nr.memory_us)) nr.bound = Bound::kOverhead;
 }
 
 void count(const NodeRoofline& nr, RooflineTotals& t) {
@@ -311,7 +357,10 @@ void place_groups(const Analysis& analysis, const Device& device, const Roofline
       ++r.deployed.no_bound;
       continue;
     }
-    place(work, device, r.ceilings, gr);
+    if (runs_as_conv_then_pointwise(g, analysis, r.ceilings))
+      place_conv_then_pointwise(work, device, r.ceilings, options.dtype, gr);
+    else
+      place(work, device, r.ceilings, gr);
     count(gr, r.deployed);
   }
   set_shares(r.groups, r.deployed);

@@ -60,7 +60,7 @@ TEST(MeasureCalibrationToml, WritesTheFittedKernelCurves) {
   r.device.name = "GPU";
   r.dram_gbps = 3000;
   r.fp32_vector_tflops = 60;
-  // Two pointwise calls on a 3 us + bytes / 2000 GB/s line, fresh durations and graph gaps apart.
+  // Two pointwise calls on a 2 us + bytes / 2000 GB/s line of fresh durations.
   for (double bytes : {1e6, 1e8}) {
     LibraryKernelSample s;
     s.kind = "pointwise";
@@ -70,11 +70,11 @@ TEST(MeasureCalibrationToml, WritesTheFittedKernelCurves) {
     s.fresh_us = 2 + bytes / 2000e3;
     r.library_kernels.push_back(s);
   }
-  EXPECT_DOUBLE_EQ(r.library_kernels[0].model_us(), 3 + 1e6 / 2000e3);
+  EXPECT_DOUBLE_EQ(r.library_kernels[0].model_us(), 2 + 1e6 / 2000e3);  // the fresh duration alone
   r.library_curves = fit_library_curves(r.library_kernels);
   const Device d = parse_device_toml(calibration_to_hwdb_toml(r, "gpu-calibrated"), "calibrated.toml");
   const KernelCurve& c = d.achievable.kernel_curves.at("pointwise");
-  EXPECT_NEAR(c.fixed_us, 3, 0.2);
+  EXPECT_NEAR(c.fixed_us, 2, 0.2);
   EXPECT_NEAR(c.gbps / 2000, 1, 0.06);
   EXPECT_EQ(d.sources.count("achievable.kernels.pointwise"), 1u);
   // The CSV reads back as written.

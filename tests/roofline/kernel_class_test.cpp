@@ -72,7 +72,7 @@ TEST(KernelClass, AttentionGroupsRunOnTheAttentionCurveWithTheKeyLengthAsK) {
   EXPECT_DOUBLE_EQ(a.overhead_us, 5 + 20 * kSeq / 1000.0);
   EXPECT_DOUBLE_EQ(a.compute_us, a.flops / 20e12 * 1e6);
   EXPECT_DOUBLE_EQ(a.memory_us, a.bytes / 500e9 * 1e6);
-  EXPECT_DOUBLE_EQ(a.predicted_us, a.overhead_us + std::max(a.compute_us, a.memory_us));
+  EXPECT_DOUBLE_EQ(a.predicted_us, a.overhead_us + std::max(a.compute_us, a.memory_us));  // no gap given
 }
 
 TEST(KernelClass, AnEntryWithoutAnAttentionCurveTimesAttentionAsAGemm) {
@@ -82,6 +82,32 @@ TEST(KernelClass, AnEntryWithoutAnAttentionCurveTimesAttentionAsAGemm) {
   const NodeRoofline& a = attention_kernel(compute_roofline(run->analysis, d));
   EXPECT_DOUBLE_EQ(a.overhead_us, 4);  // the anchor (the Softmax) has no K of its own
   EXPECT_DOUBLE_EQ(a.memory_us, a.bytes / 1000e9 * 1e6);
+}
+
+// x [1,16,8,8] -> 1x1 Conv to 32 channels (+ bias) -> SiLU, fp16: one epilogue group whose
+// activation cuDNN's fused conv cannot take.
+TEST(KernelClass, ConvWithAnActivationTheLibraryCannotFuseIsConvThenPointwise) {
+  ModelBuilder b;
+  b.input("x", kFloat16, Shape{1, 16, 8, 8});
+  b.weight("w", kFloat16, {32, 16, 1, 1});
+  b.weight("bias", kFloat16, {32});
+  b.node("Conv", {"x", "w", "bias"}, {"c"});
+  b.node("Sigmoid", {"c"}, {"s"});
+  b.node("Mul", {"c", "s"}, {"y"});
+  b.output("y");
+  const auto run = analyse(b);
+  Device d = curved_gpu();
+  d.achievable.kernel_curves["conv1x1"] = curve(4, 1, 50, 1000);
+  const RooflineReport r = compute_roofline(run->analysis, d);
+  ASSERT_EQ(r.groups.size(), 1u);
+  const NodeRoofline& g = r.groups[0];
+  const double x = 16 * 64 * 2, w = 32 * 16 * 2, bias = 32 * 2, c = 32 * 64 * 2;
+  const double conv_us = 4 + 16 / 1000.0 + std::max(2.0 * 32 * 16 * 64 / 50e12, (x + w + bias + c) / 1000e9) * 1e6;
+  const double pointwise_us = 3 + (c + c) / 2000e9 * 1e6;  // reads the conv's output, writes y
+  EXPECT_NEAR(g.predicted_us, conv_us + pointwise_us, 1e-6);
+  EXPECT_DOUBLE_EQ(g.overhead_us, 4 + 16 / 1000.0 + 3);
+  EXPECT_EQ(g.bound, Bound::kOverhead);
+  EXPECT_DOUBLE_EQ(g.bytes, x + w + bias + c);  // the group's boundary, as reported
 }
 
 TEST(KernelClass, TheClassNamesIncludeAttentionAsAMatrixClass) {

@@ -1,6 +1,7 @@
 #include "measure/cuda/calibrate_graph.h"
 
 #include "measure/cuda/cuda_check.h"
+#include "measure/cuda/cupti_timer.h"
 #include "measure/cuda/sampler.h"
 
 namespace modelcost::cuda {
@@ -19,6 +20,8 @@ struct Graph {
 
 double graph_time_per_launch_us(cudaStream_t stream, int count, const std::function<void(int)>& enqueue, int warmups,
                                 int replays) {
+  // Records off from the capture on: a graph captured while they are on keeps the tracing.
+  CuptiTimer::Pause no_records(CuptiTimer::instance());
   Graph g;
   MC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   try {

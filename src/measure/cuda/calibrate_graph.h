@@ -1,5 +1,5 @@
 // calibrate's CUDA graphs: `count` launches captured into one graph, its replays timed with CUDA
-// events (sample_with_events: CUPTI's kernel records are off meanwhile, as in a deployment
+// events, CUPTI's kernel records off from the capture to the last replay (as in a deployment
 // without a profiler). The kernel overhead and gap and the grid's time per call share it.
 #pragma once
 #include <cuda_runtime.h>
