@@ -67,10 +67,11 @@ TEST(MeasureGpuProductKernels, RecurrentLayers) {
   b.node("GRU", {"x", "gw", "gr", "gb"}, {"gru", "gru_h"});
   set_attr(b.node("GRU", {"x", "gw", "gr", "gb"}, {"gru_lbr"}), "linear_before_reset", int64_t{1});
   b.weight("rw", kFloat, Shape{1, hidden, input}).weight("rr", kFloat, Shape{1, hidden, hidden});
-  auto& rnn = b.node("RNN", {"x", "rw", "rr"}, {"", "rnn_h"});  // Y omitted: the runner keeps its own
+  // A plan needs output 0 (an omitted Y is a named reason, "node without output"), so Y is kept.
+  auto& rnn = b.node("RNN", {"x", "rw", "rr"}, {"rnn_y", "rnn_h"});
   rnn.set_name("rnn_h");
   set_attr(rnn, "direction", std::string("reverse"));
-  for (const char* n : {"lstm", "lstm_h", "lstm_c", "gru", "gru_h", "gru_lbr", "rnn_h"}) b.output(n);
+  for (const char* n : {"lstm", "lstm_h", "lstm_c", "gru", "gru_h", "gru_lbr", "rnn_y", "rnn_h"}) b.output(n);
   for (const char* n : {"lstm", "gru", "gru_lbr", "rnn_h"}) check_both(b, n, 1e-5, 5e-3);
 }
 
