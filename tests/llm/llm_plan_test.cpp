@@ -229,7 +229,7 @@ TEST(DeployedDecode, ReadsEachKvHeadOnceAndAddsTheCollectivesWithTensorParalleli
   // A calibrated all-reduce was timed inside a CUDA graph: its launch and gap are in its figures.
   Device calibrated = calibrated_device();
   calibrated.interconnect = {{"allreduce_bus_gbps", 100}, {"allreduce_latency_us", 2}};
-  const StepTime& graphed = plan_llm(m, calibrated, o).rows[0].contexts[0].decode;
+  const StepTime graphed = plan_llm(m, calibrated, o).rows[0].contexts[0].decode;  // a copy: the plan is a temporary
   EXPECT_DOUBLE_EQ(graphed.communication_ms, expected);
   EXPECT_NEAR(t.launch_ms - graphed.launch_ms, (2 * 2 + 1) * 3e-3, 1e-12);
 }

@@ -79,7 +79,8 @@ TEST(KernelClass, AnEntryWithoutAnAttentionCurveTimesAttentionAsAGemm) {
   const auto run = attention_model();
   Device d = curved_gpu();
   d.achievable.kernel_curves.erase("attention");
-  const NodeRoofline& a = attention_kernel(compute_roofline(run->analysis, d));
+  const RooflineReport roofline = compute_roofline(run->analysis, d);  // kept alive: a refers into it
+  const NodeRoofline& a = attention_kernel(roofline);
   EXPECT_DOUBLE_EQ(a.overhead_us, 4);  // the anchor (the Softmax) has no K of its own
   EXPECT_DOUBLE_EQ(a.memory_us, a.bytes / 1000e9 * 1e6);
 }
