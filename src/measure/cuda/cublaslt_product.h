@@ -12,13 +12,6 @@
 #include "measure/cuda/runner.h"
 #include "ops/measured_kinds.h"
 
-#define MC_CUBLASLT_CHECK(call)                                                                            \
-  do {                                                                                                     \
-    cublasStatus_t mc_status_ = (call);                                                                    \
-    if (mc_status_ != CUBLAS_STATUS_SUCCESS)                                                               \
-      ::modelcost::cuda::throw_cuda_error(#call, cublasLtGetStatusString(mc_status_), __FILE__, __LINE__); \
-  } while (0)
-
 namespace modelcost::cuda {
 
 // The layouts of A, B, C (shaped as D) and D for the product `m`. With interleaved_batches G > 1

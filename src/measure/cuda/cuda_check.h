@@ -21,3 +21,11 @@ namespace modelcost::cuda {
   } while (0)
 
 #define MC_CUDA_CHECK_LAUNCH() MC_CUDA_CHECK(cudaGetLastError())
+
+// For cuBLASLt calls; the files that use it include <cublasLt.h> themselves.
+#define MC_CUBLASLT_CHECK(call)                                                                            \
+  do {                                                                                                     \
+    cublasStatus_t mc_status_ = (call);                                                                    \
+    if (mc_status_ != CUBLAS_STATUS_SUCCESS)                                                               \
+      ::modelcost::cuda::throw_cuda_error(#call, cublasLtGetStatusString(mc_status_), __FILE__, __LINE__); \
+  } while (0)

@@ -12,29 +12,22 @@
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/skinny_gemm.h"
 
-#define MC_LT_CHECK(call)                                                                                  \
-  do {                                                                                                     \
-    cublasStatus_t mc_status_ = (call);                                                                    \
-    if (mc_status_ != CUBLAS_STATUS_SUCCESS)                                                               \
-      ::modelcost::cuda::throw_cuda_error(#call, cublasLtGetStatusString(mc_status_), __FILE__, __LINE__); \
-  } while (0)
-
 namespace modelcost::cuda {
 
 DecodeGemm::DecodeGemm(cublasLtHandle_t lt, const DecodeGemmShape& shape, GemmWorkspace workspace)
     : lt_(lt), shape_(shape), workspace_(workspace) {
-  MC_LT_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  MC_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t transpose = CUBLAS_OP_T, none = CUBLAS_OP_N;
-  MC_LT_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
-  MC_LT_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
+  MC_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+  MC_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
   const uint64_t m = shape.m, n = shape.n, k = shape.k;
-  MC_LT_CHECK(cublasLtMatrixLayoutCreate(&w_, CUDA_R_16F, k, n, k));
-  MC_LT_CHECK(cublasLtMatrixLayoutCreate(&x_, CUDA_R_16F, k, m, k));
-  MC_LT_CHECK(cublasLtMatrixLayoutCreate(&y_, CUDA_R_16F, n, m, n));
+  MC_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&w_, CUDA_R_16F, k, n, k));
+  MC_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&x_, CUDA_R_16F, k, m, k));
+  MC_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&y_, CUDA_R_16F, n, m, n));
   cublasLtMatmulPreference_t pref;
-  MC_LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  MC_CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   const uint64_t most = workspace.bytes;
-  MC_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &most, sizeof(most)));
+  MC_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &most, sizeof(most)));
   cublasLtMatmulHeuristicResult_t results[kMaxCandidates];
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, w_, x_, y_, y_, pref, kMaxCandidates, results, &candidates_);
   cublasLtMatmulPreferenceDestroy(pref);
@@ -58,7 +51,7 @@ void DecodeGemm::enqueue(const __half* x, const __half* w, __half* y, cudaStream
     return;
   }
   const float alpha = 1.f, beta = shape_.accumulate ? 1.f : 0.f;
-  MC_LT_CHECK(cublasLtMatmul(lt_, desc_, &alpha, w, w_, x, x_, &beta, y, y_, y, y_, &algo_, workspace_.data,
+  MC_CUBLASLT_CHECK(cublasLtMatmul(lt_, desc_, &alpha, w, w_, x, x_, &beta, y, y_, y, y_, &algo_, workspace_.data,
                              workspace_.bytes, stream));
 }
 
