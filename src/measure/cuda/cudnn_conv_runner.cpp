@@ -15,11 +15,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "measure/cuda/conv_descriptors.h"
 #include "measure/cuda/cudnn_util.h"
 #include "measure/cuda/runner.h"
 #include "measure/cuda/sampler.h"
+#include "measure/cuda/wall_ledger.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -93,7 +95,7 @@ class CudnnConvRunner : public OperatorRunner {
     Choice best{};
     double best_us = std::numeric_limits<double>::infinity();
     auto consider = [&](bool fused) {
-      const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream);
+      const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream, memo_key(fused));
       candidates_ += fmt::format("{}{} {} {:.1f} us", candidates_.empty() ? "" : ", ", channels_last_ ? "NHWC" : "NCHW",
                                  fused ? "fused" : "algo " + std::to_string(static_cast<int>(algo_)), us);
       if (us < best_us) {
@@ -158,10 +160,8 @@ class CudnnConvRunner : public OperatorRunner {
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(count);
     int returned = 0;
     if (find) {
-      DeviceBuffer scratch(ctx.max_workspace_bytes);
-      MC_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
-      MC_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle_, d_.x, x_ptr_, d_.w, w_ptr_, d_.conv, d_.y, y_ptr_, count,
-                                                            &returned, perf.data(), scratch.data(), scratch.bytes()));
+      perf = find_algorithms(ctx, count);
+      returned = static_cast<int>(perf.size());
       tuned_ = true;
     } else {
       MC_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, d_.x, d_.w, d_.conv, d_.y, count, &returned, perf.data()));
@@ -182,7 +182,7 @@ class CudnnConvRunner : public OperatorRunner {
     double best_us = std::numeric_limits<double>::infinity();
     for (size_t i = 0; i < usable.size(); ++i) {
       use(usable[i]);
-      const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream);
+      const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream, memo_key(false));
       if (us < best_us) {
         best_us = us;
         best = i;
@@ -190,6 +190,30 @@ class CudnnConvRunner : public OperatorRunner {
     }
     use(usable[best]);
     return true;
+  }
+
+  // cudnnFind's list for this node's work and layout, once per process (its order is by its own
+  // timing; the candidates are re-timed by the caller).
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> find_algorithms(CudaContext& ctx, int count) {
+    static std::map<std::string, std::vector<cudnnConvolutionFwdAlgoPerf_t>> found;
+    const std::string key = memo_key(false).substr(0, memo_key(false).rfind('|'));
+    if (auto it = found.find(key); it != found.end()) return it->second;
+    LedgerScope finding("timed choices: cudnnFind");
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(count);
+    int returned = 0;
+    DeviceBuffer scratch(ctx.max_workspace_bytes);
+    MC_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
+    MC_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle_, d_.x, x_ptr_, d_.w, w_ptr_, d_.conv, d_.y, y_ptr_, count,
+                                                          &returned, perf.data(), scratch.data(), scratch.bytes()));
+    perf.resize(returned);
+    return found[key] = perf;
+  }
+
+  // What a timed candidate is in quick_median_us's memo: this node's work, layout, and the fused
+  // call or the algorithm and math type (+ bias add) as launch() runs them.
+  std::string memo_key(bool fused) const {
+    return "cudnn conv|" + measurement_key(spec_) + (channels_last_ ? "|NHWC|" : "|NCHW|") +
+           (fused ? "fused" : fmt::format("algo {} math {}", static_cast<int>(algo_), static_cast<int>(math_)));
   }
 
   // Runs `perf`'s algorithm with the math type it was found or proposed with (cuDNN rejects it

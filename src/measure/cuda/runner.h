@@ -64,8 +64,10 @@ std::unique_ptr<OperatorRunner> make_conv_transpose_runner(const NodeSpec& spec,
 std::unique_ptr<OperatorRunner> make_recurrent_runner(const NodeSpec& spec, const RecurrentPlan& plan, std::string* reason);
 // QuantizePlan, DynamicQuantizePlan, IntegerMatMulPlan and QLinearConvPlan.
 std::unique_ptr<OperatorRunner> make_quantized_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
-// Prepares every candidate, times each and runs the fastest (at least one candidate).
-std::unique_ptr<OperatorRunner> make_fastest_runner(std::vector<std::unique_ptr<OperatorRunner>> candidates);
+// Prepares every candidate, times each and runs the fastest (at least one candidate). `work`
+// (the node's measurement key, or empty) keys quick_median_us's memo of the candidates' times.
+std::unique_ptr<OperatorRunner> make_fastest_runner(std::vector<std::unique_ptr<OperatorRunner>> candidates,
+                                                    const std::string& work = {});
 // groups == in channels == out channels, 2 spatial dims.
 bool is_depthwise_2d(const ConvParams& conv);
 // Kernel == stride, no padding or dilation, one group: the conv is a GEMM over gathered patches.

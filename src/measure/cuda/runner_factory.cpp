@@ -18,7 +18,7 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             std::vector<std::unique_ptr<OperatorRunner>> candidates;
             candidates.push_back(std::move(own));
             candidates.push_back(std::move(cudnn));
-            return make_fastest_runner(std::move(candidates));
+            return make_fastest_runner(std::move(candidates), measurement_key(spec));
           },
           [&](const PoolParams& p) -> std::unique_ptr<OperatorRunner> {
             // cuDNN takes symmetric pads and floor-sized outputs; the own kernel the rest (ceil_mode).
