@@ -1,6 +1,7 @@
 // The cuDNN descriptors of one convolution call (input, output, bias, filter, convolution,
 // activation), set up from a ConvParams and destroyed together: the conv runner of the
-// as-written view and the fused conv of the deployed view describe their calls the same way.
+// as-written view, the fused conv of the deployed view and ConvTranspose (the data gradient of
+// a forward conv) describe their calls the same way.
 #pragma once
 #include <cudnn.h>
 
@@ -22,6 +23,8 @@ struct ConvDescriptors {
   // (Re)creates x, y, w and conv (b too where `bias`) for `c` in `format`, tensor-core math for
   // fp16/bf16 and cuDNN's default for fp32 (TF32, as PyTorch's cuDNN default allows).
   void configure(const ConvParams& c, cudnnTensorFormat_t format, int32_t onnx_dtype, bool bias);
+  // (Re)creates b: one value per channel of `channels`, broadcast over the other dims.
+  void configure_bias(int64_t channels, size_t spatial_dims, cudnnTensorFormat_t format, int32_t onnx_dtype);
 };
 
 }  // namespace modelcost::cuda

@@ -42,17 +42,6 @@ __device__ __forceinline__ float binary(ElementwiseOp op, float a, float b) {
   }
 }
 
-// Any op: the generic kernel over operands of any dtype.
-__device__ __forceinline__ float any_op(ElementwiseOp op, float a, float b, float c, float alpha, float beta) {
-  using namespace device_math;
-  using F = float;
-  switch (op) {
-    MC_UNARY_OPS(MC_CASE)
-    MC_BINARY_OPS(MC_CASE)
-    MC_TERNARY_OPS(MC_CASE)
-  }
-  return a;
-}
 #undef MC_CASE
 
 template <typename T>
@@ -195,7 +184,7 @@ __global__ void elementwise_any_kernel(ElementwiseOp op, AnyOperands o, int arit
     const float a = load_any(o.in[0], o.in_type[0], oa);
     const float b = arity > 1 ? load_any(o.in[1], o.in_type[1], ob) : 0.f;
     const float c = arity > 2 ? load_any(o.in[2], o.in_type[2], oc) : 0.f;
-    store_any(o.out, o.out_type, i, any_op(op, a, b, c, alpha, beta));
+    store_any(o.out, o.out_type, i, evaluate_elementwise(op, a, b, c, alpha, beta));
   }
 }
 
