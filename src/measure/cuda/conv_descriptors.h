@@ -5,9 +5,20 @@
 #pragma once
 #include <cudnn.h>
 
+#include <vector>
+
+#include "measure/cuda/runner.h"
 #include "ops/measured_kinds.h"
 
 namespace modelcost::cuda {
+
+// The device tensors of one convolution call: X, W, the bias (nullptr without one) and Y.
+struct ConvOperands {
+  void *x = nullptr, *w = nullptr, *bias = nullptr, *y = nullptr;
+  static ConvOperands of(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, bool has_bias) {
+    return {in[0].data, in[1].data, has_bias ? in[2].data : nullptr, out[0].data};
+  }
+};
 
 struct ConvDescriptors {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr, b = nullptr;

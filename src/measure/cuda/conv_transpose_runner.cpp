@@ -16,10 +16,7 @@ class ConvTransposeRunner : public OperatorRunner {
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     handle_ = ctx.cudnn;
-    x_ptr_ = in[0].data;
-    w_ptr_ = in[1].data;
-    b_ptr_ = c_.has_bias ? in[2].data : nullptr;
-    y_ptr_ = out[0].data;
+    tensors_ = ConvOperands::of(in, out, c_.has_bias);
     const int32_t dtype = out[0].spec.dtype;
     channels_last_ = dtype != 1 && ctx.channels_last_half;
     const cudnnTensorFormat_t format = channels_last_ ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
@@ -29,16 +26,16 @@ class ConvTransposeRunner : public OperatorRunner {
     std::swap(forward.in_channels, forward.out_channels);
     std::swap(forward.in_size, forward.out_size);
     d_.configure(forward, format, dtype, /*bias=*/false);
-    if (b_ptr_) d_.configure_bias(c_.out_channels, c_.kernel.size(), format, dtype);
+    if (tensors_.bias) d_.configure_bias(c_.out_channels, c_.kernel.size(), format, dtype);
     choose_algorithm(ctx);
   }
 
   void launch(cudaStream_t stream) override {
     MC_CUDNN_CHECK(cudnnSetStream(handle_, stream));
     const float one = 1.f, zero = 0.f;
-    MC_CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, d_.w, w_ptr_, d_.y, x_ptr_, d_.conv, algo_, workspace_.data(),
-                                                workspace_bytes_, &zero, d_.x, y_ptr_));
-    if (b_ptr_) MC_CUDNN_CHECK(cudnnAddTensor(handle_, &one, d_.b, b_ptr_, &one, d_.x, y_ptr_));
+    MC_CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, d_.w, tensors_.w, d_.y, tensors_.x, d_.conv, algo_,
+                                                workspace_.data(), workspace_bytes_, &zero, d_.x, tensors_.y));
+    if (tensors_.bias) MC_CUDNN_CHECK(cudnnAddTensor(handle_, &one, d_.b, tensors_.bias, &one, d_.x, tensors_.y));
   }
 
   std::string implementation() const override {
@@ -55,8 +52,9 @@ class ConvTransposeRunner : public OperatorRunner {
     if (ctx.autotune) {
       DeviceBuffer scratch(ctx.max_workspace_bytes);
       MC_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
-      MC_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(handle_, d_.w, w_ptr_, d_.y, x_ptr_, d_.conv, d_.x, y_ptr_, count,
-                                                                 &returned, perf.data(), scratch.data(), scratch.bytes()));
+      MC_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(handle_, d_.w, tensors_.w, d_.y, tensors_.x, d_.conv, d_.x,
+                                                                 tensors_.y, count, &returned, perf.data(), scratch.data(),
+                                                                 scratch.bytes()));
       tuned_ = true;
     } else {
       MC_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, d_.w, d_.y, d_.conv, d_.x, count, &returned, perf.data()));
@@ -79,7 +77,7 @@ class ConvTransposeRunner : public OperatorRunner {
   cudnnConvolutionBwdDataAlgo_t algo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
   size_t workspace_bytes_ = 0;
   DeviceBuffer workspace_;
-  void *x_ptr_ = nullptr, *w_ptr_ = nullptr, *b_ptr_ = nullptr, *y_ptr_ = nullptr;
+  ConvOperands tensors_;
   bool channels_last_ = false, tuned_ = false;
 };
 

@@ -287,8 +287,9 @@ bool to_indexing32(const Indexing& ix, const std::vector<int64_t>& c, Indexing32
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 }  // namespace
 
-void launch_unary(ElementType type, ElementwiseOp op, const void* x, void* y, int64_t n, float alpha, float beta,
-                  cudaStream_t stream) {
+void launch_unary(ElementType type, const ElementwisePlan& plan, const void* x, void* y, int64_t n, cudaStream_t stream) {
+  const ElementwiseOp op = plan.op;
+  const float alpha = static_cast<float>(plan.alpha), beta = static_cast<float>(plan.beta);
   MC_DISPATCH_TYPE(type, {
     const int64_t width = Vec<T>::kSize;
     int64_t vectors = aligned16(x) && aligned16(y) ? n / width : 0;
@@ -302,11 +303,12 @@ void launch_unary(ElementType type, ElementwiseOp op, const void* x, void* y, in
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_binary(ElementType type, ElementwiseOp op, const void* a, const void* b, void* y, const std::vector<int64_t>& dims,
-                   const std::vector<int64_t>& sa, const std::vector<int64_t>& sb, cudaStream_t stream) {
-  const Indexing ix = make_indexing(dims, sa, sb);
+void launch_binary(ElementType type, const ElementwisePlan& plan, const void* a, const void* b, void* y,
+                   cudaStream_t stream) {
+  const ElementwiseOp op = plan.op;
+  const Indexing ix = make_indexing(plan.dims, plan.input_strides[0], plan.input_strides[1]);
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : plan.dims) n *= d;
   if (n == 0) return;
   Indexing32 ix32;
   const bool small = to_indexing32(ix, {}, &ix32);

@@ -178,23 +178,21 @@ void launch_indexed_typed(const IndexedPlan& p, const E* data, const I* indices,
 }
 
 template <typename E>
-void launch_indexed_elements(const IndexedPlan& p, const void* data, const void* indices, bool int64, const void* updates,
-                             void* y, cudaStream_t stream) {
-  const auto* d = static_cast<const E*>(data);
-  const auto* u = static_cast<const E*>(updates);
-  if (int64) launch_indexed_typed(p, d, static_cast<const int64_t*>(indices), u, static_cast<E*>(y), stream);
-  else launch_indexed_typed(p, d, static_cast<const int32_t*>(indices), u, static_cast<E*>(y), stream);
+void launch_indexed_elements(const IndexedPlan& p, const IndexOperands& o, cudaStream_t stream) {
+  const auto* d = static_cast<const E*>(o.data);
+  const auto* u = static_cast<const E*>(o.updates);
+  if (o.indices_int64) launch_indexed_typed(p, d, static_cast<const int64_t*>(o.indices), u, static_cast<E*>(o.y), stream);
+  else launch_indexed_typed(p, d, static_cast<const int32_t*>(o.indices), u, static_cast<E*>(o.y), stream);
 }
 
 }  // namespace
 
-void launch_indexed(int bytes, const IndexedPlan& p, const void* data, const void* indices, bool int64, const void* updates,
-                    void* y, cudaStream_t stream) {
+void launch_indexed(int bytes, const IndexedPlan& p, const IndexOperands& o, cudaStream_t stream) {
   switch (bytes) {
-    case 1: launch_indexed_elements<uint8_t>(p, data, indices, int64, updates, y, stream); break;
-    case 2: launch_indexed_elements<uint16_t>(p, data, indices, int64, updates, y, stream); break;
-    case 4: launch_indexed_elements<uint32_t>(p, data, indices, int64, updates, y, stream); break;
-    case 8: launch_indexed_elements<uint64_t>(p, data, indices, int64, updates, y, stream); break;
+    case 1: launch_indexed_elements<uint8_t>(p, o, stream); break;
+    case 2: launch_indexed_elements<uint16_t>(p, o, stream); break;
+    case 4: launch_indexed_elements<uint32_t>(p, o, stream); break;
+    case 8: launch_indexed_elements<uint64_t>(p, o, stream); break;
     default: throw Error(kExitRuntime, "indexed op on elements of " + std::to_string(bytes) + " bytes");
   }
   MC_CUDA_CHECK_LAUNCH();

@@ -299,8 +299,9 @@ int row_blocks(int64_t rows) { return grid_for(rows, kWarpsPerBlock); }
 int column_grid(int64_t work) { return grid_for(work) > 132 * 16 ? 132 * 16 : grid_for(work); }
 }  // namespace
 
-void launch_reduce(ElementType type, ReduceOp op, const void* x, void* y, int64_t outer, int64_t n, int64_t inner,
-                   cudaStream_t stream) {
+void launch_reduce(ElementType type, const ReducePlan& plan, const void* x, void* y, cudaStream_t stream) {
+  const ReduceOp op = plan.op;
+  const int64_t outer = plan.outer, n = plan.axis_len, inner = plan.inner;
   if (outer * inner == 0) return;
   MC_DISPATCH_TYPE(type, {
     constexpr int kWide = 16 / sizeof(T);
@@ -318,8 +319,9 @@ void launch_reduce(ElementType type, ReduceOp op, const void* x, void* y, int64_
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_softmax(ElementType type, bool log_softmax, const void* x, void* y, int64_t outer, int64_t n, int64_t inner,
-                    cudaStream_t stream) {
+void launch_softmax(ElementType type, const SoftmaxPlan& plan, const void* x, void* y, cudaStream_t stream) {
+  const bool log_softmax = plan.log_softmax;
+  const int64_t outer = plan.outer, n = plan.axis_len, inner = plan.inner;
   if (outer * inner == 0) return;
   MC_DISPATCH_TYPE(type, {
     const T* px = static_cast<const T*>(x);
@@ -342,8 +344,11 @@ void launch_softmax(ElementType type, bool log_softmax, const void* x, void* y, 
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_layer_norm(ElementType type, const void* x, const void* scale, const void* bias, void* y, int64_t rows,
-                       int64_t cols, float epsilon, cudaStream_t stream) {
+void launch_layer_norm(ElementType type, const LayerNormPlan& plan, const NormOperands& operands, cudaStream_t stream) {
+  const int64_t rows = plan.outer, cols = plan.axis_len;
+  const float epsilon = static_cast<float>(plan.epsilon);
+  const void *x = operands.x, *scale = operands.scale, *bias = operands.bias;
+  void* y = operands.y;
   if (rows == 0) return;
   auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
   MC_DISPATCH_TYPE(type, {
@@ -368,18 +373,17 @@ void launch_layer_norm(ElementType type, const void* x, const void* scale, const
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_batch_norm(ElementType type, const void* x, const void* scale, const void* bias, const void* mean,
-                       const void* variance, void* y, int64_t outer, int64_t channels, int64_t inner, float epsilon,
-                       cudaStream_t stream) {
-  const int64_t n = outer * channels * inner;
+void launch_batch_norm(ElementType type, const BatchNormPlan& plan, const NormOperands& o, cudaStream_t stream) {
+  const int64_t channels = plan.axis_len, inner = plan.inner;
+  const int64_t n = plan.outer * channels * inner;
   if (n == 0) return;
   if (!fits_int32(n)) throw Error(kExitRuntime, "BatchNormalization over more than 2^31 elements");
   const FastDivider inner_div(static_cast<uint32_t>(inner)), channel_div(static_cast<uint32_t>(channels));
   const int grid = column_grid(n);
   MC_DISPATCH_TYPE(type, batch_norm_kernel<T><<<grid, kThreads, 0, stream>>>(
-                             static_cast<const T*>(x), static_cast<const T*>(scale), static_cast<const T*>(bias),
-                             static_cast<const T*>(mean), static_cast<const T*>(variance), static_cast<T*>(y), inner_div,
-                             channel_div, static_cast<uint32_t>(n), epsilon));
+                             static_cast<const T*>(o.x), static_cast<const T*>(o.scale), static_cast<const T*>(o.bias),
+                             static_cast<const T*>(o.mean), static_cast<const T*>(o.variance), static_cast<T*>(o.y),
+                             inner_div, channel_div, static_cast<uint32_t>(n), static_cast<float>(plan.epsilon)));
   MC_CUDA_CHECK_LAUNCH();
 }
 
