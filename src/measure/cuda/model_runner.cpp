@@ -7,6 +7,9 @@
 #include "measure/cuda/graph_replay.h"
 #include "measure/cuda/tensor_transfer.h"
 #include "measure/sampling.h"
+#include "measure/cuda/wall_ledger.h"
+
+#include <optional>
 
 namespace modelcost::cuda {
 namespace {
@@ -31,6 +34,7 @@ ModelMeasurement CudaBackend::measure_model(const Analysis& analysis, const Meas
   context_.autotune = options.autotune;
   context_.channels_last_half = true;
   try {
+    std::optional<LedgerScope> preparing(std::in_place, "as-written: buffers and runners prepared (timed choices included)");
     auto allocate = [&](int id, const TensorSpec& spec) {
       owned.emplace_back(std::max<size_t>(static_cast<size_t>(spec.elements() * dtype_size(spec.dtype)), 16));
       pointer[id] = owned.back().data();
@@ -89,7 +93,8 @@ ModelMeasurement CudaBackend::measure_model(const Analysis& analysis, const Meas
       runners.push_back(std::move(runner));
     }
     MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
-
+    preparing.reset();
+    LedgerScope replaying("as-written: whole-model graph");
     const std::string method = result.method;
     result = time_graph_replays(
                  [&](cudaStream_t s) {
