@@ -282,7 +282,7 @@ void CudaBackend::calibrate_library_kernels(CalibrationResult& r) {
   r.notes.push_back("library kernels: " + std::to_string(r.library_kernels.size()) +
                     " fp16 cuBLASLt GEMMs, cuDNN convolutions (timed algorithm choice, NHWC), flash attention and pointwise kernels on "
                     "generic shapes; CUPTI kernel durations, median, with all data in L2 and with only the first input in L2 "
-                    "(fresh); gap: CUDA graph of 20 back-to-back calls (CUPTI records off) less the warm durations, median over the grid");
+                    "(fresh); gap: CUDA graph of 20 back-to-back calls (CUPTI detached) less the warm durations, median over the grid");
 }
 
 }  // namespace modelcost::cuda
