@@ -25,6 +25,12 @@ float sample(const float* map, int64_t height, int64_t width, double y, double x
   return static_cast<float>(v[0] + v[1] + v[2] + v[3]);
 }
 
+// ceil(size / bins) samples per bin, at most the bound of an ROI covering the whole map (NaN: 0).
+int64_t adaptive_grid(double size, int64_t bins, int64_t map) {
+  const double grid = std::ceil(size / bins), bound = std::ceil(static_cast<double>(map) / bins);
+  return grid > 0 ? static_cast<int64_t>(std::min(grid, bound)) : 0;
+}
+
 // IoU of two boxes as ONNX Runtime computes it: corners in any order (or centre, size).
 double iou(const float* a, const float* b, bool center) {
   auto corners = [center](const float* p, double* lo, double* hi) {
@@ -60,10 +66,10 @@ void cpu_roi_align(const RoiAlignPlan& p, const std::vector<const HostTensor*>& 
     double w = roi[2] * p.spatial_scale - offset - x0, h = roi[3] * p.spatial_scale - offset - y0;
     if (!p.half_pixel) w = std::max(w, 1.0), h = std::max(h, 1.0);
     const double bin_h = h / p.out_h, bin_w = w / p.out_w;
-    const int64_t grid_h = p.sampling_ratio > 0 ? p.sampling_ratio : static_cast<int64_t>(std::ceil(h / p.out_h));
-    const int64_t grid_w = p.sampling_ratio > 0 ? p.sampling_ratio : static_cast<int64_t>(std::ceil(w / p.out_w));
+    const int64_t grid_h = p.sampling_ratio > 0 ? p.sampling_ratio : adaptive_grid(h, p.out_h, p.height);
+    const int64_t grid_w = p.sampling_ratio > 0 ? p.sampling_ratio : adaptive_grid(w, p.out_w, p.width);
     const double count = std::max<double>(static_cast<double>(grid_h * grid_w), 1);
-    const int64_t b = static_cast<int64_t>(batch.data[r]);
+    const int64_t b = std::clamp<int64_t>(static_cast<int64_t>(batch.data[r]), 0, p.batches - 1);
     for (int64_t c = 0; c < p.channels; ++c) {
       const float* map = &x.data[(b * p.channels + c) * p.height * p.width];
       float* out = &y.data[(r * p.channels + c) * p.out_h * p.out_w];

@@ -194,9 +194,11 @@ struct QLinearConvPlan {
 // each output bin is the average (or, as ONNX Runtime, the maximum of the weighted corner values)
 // of grid x grid bilinear samples (sampling_ratio, or ceil(ROI size / bins) when 0). half_pixel
 // shifts the ROI by half a pixel; output_half_pixel (opset 10's only mode) does not and widens
-// ROIs to at least one pixel.
+// ROIs to at least one pixel. Whatever the data (a replay feeds computed ROIs), the adaptive grid
+// stays within the analyzer's bound, an ROI covering the whole map, and batch indices are clamped
+// to the batch: neither changes a valid ROI's result.
 struct RoiAlignPlan {
-  int64_t rois = 0, channels = 0, height = 0, width = 0, out_h = 1, out_w = 1, sampling_ratio = 0;
+  int64_t batches = 1, rois = 0, channels = 0, height = 0, width = 0, out_h = 1, out_w = 1, sampling_ratio = 0;
   float spatial_scale = 1;
   bool max = false, half_pixel = true;
 };

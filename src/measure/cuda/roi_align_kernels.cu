@@ -7,6 +7,12 @@
 namespace modelcost::cuda {
 namespace {
 
+// ceil(size / bins) samples per bin, at most the bound of an ROI covering the whole map (NaN: 0).
+__device__ int adaptive_grid(float size, int64_t bins, int64_t map) {
+  const float grid = ceilf(size / bins), bound = ceilf(static_cast<float>(map) / bins);
+  return grid > 0 ? static_cast<int>(fminf(grid, bound)) : 0;
+}
+
 template <typename T>
 __device__ float bilinear(const T* map, int height, int width, float y, float x, bool max) {
   if (y < -1.f || y > height || x < -1.f || x > width) return 0.f;
@@ -32,9 +38,10 @@ __global__ void roi_align(RoiAlignPlan p, const T* x, const T* rois, const int64
     float w = to_float(rois[r * 4 + 2]) * p.spatial_scale - offset - x0, h = to_float(rois[r * 4 + 3]) * p.spatial_scale - offset - y0;
     if (!p.half_pixel) w = fmaxf(w, 1.f), h = fmaxf(h, 1.f);
     const float bin_h = h / p.out_h, bin_w = w / p.out_w;
-    const int grid_h = p.sampling_ratio > 0 ? static_cast<int>(p.sampling_ratio) : static_cast<int>(ceilf(h / p.out_h));
-    const int grid_w = p.sampling_ratio > 0 ? static_cast<int>(p.sampling_ratio) : static_cast<int>(ceilf(w / p.out_w));
-    const T* map = x + (batch[r] * p.channels + c) * p.height * p.width;
+    const int grid_h = p.sampling_ratio > 0 ? static_cast<int>(p.sampling_ratio) : adaptive_grid(h, p.out_h, p.height);
+    const int grid_w = p.sampling_ratio > 0 ? static_cast<int>(p.sampling_ratio) : adaptive_grid(w, p.out_w, p.width);
+    const int64_t b = min(max(batch[r], int64_t{0}), p.batches - 1);
+    const T* map = x + (b * p.channels + c) * p.height * p.width;
     float acc = 0.f;
     bool first = true;
     for (int iy = 0; iy < grid_h; ++iy) {

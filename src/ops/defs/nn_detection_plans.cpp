@@ -11,6 +11,7 @@ OpPlan plan_roi_align(const OpContext& c) {
   if (!float_data(c) || !dtype_is_float(c.in_dtype(1))) return unsupported("RoiAlign on non-float tensors");
   const Shape& x = c.in_shape(0);
   RoiAlignPlan p;
+  p.batches = x[0];
   p.rois = c.in_shape(1)[0];
   p.channels = x[1];
   p.height = x[2];
