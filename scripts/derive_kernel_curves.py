@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the [achievable.kernels] of the Hopper entries derived from the H100 SXM's measured curves
+"""Writes the [achievable.kernels] of the Hopper entries we have no GPU for, derived from the H100 SXM's measured curves
 (docs/hwdb.md, "Achievable ceilings"): the fixed cost is the same launch path; the K loop runs at
 the SM clock; the FLOP rate scales with the datasheet tensor fp16 peak (SMs x clock); the byte rate
 with the datasheet memory bandwidth. Usage: scripts/derive_kernel_curves.py [HWDB_DIR]"""
@@ -7,7 +7,7 @@ import re, sys, tomllib
 from pathlib import Path
 
 hwdb = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "hwdb")
-TARGETS = ["h100-pcie", "h200", "gh200-96gb"]
+TARGETS = ["h100-pcie", "gh200-96gb"]  # the H200 has its own calibration
 
 def load(name):
     return tomllib.loads((hwdb / f"{name}.toml").read_text())

@@ -116,6 +116,16 @@ ModelBuilder& ModelBuilder::value_info(const std::string& name, int32_t dtype, c
   return *this;
 }
 
+ModelBuilder huge_matmul_model() {
+  const int64_t n = int64_t{1} << 31;
+  ModelBuilder b;
+  b.input("a", kFloat, Shape{n, n});
+  b.weight("w", kFloat, {n, n});
+  b.node("MatMul", {"a", "w"}, {"y"});
+  b.output("y");
+  return b;
+}
+
 std::string ModelBuilder::bytes() const { return proto_.SerializeAsString(); }
 
 namespace {

@@ -49,6 +49,10 @@ class ModelBuilder {
   int node_count_ = 0;
 };
 
+// y = a [2^31, 2^31] @ w [2^31, 2^31] in fp32: 2^93 MACs and 2^62 weight elements, counts past
+// any 64-bit integer product.
+ModelBuilder huge_matmul_model();
+
 void set_attr(onnx::NodeProto& node, const std::string& name, int64_t value);
 void set_attr(onnx::NodeProto& node, const std::string& name, float value);
 void set_attr(onnx::NodeProto& node, const std::string& name, const std::string& value);

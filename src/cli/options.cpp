@@ -11,7 +11,30 @@
 
 namespace modelcost {
 
-void add_cli_options(CLI::App& app, CliOptions& options) {
+namespace {
+
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+        return digits ? "" : "expected a whole number >= 0, got '" + text + "'";
+      },
+      "");
+}
+
+// CLI::PositiveNumber's message prints the whole double range; this one says what is wanted.
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        const bool ok = ec == std::errc() && end == text.data() + text.size() && std::isfinite(value) && value > 0;
+        return ok ? "" : "expected a number above 0, got '" + text + "'";
+      },
+      "");
+}
+
+void add_input_options(CLI::App& app, CliOptions& options) {
   app.add_option("model", options.model_path, "ONNX model file (weights need not be present)");
   // allow_extra_args(false): each --dim takes exactly one value, so `--dim batch=8 model.onnx` works.
   app.add_option("--dim", options.dims, "Set a symbolic input dim: NAME=VALUE (repeatable)")
@@ -20,12 +43,10 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
   app.add_option("--input", options.inputs, "Set a whole input shape: NAME=1x3x224x224 (repeatable)")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
-  const CLI::Validator non_negative(
-      [](std::string& text) -> std::string {
-        const bool digits = !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
-        return digits ? "" : "expected a whole number >= 0, got '" + text + "'";
-      },
-      "");
+}
+
+void add_report_options(CLI::App& app, CliOptions& options) {
+  const CLI::Validator non_negative = whole_number();
   app.add_option("--top", options.top, "Heaviest nodes (and op types) shown in the terminal")
       ->type_name("N")
       ->capture_default_str()
@@ -42,16 +63,10 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
   app.add_flag("--strict", options.strict, "Fail when an op has no rule or a node is left without a shape");
   app.add_option("--ops", options.op_rule_files, "Rules (TOML) for ops without a built-in rule (repeatable; also $MODELCOST_OPS)")
       ->type_name("FILE");
+}
 
-  // CLI::PositiveNumber's message prints the whole double range; this one says what is wanted.
-  const CLI::Validator positive(
-      [](std::string& text) -> std::string {
-        double value = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        const bool ok = ec == std::errc() && end == text.data() + text.size() && std::isfinite(value) && value > 0;
-        return ok ? "" : "expected a number above 0, got '" + text + "'";
-      },
-      "");
+void add_device_options(CLI::App& app, CliOptions& options) {
+  const CLI::Validator positive = positive_number();
   // --gpu a100 --gpu h100 is the same list as --gpu a100,h100.
   app.add_option("--gpu", options.gpus, "Device from the hardware database (id or alias; a,b,c compares; auto = this machine's GPU)")
       ->type_name("NAME")
@@ -75,6 +90,10 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
       ->check(CLI::IsMember({"achievable", "datasheet"}))
       ->type_name("KIND");
   app.add_option("--groups-csv", options.groups_csv, "Write one row per fused kernel (group) to FILE")->type_name("FILE");
+}
+
+void add_plan_options(CLI::App& app, CliOptions& options) {
+  const CLI::Validator positive = positive_number();
   app.add_option("--batch", options.batches, "Capacity plan over these batch sizes, e.g. 1,8,32,128")->type_name("LIST");
   app.add_option("--batch-dim", options.batch_dim, "Name of the symbolic batch dim (default: the first input's first dim)")
       ->type_name("NAME");
@@ -82,13 +101,19 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
   app.add_option("--latency-slo-ms", options.latency_slo_ms, "Latency limit per batch for the plan (ms)")->check(positive);
   app.add_option("--price-per-hour", options.prices, "Device price (USD per hour; one per --gpu device) for the plan's cost column")
       ->type_name("USD");
+}
 
+void add_measure_options(CLI::App& app, CliOptions& options) {
   app.add_flag("--measure", options.measure, "Time every node on this machine's GPU (or the CPU with --cpu)");
   app.add_flag("--cpu", options.cpu, "With --measure: time on the CPU reference backend");
   app.add_flag("--cold", options.cold, "With --measure: flush L2 before every sample");
   app.add_flag("--autotune", options.autotune, "With --measure: time candidate algorithms (cuBLASLt, cuDNN)");
   app.add_flag("--counters", options.counters,
                "With --measure on the GPU: DRAM bytes and executed FLOPs per node (CUPTI range profiler)");
+}
+
+// calibrate, and diff A B (which takes the analysis options of the main command).
+void add_subcommands(CLI::App& app, CliOptions& options) {
   auto* calibrate = app.add_subcommand("calibrate", "Measure this machine's achievable roofline and write it as a hwdb entry");
   calibrate->add_option("--gpu", options.gpus, "Datasheet device to compare with (auto = detect)")->type_name("NAME");
   calibrate->add_option("--out", options.calibrate_out, "Write the hwdb entry (TOML) to FILE")->type_name("FILE");
@@ -105,6 +130,17 @@ void add_cli_options(CLI::App& app, CliOptions& options) {
   diff->add_option("models", options.diff_models, "The two ONNX model files, A then B")->expected(2);
   diff->fallthrough();
   diff->callback([&options] { options.diff = true; });
+}
+
+}  // namespace
+
+void add_cli_options(CLI::App& app, CliOptions& options) {
+  add_input_options(app, options);
+  add_report_options(app, options);
+  add_device_options(app, options);
+  add_plan_options(app, options);
+  add_measure_options(app, options);
+  add_subcommands(app, options);
 }
 
 std::string suggest_option(const CLI::App& app, const std::vector<std::string>& unknown) {

@@ -36,8 +36,33 @@ std::vector<std::string> search_places() {
   return places;
 }
 
+using Entry = const CudaModuleApi* (*)();
+
+// True when `entry` gives a table of this very build; otherwise status.problem says why.
+bool accept_table(Entry entry, CudaModuleStatus& status, const CudaModuleApi** api) {
+  const CudaModuleApi* table = entry ? entry() : nullptr;
+  if (!table) {
+    status.problem = "the CUDA module " + status.path + " has no entry point " MODELCOST_CUDA_MODULE_ENTRY;
+  } else if (table->abi_stamp != cuda_module_abi_stamp() || std::string(table->version) != kModelcostVersion) {
+    status.problem = "the CUDA module " + status.path + " was built from another modelcost (" + table->version +
+                     "); rebuild or reinstall both together";
+  } else {
+    status.loadable = true;
+    *api = table;
+  }
+  return status.loadable;
+}
+
 CudaModuleStatus load_module(const CudaModuleApi** api) {
   CudaModuleStatus status;
+  // A process that carries the backend itself (the GPU test binary links it) uses that copy: a
+  // loaded module would keep a second CUPTI timer, and CUPTI's activity callbacks are one per
+  // process, so one of the two would see no kernel records.
+  if (auto linked = reinterpret_cast<Entry>(::dlsym(RTLD_DEFAULT, MODELCOST_CUDA_MODULE_ENTRY))) {
+    status.path = "(linked into this program)";
+    accept_table(linked, status, api);
+    return status;
+  }
   status.path = find_cuda_module();
   if (status.path.empty()) {
     std::string looked;
@@ -54,20 +79,7 @@ CudaModuleStatus load_module(const CudaModuleApi** api) {
                      (why ? why : "unknown dlopen error");
     return status;
   }
-  using Entry = const CudaModuleApi* (*)();
-  auto entry = reinterpret_cast<Entry>(::dlsym(handle, MODELCOST_CUDA_MODULE_ENTRY));
-  const CudaModuleApi* table = entry ? entry() : nullptr;
-  if (!table) {
-    status.problem = "the CUDA module " + status.path + " has no entry point " MODELCOST_CUDA_MODULE_ENTRY;
-  } else if (table->abi_stamp != cuda_module_abi_stamp() || std::string(table->version) != kModelcostVersion) {
-    status.problem = "the CUDA module " + status.path + " was built from another modelcost (" + table->version +
-                     "); rebuild or reinstall both together";
-  } else {
-    status.loadable = true;
-    *api = table;
-    return status;
-  }
-  ::dlclose(handle);
+  if (!accept_table(reinterpret_cast<Entry>(::dlsym(handle, MODELCOST_CUDA_MODULE_ENTRY)), status, api)) ::dlclose(handle);
   return status;
 }
 

@@ -63,13 +63,7 @@ TEST(CostModel, IntegerInitializersAreNotParams) {
 }
 
 TEST(CostModel, HugeMatMulNeverWraps) {
-  const int64_t n = int64_t{1} << 31;
-  ModelBuilder b;
-  b.input("a", kFloat, Shape{n, n});
-  b.weight("w", kFloat, {n, n});
-  b.node("MatMul", {"a", "w"}, {"y"});
-  b.output("y");
-  auto run = analyse(b);
+  auto run = analyse(huge_matmul_model());
   EXPECT_EQ(run->cost("y").macs, std::ldexp(1.0, 93));
   EXPECT_GT(run->analysis.totals.flops, 0);
   EXPECT_EQ(run->analysis.totals.params, std::ldexp(1.0, 62));

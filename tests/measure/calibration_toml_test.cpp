@@ -86,18 +86,22 @@ TEST(MeasureCalibrationToml, WritesTheFittedKernelCurves) {
   EXPECT_THROW(parse_library_kernels_csv("header\npointwise,x,y,a,2,0,1,1,2\n", "bad.csv"), Error);
 }
 
-// The shipped H100 curves are the fit of the shipped grid (calibrate --from-grid), nothing else.
-TEST(MeasureCalibrationToml, ShippedH100CurvesAreTheFitOfTheShippedGrid) {
-  std::ifstream in(std::string(MODELCOST_SOURCE_DIR) + "/docs/calibration/h100-sxm-grid.csv");
-  ASSERT_TRUE(in);
+// The curves of each GPU we calibrated (H100 SXM, H200) are the fit of its shipped grid
+// (calibrate --from-grid), nothing else.
+class ShippedGrid : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ShippedGrid, EntryCurvesAreTheFitOfTheGrid) {
+  const std::string entry = GetParam();
+  std::ifstream in(std::string(MODELCOST_SOURCE_DIR) + "/docs/calibration/" + entry + "-grid.csv");
+  ASSERT_TRUE(in) << entry;
   std::stringstream text;
   text << in.rdbuf();
-  const auto curves = fit_library_curves(parse_library_kernels_csv(text.str(), "h100-sxm-grid.csv"));
+  const auto curves = fit_library_curves(parse_library_kernels_csv(text.str(), entry + "-grid.csv"));
   const HardwareDb db = load_hardware_db({}, false);  // kept: resolve() returns a reference into it
-  const Device& h100 = db.resolve("h100-sxm");
-  ASSERT_EQ(h100.achievable.kernel_curves.size(), curves.size());
+  const Device& device = db.resolve(entry);
+  ASSERT_EQ(device.achievable.kernel_curves.size(), curves.size());
   for (const auto& [name, fit] : curves) {
-    const KernelCurve& shipped = h100.achievable.kernel_curves.at(name);
+    const KernelCurve& shipped = device.achievable.kernel_curves.at(name);
     // The entry keeps 3-4 significant digits of each term.
     EXPECT_NEAR(shipped.fixed_us / fit.fixed_us, 1, 0.01) << name;
     EXPECT_NEAR(shipped.gbps / fit.gbps, 1, 0.01) << name;
@@ -105,5 +109,7 @@ TEST(MeasureCalibrationToml, ShippedH100CurvesAreTheFitOfTheShippedGrid) {
     if (fit.k_us_per_1000 > 0) EXPECT_NEAR(shipped.k_us_per_1000 / fit.k_us_per_1000, 1, 0.01) << name;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(MeasureCalibrationToml, ShippedGrid, ::testing::Values("h100-sxm", "h200"));
 
 }  // namespace modelcost

@@ -14,6 +14,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "measure/cuda/cupti_timer.h"
 #include "measure/cuda/decode_kernels.h"
 #include "measure/cuda/flash_decoding.h"
 #include "measure/cuda/skinny_gemm.h"
@@ -233,7 +234,9 @@ TEST(DecodeStep, RunsAsOneGraphOfTenKernelsPerLayerAndThree) {
   EXPECT_LE(t.min_us, t.median_us);
   EXPECT_EQ(t.kernels, 10 * spec.layers + 3) << t.implementation;
   // Every kernel of the profiled replay has its role, in launch order: the embedding first, the LM head last.
-  ASSERT_FALSE(t.by_role.empty());
+  const cuda::CuptiTimer& timer = cuda::CuptiTimer::instance();
+  ASSERT_FALSE(t.by_role.empty()) << (timer.ok() ? "CUPTI records on; kernels: " + t.kernel_breakdown
+                                                 : "CUPTI records off: " + timer.error());
   int64_t labelled = 0;
   for (const KernelRoleTiming& r : t.by_role) {
     const auto& roles = decode_step_kernel_roles();

@@ -159,6 +159,43 @@ TEST(MeasureCountersGpu, ConvExecutesAboutTwiceItsMacs) {
   EXPECT_GT(m.measured_intensity, 0);
 }
 
+// After a range-profiler session (which pauses CUPTI's kernel records) a graph replay's kernels
+// are recorded again, each under the external id of the launch, as the decode step reads them.
+TEST(MeasureCountersGpu, GraphReplayKernelsKeepTheirExternalIdAfterProfiling) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no NVIDIA GPU";
+  cuda::RangeProfiler& profiler = cuda::RangeProfiler::instance();
+  if (!profiler.ok()) GTEST_SKIP() << "profiler refused: " << profiler.error();
+  cuda::CuptiTimer& timer = cuda::CuptiTimer::instance();
+  ASSERT_TRUE(timer.ok()) << timer.error();
+  float* sink = nullptr;
+  ASSERT_EQ(cudaMalloc(&sink, 1 << 20), cudaSuccess);
+  cuda::CounterValues counters;
+  std::string why;
+  ASSERT_TRUE(profiler.profile([&](cudaStream_t s) { cuda::launch_fma_fp32(sink, 4, 128, 10, s); }, nullptr, &counters, &why))
+      << why;
+  ASSERT_TRUE(timer.ok()) << "kernel records not back on after profiling: " << timer.error();
+  cudaStream_t stream = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  for (int k = 0; k < 3; ++k) cuda::launch_fma_fp32(sink, 4, 128, 10, stream);
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  timer.collect();
+  const uint64_t id = cuda::next_external_id();
+  timer.push(id);
+  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+  timer.pop();
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  auto spans = timer.collect();
+  EXPECT_EQ(spans[id].names.size(), 3u) << timer.unattributed() << " kernels carried no external id";
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  cudaFree(sink);
+}
+
 }  // namespace
 }  // namespace modelcost::testing
 

@@ -107,13 +107,7 @@ TEST(ReportJson, HugeCountsPrintExactlyNeverWrapped) {
 // The same through the real pipeline: params come from the loader (2^62 elements); macs from
 // the MatMul rule once it is registered.
 TEST(ReportJson, HugeMatMulModel) {
-  const int64_t n = int64_t{1} << 31;
-  ModelBuilder b;
-  b.input("a", kFloat, Shape{n, n});
-  b.weight("w", kFloat, {n, n});
-  b.node("MatMul", {"a", "w"}, {"y"});
-  b.output("y");
-  auto run = analyse(b);
+  auto run = analyse(huge_matmul_model());
   const Json json = json_of(build_report(run->analysis, "test"));
   EXPECT_EQ(json["totals"]["params"].get<double>(), std::ldexp(1.0, 62));
   EXPECT_EQ(json["nodes"][0]["params"].get<double>(), std::ldexp(1.0, 62));

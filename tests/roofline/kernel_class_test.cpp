@@ -8,6 +8,7 @@
 
 #include "modelcost/fusion.h"
 #include "modelcost/roofline.h"
+#include "roofline/curved_device.h"
 #include "test_support.h"
 
 namespace modelcost::testing {
@@ -29,30 +30,6 @@ std::unique_ptr<AnalysisRun> attention_model() {
   return analyse(b);
 }
 
-KernelCurve curve(double fixed, double k_per_1000, double tflops, double gbps) {
-  KernelCurve c;
-  c.fixed_us = fixed;
-  c.k_us_per_1000 = k_per_1000;
-  c.tflops = tflops;
-  c.gbps = gbps;
-  return c;
-}
-
-Device curved_gpu() {
-  Device d = make_custom_device(100, 1000, 0, 1);
-  d.uniform_peak_tflops.reset();
-  d.kind = "gpu";
-  d.compute_units = 100;
-  d.tensor_tflops["fp16"] = 100;
-  d.vector_tflops["fp16"] = 10;
-  d.vector_tflops["fp32"] = 10;
-  d.achievable.memory_bandwidth_gbps = 800;
-  d.achievable.kernel_curves["gemm"] = curve(4, 1, 50, 1000);
-  d.achievable.kernel_curves["attention"] = curve(5, 20, 20, 500);
-  d.achievable.kernel_curves["pointwise"] = curve(3, 0, 0, 2000);
-  return d;
-}
-
 const NodeRoofline& attention_kernel(const RooflineReport& r) {
   for (size_t k = 0; k < r.groups.size(); ++k)
     if (r.fusion->groups[k].pattern == "attention") return r.groups[k];
@@ -64,7 +41,7 @@ const NodeRoofline& attention_kernel(const RooflineReport& r) {
 
 TEST(KernelClass, AttentionGroupsRunOnTheAttentionCurveWithTheKeyLengthAsK) {
   const auto run = attention_model();
-  const RooflineReport r = compute_roofline(run->analysis, curved_gpu());
+  const RooflineReport r = compute_roofline(run->analysis, curved_device());
   const NodeRoofline& a = attention_kernel(r);
   const double flops = 4.0 * kHeads * kSeq * kSeq * kDim;
   EXPECT_GE(a.flops, flops);  // the two products, and the softmax's few FLOPs per score
@@ -77,7 +54,7 @@ TEST(KernelClass, AttentionGroupsRunOnTheAttentionCurveWithTheKeyLengthAsK) {
 
 TEST(KernelClass, AnEntryWithoutAnAttentionCurveTimesAttentionAsAGemm) {
   const auto run = attention_model();
-  Device d = curved_gpu();
+  Device d = curved_device();
   d.achievable.kernel_curves.erase("attention");
   const RooflineReport roofline = compute_roofline(run->analysis, d);  // kept alive: a refers into it
   const NodeRoofline& a = attention_kernel(roofline);
@@ -97,7 +74,7 @@ TEST(KernelClass, ConvWithAnActivationTheLibraryCannotFuseIsConvThenPointwise) {
   b.node("Mul", {"c", "s"}, {"y"});
   b.output("y");
   const auto run = analyse(b);
-  Device d = curved_gpu();
+  Device d = curved_device();
   d.achievable.kernel_curves["conv1x1"] = curve(4, 1, 50, 1000);
   const RooflineReport r = compute_roofline(run->analysis, d);
   ASSERT_EQ(r.groups.size(), 1u);

@@ -5,6 +5,7 @@
 
 #include "modelcost/errors.h"
 #include "modelcost/roofline.h"
+#include "roofline/curved_device.h"
 #include "test_support.h"
 
 namespace modelcost::testing {
@@ -148,26 +149,10 @@ TEST(Roofline, AchievableCeilingsByDefaultDatasheetOnRequest) {
   EXPECT_DOUBLE_EQ(s.nodes[0].predicted_us, 2101248 / 1000e9 * 1e6);
 }
 
-// A device whose kernel classes carry calibrated curves (docs/roofline.md, "Calibrated kernels").
-Device curved_device() {
-  Device d = make_custom_device(100, 1000, 0, 1);
-  d.uniform_peak_tflops.reset();
-  d.kind = "gpu";
-  d.compute_units = 100;
-  d.tensor_tflops["fp16"] = 100;
-  d.vector_tflops["fp16"] = 10;
-  d.achievable.memory_bandwidth_gbps = 800;
+// The shared curved device with a 0.5 us gap after each kernel.
+Device curved_device_with_gap() {
+  Device d = curved_device();
   d.achievable.kernel_gap_us = 0.5;
-  KernelCurve gemm;
-  gemm.fixed_us = 4;
-  gemm.k_us_per_1000 = 1;
-  gemm.tflops = 50;
-  gemm.gbps = 1000;
-  d.achievable.kernel_curves["gemm"] = gemm;
-  KernelCurve pointwise;
-  pointwise.fixed_us = 3;
-  pointwise.gbps = 2000;
-  d.achievable.kernel_curves["pointwise"] = pointwise;
   return d;
 }
 
@@ -177,7 +162,7 @@ TEST(Roofline, CalibratedCurvesTimeEachKernelByItsClass) {
   const int r_in = 2;  // mm's output (x, w, y) feeds the Relu
   const int r_out = h.tensor("relu_y", kFloat16, {1, 1024});
   h.node("relu", "Relu", {r_in}, {r_out}, cost(0, 1024, 2048, 2048));
-  const RooflineReport r = compute_roofline(h.done(), curved_device());
+  const RooflineReport r = compute_roofline(h.done(), curved_device_with_gap());
   // MatMul, K = 1024: 4 us + 1.024 us of K loop + max(2097152 FLOP / 50 TF = 0.042 us, 2101248 B / 1000 GB/s = 2.101 us).
   const NodeRoofline& mm = r.nodes[0];
   EXPECT_DOUBLE_EQ(mm.overhead_us, 4 + 1.024);
@@ -199,7 +184,7 @@ TEST(Roofline, CalibratedCurvesTimeEachKernelByItsClass) {
   // Datasheet ceilings ignore the curves: max(compute, memory, launch overhead) as before.
   RooflineOptions sheet;
   sheet.datasheet = true;
-  const RooflineReport s = compute_roofline(h.done(), curved_device(), sheet);
+  const RooflineReport s = compute_roofline(h.done(), curved_device_with_gap(), sheet);
   EXPECT_DOUBLE_EQ(s.nodes[0].predicted_us, std::max(2101248 / 1000e9 * 1e6, 1.0));
 }
 

@@ -13,22 +13,28 @@
 namespace modelcost::cuda {
 namespace {
 
+// Q, K and V where the group's inputs hold them, contiguous random stand-ins of the same size
+// where layout moves inside the group would have to run first.
+struct AttentionOperands {
+  const void *q = nullptr, *k = nullptr, *v = nullptr;
+  std::vector<DeviceBuffer> owned;
+  std::string note;
+};
+
 class AttentionKernel : public GroupKernel {
  public:
-  AttentionKernel(const AttentionShape& shape, const void* q, const void* k, const void* v, void* o, std::string note)
-      : shape_(shape), q_(q), k_(k), v_(v), o_(o), note_(std::move(note)) {}
-  std::vector<DeviceBuffer> owned;
-  void launch(cudaStream_t stream) override { launch_flash_attention(shape_, q_, k_, v_, o_, stream); }
+  AttentionKernel(const AttentionShape& shape, AttentionOperands operands, void* out)
+      : shape_(shape), in_(std::move(operands)), out_(out) {}
+  void launch(cudaStream_t stream) override { launch_flash_attention(shape_, in_.q, in_.k, in_.v, out_, stream); }
   std::string implementation() const override {
     return "flash attention kernel (own, fp16 mma.sync, d " + std::to_string(shape_.d) + (shape_.mask ? ", mask" : "") +
-           (shape_.group > 1 ? ", gqa" : "") + note_ + ")";
+           (shape_.group > 1 ? ", gqa" : "") + in_.note + ")";
   }
 
  private:
   AttentionShape shape_;
-  const void *q_, *k_, *v_;
-  void* o_;
-  std::string note_;
+  AttentionOperands in_;
+  void* out_;
 };
 
 double known_scalar(const TensorSpec& t) {
@@ -36,9 +42,12 @@ double known_scalar(const TensorSpec& t) {
   return t.value->as_double(0);
 }
 
-}  // namespace
+// The group's two matrix products (scores = Q K^T, then P V) and its softmax.
+struct AttentionMembers {
+  size_t scores = 0, values = 0, softmax = 0;
+};
 
-std::unique_ptr<GroupKernel> make_attention_kernel(const GroupView& view, std::string* why) {
+bool find_members(const GroupView& view, AttentionMembers* members, std::string* why) {
   std::vector<size_t> products, softmax;
   for (size_t m : view.group.members) {
     if (std::holds_alternative<MatMulParams>(view.plan(m))) products.push_back(m);
@@ -46,36 +55,47 @@ std::unique_ptr<GroupKernel> make_attention_kernel(const GroupView& view, std::s
   }
   if (products.size() != 2 || softmax.size() != 1) {
     *why = "attention group without exactly two matrix products and one softmax";
-    return nullptr;
+    return false;
   }
-  const auto& scores = std::get<MatMulParams>(view.plan(products[0]));
-  const auto& pv = std::get<MatMulParams>(view.plan(products[1]));
-  const NodeSpec& s_spec = view.spec(products[0]);
-  if (s_spec.outputs[0].dtype != 10 || view.spec(products[1]).outputs[0].dtype != 10) {
+  *members = {products[0], products[1], softmax[0]};
+  return true;
+}
+
+// The kernel's shape from the two products; K/V's batch-heads in *kv_bh (fewer than Q's for GQA).
+bool shape_from_products(const GroupView& view, const AttentionMembers& members, AttentionShape* shape, int64_t* kv_bh,
+                         std::string* why) {
+  const auto& scores = std::get<MatMulParams>(view.plan(members.scores));
+  const auto& pv = std::get<MatMulParams>(view.plan(members.values));
+  const NodeSpec& s_spec = view.spec(members.scores);
+  if (s_spec.outputs[0].dtype != 10 || view.spec(members.values).outputs[0].dtype != 10) {
     *why = "the flash-attention kernel runs fp16";
-    return nullptr;
+    return false;
   }
-  AttentionShape shape;
-  shape.bh = scores.batch;
-  shape.sq = scores.m;
-  shape.sk = scores.n;
-  shape.d = scores.k;
+  shape->bh = scores.batch;
+  shape->sq = scores.m;
+  shape->sk = scores.n;
+  shape->d = scores.k;
   const Shape& score_shape = s_spec.outputs[0].shape;
-  shape.heads = score_shape.size() >= 3 ? score_shape[score_shape.size() - 3] : 1;
-  if (pv.batch != shape.bh || pv.k != shape.sk || pv.n != shape.d || pv.m != shape.sq || shape.heads <= 0) {
+  shape->heads = score_shape.size() >= 3 ? score_shape[score_shape.size() - 3] : 1;
+  if (pv.batch != shape->bh || pv.k != shape->sk || pv.n != shape->d || pv.m != shape->sq || shape->heads <= 0) {
     *why = "the two products do not chain as attention";
-    return nullptr;
+    return false;
   }
-  if (shape.d != 32 && shape.d != 64 && shape.d != 128) {
-    *why = "head dim " + std::to_string(shape.d) + " (the kernel runs 32, 64, 128)";
-    return nullptr;
+  if (shape->d != 32 && shape->d != 64 && shape->d != 128) {
+    *why = "head dim " + std::to_string(shape->d) + " (the kernel runs 32, 64, 128)";
+    return false;
   }
-  const double kv_elements = view.spec(products[1]).inputs[1].elements();
-  const int64_t kv_bh = static_cast<int64_t>(kv_elements / double(shape.sk * shape.d));
-  shape.group = kv_bh > 0 && shape.bh % kv_bh == 0 ? shape.bh / kv_bh : 1;
+  const double kv_elements = view.spec(members.values).inputs[1].elements();
+  *kv_bh = static_cast<int64_t>(kv_elements / double(shape->sk * shape->d));
+  shape->group = *kv_bh > 0 && shape->bh % *kv_bh == 0 ? shape->bh / *kv_bh : 1;
+  return true;
+}
+
+// The product of the constant scalar Mul / Div members before the softmax.
+double attention_scale(const GroupView& view, size_t softmax) {
   double scale = 1;
   for (size_t m : view.group.members) {
-    if (m > softmax[0]) break;
+    if (m > softmax) break;
     const auto* e = std::get_if<ElementwisePlan>(&view.plan(m));
     if (!e || (e->op != ElementwiseOp::kMul && e->op != ElementwiseOp::kDiv)) continue;
     const double v = known_scalar(view.spec(m).in(1));
@@ -85,10 +105,16 @@ std::unique_ptr<GroupKernel> make_attention_kernel(const GroupView& view, std::s
       if (std::isfinite(v0)) scale *= v0;
     }
   }
-  shape.scale = static_cast<float>(scale);
+  return scale;
+}
+
+// The mask: an fp16 input of an Add member between the scores and the softmax, computed outside
+// the group, read through its broadcast strides over the scores.
+void find_mask(const GroupView& view, const AttentionMembers& members, AttentionShape& shape) {
+  const Shape& score_shape = view.spec(members.scores).outputs[0].shape;
   for (size_t m : view.group.members) {
     const auto* e = std::get_if<ElementwisePlan>(&view.plan(m));
-    if (!e || e->op != ElementwiseOp::kAdd || m > softmax[0] || m < products[0]) continue;
+    if (!e || e->op != ElementwiseOp::kAdd || m > members.softmax || m < members.scores) continue;
     for (size_t k = 0; k < 2; ++k) {
       const int t = view.node(m).inputs[k];
       const TensorSpec& spec = view.spec(m).inputs[k];
@@ -102,6 +128,17 @@ std::unique_ptr<GroupKernel> make_attention_kernel(const GroupView& view, std::s
       shape.mask_b = r >= 4 ? st[r - 4] : 0;
     }
   }
+}
+
+bool swaps_last_two(const std::vector<int64_t>& perm) {
+  bool swaps = perm.size() >= 2;
+  for (size_t i = 0; i < perm.size(); ++i)
+    swaps = swaps && perm[i] == int64_t(i + 2 == perm.size() ? i + 1 : i + 1 == perm.size() ? i - 1 : i);
+  return swaps;
+}
+
+AttentionOperands attention_operands(const GroupView& view, const AttentionMembers& members, const AttentionShape& shape,
+                                     int64_t kv_bh) {
   // Q from the scores product's first input; K through a transposing member; V the second
   // product's second input.
   const double q_count = double(shape.bh * shape.sq * shape.d), kv_count = double(kv_bh * shape.sk * shape.d);
@@ -110,32 +147,37 @@ std::unique_ptr<GroupKernel> make_attention_kernel(const GroupView& view, std::s
     if (view.producer(src) >= 0) return nullptr;
     return count > 0 ? view.buffers.data(src) : nullptr;
   };
-  const void* q = external(view.node(products[0]).inputs[0], q_count);
-  const void* v = external(view.node(products[1]).inputs[1], kv_count);
-  const void* k = nullptr;
-  const int k_t = view.source(view.node(products[0]).inputs[1]);
-  const int k_producer = view.producer(k_t);
-  const std::vector<int64_t> perm = k_producer >= 0 ? view.spec(k_producer).attributes.get_ints("perm") : std::vector<int64_t>{};
-  bool swaps_last_two = perm.size() >= 2;
-  for (size_t i = 0; i < perm.size(); ++i)
-    swaps_last_two = swaps_last_two && perm[i] == int64_t(i + 2 == perm.size() ? i + 1 : i + 1 == perm.size() ? i - 1 : i);
-  if (k_producer >= 0 && view.node(k_producer).op_type == "Transpose" && swaps_last_two) k = external(view.node(k_producer).inputs[0], kv_count);
-  const int out = view.node(products[1]).outputs[0];
-  std::vector<DeviceBuffer> owned;
-  std::string note;
+  AttentionOperands o;
+  o.q = external(view.node(members.scores).inputs[0], q_count);
+  o.v = external(view.node(members.values).inputs[1], kv_count);
+  const int k_producer = view.producer(view.source(view.node(members.scores).inputs[1]));
+  if (k_producer >= 0 && view.node(k_producer).op_type == "Transpose" &&
+      swaps_last_two(view.spec(k_producer).attributes.get_ints("perm")))
+    o.k = external(view.node(k_producer).inputs[0], kv_count);
   auto stand_in = [&](double count) {
-    owned.emplace_back(static_cast<size_t>(count * 2));
-    launch_fill_random(ElementType::kFloat16, owned.back().data(), static_cast<int64_t>(count), -1.f, 1.f, owned.size(),
-                       view.cuda.stream);
-    return owned.back().data();
+    o.owned.emplace_back(static_cast<size_t>(count * 2));
+    launch_fill_random(ElementType::kFloat16, o.owned.back().data(), static_cast<int64_t>(count), -1.f, 1.f,
+                       o.owned.size(), view.cuda.stream);
+    return o.owned.back().data();
   };
-  if (!q || !k || !v) note = ", Q/K/V read as contiguous copies";
-  if (!q) q = stand_in(q_count);
-  if (!k) k = stand_in(kv_count);
-  if (!v) v = stand_in(kv_count);
-  auto kernel = std::make_unique<AttentionKernel>(shape, q, k, v, view.buffers.data(out), note);
-  kernel->owned = std::move(owned);
-  return kernel;
+  if (!o.q || !o.k || !o.v) o.note = ", Q/K/V read as contiguous copies";
+  if (!o.q) o.q = stand_in(q_count);
+  if (!o.k) o.k = stand_in(kv_count);
+  if (!o.v) o.v = stand_in(kv_count);
+  return o;
+}
+
+}  // namespace
+
+std::unique_ptr<GroupKernel> make_attention_kernel(const GroupView& view, std::string* why) {
+  AttentionMembers members;
+  AttentionShape shape;
+  int64_t kv_bh = 0;
+  if (!find_members(view, &members, why) || !shape_from_products(view, members, &shape, &kv_bh, why)) return nullptr;
+  shape.scale = static_cast<float>(attention_scale(view, members.softmax));
+  find_mask(view, members, shape);
+  const int out = view.node(members.values).outputs[0];
+  return std::make_unique<AttentionKernel>(shape, attention_operands(view, members, shape, kv_bh), view.buffers.data(out));
 }
 
 }  // namespace modelcost::cuda

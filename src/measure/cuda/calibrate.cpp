@@ -96,6 +96,78 @@ double fp8_gemm_tflops(CudaContext& ctx, int64_t n, void* a, void* b, void* d, D
   return tflops;
 }
 
+// DRAM: 1 GiB copied, 2 GiB moved.
+void calibrate_dram(cudaStream_t stream, int sms, CalibrationResult& r) {
+  const size_t bytes = size_t(1) << 30;
+  DeviceBuffer src(bytes), dst(bytes);
+  launch_fill_random(ElementType::kFloat32, src.data(), bytes / 4, -1.f, 1.f, 7, stream);
+  const double s = median_seconds(stream, 20, [&] { launch_stream_copy(src.data(), dst.data(), bytes, sms * 4, stream); });
+  r.dram_gbps = 2.0 * bytes / s / 1e9;
+  r.notes.push_back("dram: 1 GiB device copy, 16-byte accesses, read + write bytes, median of 20");
+}
+
+// Vector FMA peaks: enough blocks for several waves, registers only.
+void calibrate_vector_peaks(cudaStream_t stream, int sms, CalibrationResult& r) {
+  DeviceBuffer sink(1 << 16);
+  const int blocks = sms * 16, threads = 256, iterations = 8192;
+  double flops = 0;
+  double s = median_seconds(stream, 10, [&] { flops = launch_fma_fp32(static_cast<float*>(sink.data()), blocks, threads, iterations, stream); });
+  r.fp32_vector_tflops = flops / s / 1e12;
+  r.notes.push_back("vector fp32: FMA loop of 8 independent chains per thread, 2 flops per FMA");
+  // fp16: the best of 8, 16 and 32 independent half2 chains (HFMA2 throughput depends on how
+  // ptxas schedules them); the note names each figure.
+  std::string fp16_note = "vector fp16: HFMA2 loops, 4 flops per HFMA2, best of";
+  for (int chains : {8, 16, 32}) {
+    const int its = iterations * 8 / chains;
+    s = median_seconds(stream, 10, [&] { flops = launch_fma_fp16(sink.data(), blocks, threads, its, chains, stream); });
+    const double tflops = flops / s / 1e12;
+    r.fp16_vector_tflops = std::max(r.fp16_vector_tflops, tflops);
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), " %d chains %.1f TF;", chains, tflops);
+    fp16_note += buf;
+  }
+  r.notes.push_back(fp16_note);
+}
+
+// Tensor peaks: 8192^3 GEMMs through the same cuBLASLt runner the measurements use (autotuned
+// as `autotune` says), and fp8 straight through cuBLASLt where the GPU has it (sm_89 on).
+void calibrate_tensor_peaks(CudaContext& ctx, const DeviceInfo& info, bool autotune, CalibrationResult& r) {
+  const int64_t n = 8192;
+  struct Case { const char* name; int32_t dtype; bool tf32; };
+  const Case cases[] = {{"fp32", 1, false}, {"tf32", 1, true}, {"fp16", 10, false}, {"bf16", 16, false}};
+  DeviceBuffer a(n * n * 4), b(n * n * 4), d(n * n * 4);
+  for (const Case& c : cases) {
+    const NodeSpec spec = square_matmul_spec(n, c.dtype, c.tf32);
+    MatMulParams product;  // a made-up node: its plan written out
+    product.m = product.n = product.k = n;
+    std::string reason;
+    auto runner = make_runner(spec, product, &reason);
+    if (!runner) continue;
+    const ElementType type = element_type(c.dtype);
+    launch_fill_random(type, a.data(), n * n, -1.f, 1.f, 11, ctx.stream);
+    launch_fill_random(type, b.data(), n * n, -1.f, 1.f, 12, ctx.stream);
+    std::vector<DeviceTensor> in(2), out(1);
+    in[0] = {a.data(), spec.inputs[0]};
+    in[1] = {b.data(), spec.inputs[1]};
+    out[0] = {d.data(), spec.outputs[0]};
+    const bool context_autotune = ctx.autotune;
+    ctx.autotune = autotune;
+    runner->prepare(in, out, ctx);
+    ctx.autotune = context_autotune;
+    const double s = median_seconds(ctx.stream, 10, [&] { runner->launch(ctx.stream); });
+    r.tensor_tflops[c.name] = 2.0 * n * n * n / s / 1e12;
+  }
+  if (info.compute_capability_major >= 9 || (info.compute_capability_major == 8 && info.compute_capability_minor >= 9)) {
+    // fp8 bytes: random bytes are random e4m3 values (NaN patterns are rare: 2 of 256).
+    launch_fill_random_int(a.data(), n * n, 1, 120, 13, ctx.stream);
+    launch_fill_random_int(b.data(), n * n, 1, 120, 14, ctx.stream);
+    DeviceBuffer workspace(size_t(64) << 20);
+    const double t = fp8_gemm_tflops(ctx, n, a.data(), b.data(), d.data(), workspace);
+    if (t > 0) r.tensor_tflops["fp8"] = t;
+  }
+  r.notes.push_back("tensor: cuBLASLt 8192^3 GEMMs on random data, fp32 accumulation, median of 10 after 2 warm-ups");
+}
+
 }  // namespace
 
 CalibrationResult CudaBackend::calibrate(const MeasureOptions& options) {
@@ -103,72 +175,9 @@ CalibrationResult CudaBackend::calibrate(const MeasureOptions& options) {
   r.device = info_;
   cudaStream_t stream = context_.stream;
   const int sms = std::max(1, info_.multiprocessors);
-
-  {  // DRAM: 1 GiB copied, 2 GiB moved.
-    const size_t bytes = size_t(1) << 30;
-    DeviceBuffer src(bytes), dst(bytes);
-    launch_fill_random(ElementType::kFloat32, src.data(), bytes / 4, -1.f, 1.f, 7, stream);
-    const double s = median_seconds(stream, 20, [&] { launch_stream_copy(src.data(), dst.data(), bytes, sms * 4, stream); });
-    r.dram_gbps = 2.0 * bytes / s / 1e9;
-    r.notes.push_back("dram: 1 GiB device copy, 16-byte accesses, read + write bytes, median of 20");
-  }
-  {  // Vector FMA peaks: enough blocks for several waves, registers only.
-    DeviceBuffer sink(1 << 16);
-    const int blocks = sms * 16, threads = 256, iterations = 8192;
-    double flops = 0;
-    double s = median_seconds(stream, 10, [&] { flops = launch_fma_fp32(static_cast<float*>(sink.data()), blocks, threads, iterations, stream); });
-    r.fp32_vector_tflops = flops / s / 1e12;
-    r.notes.push_back("vector fp32: FMA loop of 8 independent chains per thread, 2 flops per FMA");
-    // fp16: the best of 8, 16 and 32 independent half2 chains (HFMA2 throughput depends on how
-    // ptxas schedules them); the note names each figure.
-    std::string fp16_note = "vector fp16: HFMA2 loops, 4 flops per HFMA2, best of";
-    for (int chains : {8, 16, 32}) {
-      const int its = iterations * 8 / chains;
-      s = median_seconds(stream, 10, [&] { flops = launch_fma_fp16(sink.data(), blocks, threads, its, chains, stream); });
-      const double tflops = flops / s / 1e12;
-      r.fp16_vector_tflops = std::max(r.fp16_vector_tflops, tflops);
-      char buf[64];
-      std::snprintf(buf, sizeof(buf), " %d chains %.1f TF;", chains, tflops);
-      fp16_note += buf;
-    }
-    r.notes.push_back(fp16_note);
-  }
-  {  // Tensor peaks: 8192^3 GEMMs through the same cuBLASLt runner the measurements use.
-    const int64_t n = 8192;
-    struct Case { const char* name; int32_t dtype; bool tf32; };
-    const Case cases[] = {{"fp32", 1, false}, {"tf32", 1, true}, {"fp16", 10, false}, {"bf16", 16, false}};
-    DeviceBuffer a(n * n * 4), b(n * n * 4), d(n * n * 4);
-    for (const Case& c : cases) {
-      const NodeSpec spec = square_matmul_spec(n, c.dtype, c.tf32);
-      MatMulParams product;  // a made-up node: its plan written out
-      product.m = product.n = product.k = n;
-      std::string reason;
-      auto runner = make_runner(spec, product, &reason);
-      if (!runner) continue;
-      const ElementType type = element_type(c.dtype);
-      launch_fill_random(type, a.data(), n * n, -1.f, 1.f, 11, stream);
-      launch_fill_random(type, b.data(), n * n, -1.f, 1.f, 12, stream);
-      std::vector<DeviceTensor> in(2), out(1);
-      in[0] = {a.data(), spec.inputs[0]};
-      in[1] = {b.data(), spec.inputs[1]};
-      out[0] = {d.data(), spec.outputs[0]};
-      const bool autotune = context_.autotune;
-      context_.autotune = options.autotune;
-      runner->prepare(in, out, context_);
-      context_.autotune = autotune;
-      const double s = median_seconds(stream, 10, [&] { runner->launch(stream); });
-      r.tensor_tflops[c.name] = 2.0 * n * n * n / s / 1e12;
-    }
-    if (info_.compute_capability_major >= 9 || (info_.compute_capability_major == 8 && info_.compute_capability_minor >= 9)) {
-      // fp8 bytes: random bytes are random e4m3 values (NaN patterns are rare: 2 of 256).
-      launch_fill_random_int(a.data(), n * n, 1, 120, 13, stream);
-      launch_fill_random_int(b.data(), n * n, 1, 120, 14, stream);
-      DeviceBuffer workspace(size_t(64) << 20);
-      const double t = fp8_gemm_tflops(context_, n, a.data(), b.data(), d.data(), workspace);
-      if (t > 0) r.tensor_tflops["fp8"] = t;
-    }
-    r.notes.push_back("tensor: cuBLASLt 8192^3 GEMMs on random data, fp32 accumulation, median of 10 after 2 warm-ups");
-  }
+  calibrate_dram(stream, sms, r);
+  calibrate_vector_peaks(stream, sms, r);
+  calibrate_tensor_peaks(context_, info_, options.autotune, r);
   calibrate_kernel_overhead(stream, r, r.dram_gbps, sms);
   calibrate_library_kernels(r);
   calibrate_decode_kernels(stream, sms, r);

@@ -36,12 +36,15 @@ void ConvDescriptors::configure(const ConvParams& c, cudnnTensorFormat_t format,
                                                  dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   MC_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv, static_cast<int>(c.groups)));
   MC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, onnx_dtype == 1 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH));
-  if (bias) {
-    MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&b));
-    std::vector<int> b_dims(nchw_dims(1, c.out_channels, c.out_size).size(), 1);
-    b_dims[1] = static_cast<int>(c.out_channels);
-    set_tensor(b, format, type, b_dims);
-  }
+  if (bias) configure_bias(c.out_channels, n, format, onnx_dtype);
+}
+
+void ConvDescriptors::configure_bias(int64_t channels, size_t spatial_dims, cudnnTensorFormat_t format,
+                                     int32_t onnx_dtype) {
+  if (b) cudnnDestroyTensorDescriptor(b);
+  b = nullptr;
+  MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&b));
+  set_tensor(b, format, cudnn_type(onnx_dtype), nchw_dims(1, channels, std::vector<int64_t>(spatial_dims, 1)));
 }
 
 }  // namespace modelcost::cuda

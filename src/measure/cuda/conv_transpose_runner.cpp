@@ -1,6 +1,9 @@
 // ConvTranspose through cuDNN's backward-data convolution (the data gradient of the Conv from
 // Y to X, as PyTorch runs ConvTranspose), then the bias add. Channels-last for fp16/bf16 as the
 // forward convs; the algorithm from cuDNN's heuristics, or with --autotune cudnnFind's fastest.
+#include <utility>
+
+#include "measure/cuda/conv_descriptors.h"
 #include "measure/cuda/cudnn_util.h"
 #include "measure/cuda/runner.h"
 
@@ -10,56 +13,29 @@ namespace {
 class ConvTransposeRunner : public OperatorRunner {
  public:
   ConvTransposeRunner(const NodeSpec& spec, const ConvParams& conv) : spec_(spec), c_(conv) {}
-  ~ConvTransposeRunner() override {
-    if (x_) cudnnDestroyTensorDescriptor(x_);
-    if (y_) cudnnDestroyTensorDescriptor(y_);
-    if (b_) cudnnDestroyTensorDescriptor(b_);
-    if (w_) cudnnDestroyFilterDescriptor(w_);
-    if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
-  }
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     handle_ = ctx.cudnn;
-    x_ptr_ = in[0].data;
-    w_ptr_ = in[1].data;
-    b_ptr_ = c_.has_bias ? in[2].data : nullptr;
-    y_ptr_ = out[0].data;
+    tensors_ = ConvOperands::of(in, out, c_.has_bias);
     const int32_t dtype = out[0].spec.dtype;
-    const cudnnDataType_t type = cudnn_type(dtype);
     channels_last_ = dtype != 1 && ctx.channels_last_half;
     const cudnnTensorFormat_t format = channels_last_ ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-    MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_));
-    MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_));
-    MC_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_));
-    MC_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_));
-    // The forward conv maps Y (out_channels) to X (in_channels): its filter is W as ONNX stores it.
-    set_tensor(x_, format, type, nchw_dims(c_.batch, c_.in_channels, c_.in_size));
-    set_tensor(y_, format, type, nchw_dims(c_.batch, c_.out_channels, c_.out_size));
-    const std::vector<int> w_dims = nchw_dims(c_.in_channels, c_.out_channels / c_.groups, c_.kernel);
-    MC_CUDNN_CHECK(cudnnSetFilterNdDescriptor(w_, type, format, static_cast<int>(w_dims.size()), w_dims.data()));
-    const size_t n = c_.kernel.size();
-    const std::vector<int64_t> pad_begin(c_.pads.begin(), c_.pads.begin() + static_cast<std::ptrdiff_t>(n));
-    const std::vector<int> pads = spatial_params(pad_begin, 0, n), strides = spatial_params(c_.strides, 1, n),
-                           dilations = spatial_params(c_.dilations, 1, n);
-    MC_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(conv_, static_cast<int>(pads.size()), pads.data(), strides.data(),
-                                                   dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    MC_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(c_.groups)));
-    MC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, dtype == 1 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH));
-    if (b_ptr_) {
-      MC_CUDNN_CHECK(cudnnCreateTensorDescriptor(&b_));
-      std::vector<int> b_dims(w_dims.size(), 1);
-      b_dims[1] = static_cast<int>(c_.out_channels);
-      set_tensor(b_, format, type, b_dims);
-    }
+    // The forward conv maps Y (out_channels) to X (in_channels): its filter is W as ONNX stores
+    // it, its input descriptor (d_.x) is Y's and its output descriptor (d_.y) is X's.
+    ConvParams forward = c_;
+    std::swap(forward.in_channels, forward.out_channels);
+    std::swap(forward.in_size, forward.out_size);
+    d_.configure(forward, format, dtype, /*bias=*/false);
+    if (tensors_.bias) d_.configure_bias(c_.out_channels, c_.kernel.size(), format, dtype);
     choose_algorithm(ctx);
   }
 
   void launch(cudaStream_t stream) override {
     MC_CUDNN_CHECK(cudnnSetStream(handle_, stream));
     const float one = 1.f, zero = 0.f;
-    MC_CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, w_, w_ptr_, x_, x_ptr_, conv_, algo_, workspace_.data(),
-                                                workspace_bytes_, &zero, y_, y_ptr_));
-    if (b_ptr_) MC_CUDNN_CHECK(cudnnAddTensor(handle_, &one, b_, b_ptr_, &one, y_, y_ptr_));
+    MC_CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, d_.w, tensors_.w, d_.y, tensors_.x, d_.conv, algo_,
+                                                workspace_.data(), workspace_bytes_, &zero, d_.x, tensors_.y));
+    if (tensors_.bias) MC_CUDNN_CHECK(cudnnAddTensor(handle_, &one, d_.b, tensors_.bias, &one, d_.x, tensors_.y));
   }
 
   std::string implementation() const override {
@@ -76,16 +52,17 @@ class ConvTransposeRunner : public OperatorRunner {
     if (ctx.autotune) {
       DeviceBuffer scratch(ctx.max_workspace_bytes);
       MC_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
-      MC_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(handle_, w_, w_ptr_, x_, x_ptr_, conv_, y_, y_ptr_, count,
-                                                                 &returned, perf.data(), scratch.data(), scratch.bytes()));
+      MC_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(handle_, d_.w, tensors_.w, d_.y, tensors_.x, d_.conv, d_.x,
+                                                                 tensors_.y, count, &returned, perf.data(), scratch.data(),
+                                                                 scratch.bytes()));
       tuned_ = true;
     } else {
-      MC_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, w_, x_, conv_, y_, count, &returned, perf.data()));
+      MC_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, d_.w, d_.y, d_.conv, d_.x, count, &returned, perf.data()));
     }
     for (int i = 0; i < returned; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ctx.max_workspace_bytes) continue;
       algo_ = perf[i].algo;
-      MC_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, perf[i].mathType));
+      MC_CUDNN_CHECK(cudnnSetConvolutionMathType(d_.conv, perf[i].mathType));
       workspace_bytes_ = perf[i].memory;
       workspace_.resize(workspace_bytes_);
       return;
@@ -96,13 +73,11 @@ class ConvTransposeRunner : public OperatorRunner {
   NodeSpec spec_;
   ConvParams c_;
   cudnnHandle_t handle_ = nullptr;
-  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, b_ = nullptr;
-  cudnnFilterDescriptor_t w_ = nullptr;
-  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  ConvDescriptors d_;
   cudnnConvolutionBwdDataAlgo_t algo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
   size_t workspace_bytes_ = 0;
   DeviceBuffer workspace_;
-  void *x_ptr_ = nullptr, *w_ptr_ = nullptr, *b_ptr_ = nullptr, *y_ptr_ = nullptr;
+  ConvOperands tensors_;
   bool channels_last_ = false, tuned_ = false;
 };
 

@@ -349,9 +349,13 @@ void launch_strided_copy(int bytes, const void* src, void* dst, const StridedCop
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_gather(int bytes, const void* data, const void* indices, bool i64, void* out, int64_t outer, int64_t axis_len,
-                   int64_t inner, int64_t count, cudaStream_t stream) {
-  const int64_t n = outer * count * inner;
+void launch_gather(int bytes, const GatherPlan& plan, const IndexOperands& operands, cudaStream_t stream) {
+  const void* data = operands.data;
+  const void* indices = operands.indices;
+  const bool i64 = operands.indices_int64;
+  void* out = operands.y;
+  const int64_t axis_len = plan.axis_len, inner = plan.inner, count = plan.indices;
+  const int64_t n = plan.outer * count * inner;
   if (n == 0) return;
   // Rows of `inner` elements move as wider elements where their length and the pointers allow.
   int widen = 16 / bytes;
@@ -370,14 +374,15 @@ void launch_gather(int bytes, const void* data, const void* indices, bool i64, v
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_resize(ElementType type, const ResizePlan& plan, const void* x, void* y, int64_t planes, int64_t ih, int64_t iw,
-                   int64_t oh, int64_t ow, cudaStream_t stream) {
+void launch_resize(ElementType type, const ResizePlan& plan, const ResizeGeometry& g, const void* x, void* y,
+                   cudaStream_t stream) {
+  const int64_t ih = g.in_h, iw = g.in_w, oh = g.out_h, ow = g.out_w;
   const int coord = plan.coordinate_mode == "asymmetric" ? kAsymmetric
                     : plan.coordinate_mode == "align_corners" ? kAlignCorners
                     : plan.coordinate_mode == "pytorch_half_pixel" ? kPytorchHalfPixel : kHalfPixel;
   const int near = plan.nearest_mode == "floor" ? kFloor : plan.nearest_mode == "ceil" ? kCeil
                    : plan.nearest_mode == "round_prefer_ceil" ? kRoundPreferCeil : kRoundPreferFloor;
-  const int64_t n = planes * oh * ow;
+  const int64_t n = g.planes * oh * ow;
   const CubicMode cubic{plan.cubic, static_cast<float>(plan.cubic_coeff_a), plan.exclude_outside};
   MC_DISPATCH_TYPE(type, resize_kernel<T><<<capped_grid(n), kThreads, 0, stream>>>(
                              static_cast<const T*>(x), static_cast<T*>(y), plan.linear, cubic, coord, near, ih, iw, oh, ow, n));

@@ -42,17 +42,6 @@ __device__ __forceinline__ float binary(ElementwiseOp op, float a, float b) {
   }
 }
 
-// Any op: the generic kernel over operands of any dtype.
-__device__ __forceinline__ float any_op(ElementwiseOp op, float a, float b, float c, float alpha, float beta) {
-  using namespace device_math;
-  using F = float;
-  switch (op) {
-    MC_UNARY_OPS(MC_CASE)
-    MC_BINARY_OPS(MC_CASE)
-    MC_TERNARY_OPS(MC_CASE)
-  }
-  return a;
-}
 #undef MC_CASE
 
 template <typename T>
@@ -195,7 +184,7 @@ __global__ void elementwise_any_kernel(ElementwiseOp op, AnyOperands o, int arit
     const float a = load_any(o.in[0], o.in_type[0], oa);
     const float b = arity > 1 ? load_any(o.in[1], o.in_type[1], ob) : 0.f;
     const float c = arity > 2 ? load_any(o.in[2], o.in_type[2], oc) : 0.f;
-    store_any(o.out, o.out_type, i, any_op(op, a, b, c, alpha, beta));
+    store_any(o.out, o.out_type, i, evaluate_elementwise(op, a, b, c, alpha, beta));
   }
 }
 
@@ -298,8 +287,9 @@ bool to_indexing32(const Indexing& ix, const std::vector<int64_t>& c, Indexing32
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 }  // namespace
 
-void launch_unary(ElementType type, ElementwiseOp op, const void* x, void* y, int64_t n, float alpha, float beta,
-                  cudaStream_t stream) {
+void launch_unary(ElementType type, const ElementwisePlan& plan, const void* x, void* y, int64_t n, cudaStream_t stream) {
+  const ElementwiseOp op = plan.op;
+  const float alpha = static_cast<float>(plan.alpha), beta = static_cast<float>(plan.beta);
   MC_DISPATCH_TYPE(type, {
     const int64_t width = Vec<T>::kSize;
     int64_t vectors = aligned16(x) && aligned16(y) ? n / width : 0;
@@ -313,11 +303,12 @@ void launch_unary(ElementType type, ElementwiseOp op, const void* x, void* y, in
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_binary(ElementType type, ElementwiseOp op, const void* a, const void* b, void* y, const std::vector<int64_t>& dims,
-                   const std::vector<int64_t>& sa, const std::vector<int64_t>& sb, cudaStream_t stream) {
-  const Indexing ix = make_indexing(dims, sa, sb);
+void launch_binary(ElementType type, const ElementwisePlan& plan, const void* a, const void* b, void* y,
+                   cudaStream_t stream) {
+  const ElementwiseOp op = plan.op;
+  const Indexing ix = make_indexing(plan.dims, plan.input_strides[0], plan.input_strides[1]);
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : plan.dims) n *= d;
   if (n == 0) return;
   Indexing32 ix32;
   const bool small = to_indexing32(ix, {}, &ix32);

@@ -1,5 +1,7 @@
 // ArgMax / ArgMin, CumSum, gathers and scatters by index tensors, Range. Plain grid-stride
 // kernels with 64-bit indexing: these ops are rare and small next to the convs and GEMMs.
+#include <type_traits>
+
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/element_types.cuh"
 #include "measure/cuda/kernels.h"
@@ -28,32 +30,33 @@ __global__ void arg_reduce_kernel(const T* x, int64_t* y, int64_t outer, int64_t
   }
 }
 
-// Integer scans accumulate in the integer type itself (position ids: CumSum over an int64 mask).
-template <typename I>
-__global__ void scan_int_kernel(const I* x, I* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse) {
-  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < outer * inner; c += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t base = (c / inner) * n * inner + c % inner;
-    I acc = 0;
-    for (int64_t step = 0; step < n; ++step) {
-      const int64_t at = base + (reverse ? n - 1 - step : step) * inner;
-      const I v = x[at];
-      if (!exclusive) acc += v;
-      y[at] = acc;
-      if (exclusive) acc += v;
-    }
-  }
+// Integer scans accumulate in the integer type itself (position ids: CumSum over an int64 mask),
+// the others in fp32.
+template <typename T>
+using ScanAccumulator = std::conditional_t<std::is_integral<T>::value, T, float>;
+
+template <typename T>
+__device__ __forceinline__ ScanAccumulator<T> scan_load(T v) {
+  if constexpr (std::is_integral<T>::value) return v;
+  else return to_float(v);
+}
+
+template <typename T>
+__device__ __forceinline__ T scan_store(ScanAccumulator<T> acc) {
+  if constexpr (std::is_integral<T>::value) return acc;
+  else return from_float<T>(acc);
 }
 
 template <typename T>
 __global__ void scan_kernel(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse) {
   for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < outer * inner; c += int64_t(gridDim.x) * blockDim.x) {
     const int64_t base = (c / inner) * n * inner + c % inner;
-    float acc = 0.f;
+    ScanAccumulator<T> acc = 0;
     for (int64_t step = 0; step < n; ++step) {
       const int64_t at = base + (reverse ? n - 1 - step : step) * inner;
-      const float v = to_float(x[at]);
+      const ScanAccumulator<T> v = scan_load(x[at]);
       if (!exclusive) acc += v;
-      y[at] = from_float<T>(acc);
+      y[at] = scan_store<T>(acc);
       if (exclusive) acc += v;
     }
   }
@@ -122,10 +125,10 @@ void launch_scan_int(int element_bytes, const ScanPlan& p, const void* x, void* 
   const int64_t columns = p.outer * p.inner;
   if (columns == 0) return;
   if (element_bytes == 8)
-    scan_int_kernel<int64_t><<<capped(columns), kThreads, 0, stream>>>(static_cast<const int64_t*>(x), static_cast<int64_t*>(y),
+    scan_kernel<int64_t><<<capped(columns), kThreads, 0, stream>>>(static_cast<const int64_t*>(x), static_cast<int64_t*>(y),
                                                                        p.outer, p.axis_len, p.inner, p.exclusive, p.reverse);
   else
-    scan_int_kernel<int32_t><<<capped(columns), kThreads, 0, stream>>>(static_cast<const int32_t*>(x), static_cast<int32_t*>(y),
+    scan_kernel<int32_t><<<capped(columns), kThreads, 0, stream>>>(static_cast<const int32_t*>(x), static_cast<int32_t*>(y),
                                                                        p.outer, p.axis_len, p.inner, p.exclusive, p.reverse);
   MC_CUDA_CHECK_LAUNCH();
 }
@@ -175,23 +178,21 @@ void launch_indexed_typed(const IndexedPlan& p, const E* data, const I* indices,
 }
 
 template <typename E>
-void launch_indexed_elements(const IndexedPlan& p, const void* data, const void* indices, bool int64, const void* updates,
-                             void* y, cudaStream_t stream) {
-  const auto* d = static_cast<const E*>(data);
-  const auto* u = static_cast<const E*>(updates);
-  if (int64) launch_indexed_typed(p, d, static_cast<const int64_t*>(indices), u, static_cast<E*>(y), stream);
-  else launch_indexed_typed(p, d, static_cast<const int32_t*>(indices), u, static_cast<E*>(y), stream);
+void launch_indexed_elements(const IndexedPlan& p, const IndexOperands& o, cudaStream_t stream) {
+  const auto* d = static_cast<const E*>(o.data);
+  const auto* u = static_cast<const E*>(o.updates);
+  if (o.indices_int64) launch_indexed_typed(p, d, static_cast<const int64_t*>(o.indices), u, static_cast<E*>(o.y), stream);
+  else launch_indexed_typed(p, d, static_cast<const int32_t*>(o.indices), u, static_cast<E*>(o.y), stream);
 }
 
 }  // namespace
 
-void launch_indexed(int bytes, const IndexedPlan& p, const void* data, const void* indices, bool int64, const void* updates,
-                    void* y, cudaStream_t stream) {
+void launch_indexed(int bytes, const IndexedPlan& p, const IndexOperands& o, cudaStream_t stream) {
   switch (bytes) {
-    case 1: launch_indexed_elements<uint8_t>(p, data, indices, int64, updates, y, stream); break;
-    case 2: launch_indexed_elements<uint16_t>(p, data, indices, int64, updates, y, stream); break;
-    case 4: launch_indexed_elements<uint32_t>(p, data, indices, int64, updates, y, stream); break;
-    case 8: launch_indexed_elements<uint64_t>(p, data, indices, int64, updates, y, stream); break;
+    case 1: launch_indexed_elements<uint8_t>(p, o, stream); break;
+    case 2: launch_indexed_elements<uint16_t>(p, o, stream); break;
+    case 4: launch_indexed_elements<uint32_t>(p, o, stream); break;
+    case 8: launch_indexed_elements<uint64_t>(p, o, stream); break;
     default: throw Error(kExitRuntime, "indexed op on elements of " + std::to_string(bytes) + " bytes");
   }
   MC_CUDA_CHECK_LAUNCH();

@@ -32,27 +32,29 @@ class KernelRunner : public OperatorRunner {
                    [&](const ElementwisePlan& p) { elementwise(p, s); },
                    [&](const CopyPlan& p) { copies(p, s); },
                    [&](const GatherPlan& p) {
-                     launch_gather(bytes(out_[0]), in_[0].data, in_[1].data, in_[1].spec.dtype == 7, out_[0].data,
-                                   p.outer, p.axis_len, p.inner, p.indices, s);
+                     launch_gather(bytes(out_[0]), p, index_operands(nullptr), s);
                    },
                    [&](const ReducePlan& p) {
                      if (p.op == ReduceOp::kArgMax || p.op == ReduceOp::kArgMin)
                        launch_arg_reduce(element_type(in_[0].spec.dtype), p, in_[0].data,
                                          static_cast<int64_t*>(out_[0].data), s);
                      else
-                       launch_reduce(type(), p.op, in_[0].data, out_[0].data, p.outer, p.axis_len, p.inner, s);
+                       launch_reduce(type(), p, in_[0].data, out_[0].data, s);
                    },
                    [&](const SoftmaxPlan& p) {
-                     launch_softmax(type(), p.log_softmax, in_[0].data, out_[0].data, p.outer, p.axis_len, p.inner, s);
+                     launch_softmax(type(), p, in_[0].data, out_[0].data, s);
                    },
                    [&](const LayerNormPlan& p) {
-                     launch_layer_norm(type(), in_[0].data, p.has_scale ? in_[1].data : nullptr,
-                                       p.has_bias ? in_[2].data : nullptr, out_[0].data, p.outer, p.axis_len,
-                                       static_cast<float>(p.epsilon), s);
+                     NormOperands o;
+                     o.x = in_[0].data;
+                     o.scale = p.has_scale ? in_[1].data : nullptr;
+                     o.bias = p.has_bias ? in_[2].data : nullptr;
+                     o.y = out_[0].data;
+                     launch_layer_norm(type(), p, o, s);
                    },
                    [&](const BatchNormPlan& p) {
-                     launch_batch_norm(type(), in_[0].data, in_[1].data, in_[2].data, in_[3].data, in_[4].data,
-                                       out_[0].data, p.outer, p.axis_len, p.inner, static_cast<float>(p.epsilon), s);
+                     launch_batch_norm(type(), p, {in_[0].data, in_[1].data, in_[2].data, in_[3].data, in_[4].data, out_[0].data},
+                                       s);
                    },
                    [&](const ScanPlan& p) {
                      if (float_dtype(out_[0].spec.dtype)) launch_scan(type(), p, in_[0].data, out_[0].data, s);
@@ -61,7 +63,7 @@ class KernelRunner : public OperatorRunner {
                    [&](const ResizePlan& p) {
                      const Shape& x = in_[0].spec.shape;
                      const Shape& y = out_[0].spec.shape;
-                     launch_resize(type(), p, in_[0].data, out_[0].data, x[0] * x[1], x[2], x[3], y[2], y[3], s);
+                     launch_resize(type(), p, {x[0] * x[1], x[2], x[3], y[2], y[3]}, in_[0].data, out_[0].data, s);
                    },
                    [&](const IndexedPlan& p) { indexed(p, s); },
                    [&](const RangePlan& p) {
@@ -97,9 +99,9 @@ class KernelRunner : public OperatorRunner {
     const DeviceTensor& y = out_[0];
     const int64_t n = static_cast<int64_t>(y.spec.elements());
     if (fast_elementwise(p, in_, y) && p.input_strides.size() == 1) {
-      launch_unary(type(), p.op, in_[0].data, y.data, n, static_cast<float>(p.alpha), static_cast<float>(p.beta), s);
+      launch_unary(type(), p, in_[0].data, y.data, n, s);
     } else if (fast_elementwise(p, in_, y)) {
-      launch_binary(type(), p.op, in_[0].data, in_[1].data, y.data, p.dims, p.input_strides[0], p.input_strides[1], s);
+      launch_binary(type(), p, in_[0].data, in_[1].data, y.data, s);
     } else if (p.op == ElementwiseOp::kIdentity && float_dtype(in_[0].spec.dtype) && float_dtype(y.spec.dtype)) {
       launch_cast(element_type(in_[0].spec.dtype), type(), in_[0].data, y.data, n, s);
     } else {
@@ -125,8 +127,12 @@ class KernelRunner : public OperatorRunner {
     const bool scatter = p.kind == IndexedPlan::Kind::kScatterElements || p.kind == IndexedPlan::Kind::kScatterND;
     if (scatter)  // the output starts as a copy of the data
       MC_CUDA_CHECK(cudaMemcpyAsync(out_[0].data, in_[0].data, out_[0].bytes(), cudaMemcpyDeviceToDevice, s));
-    launch_indexed(bytes(out_[0]), p, in_[0].data, in_[1].data, in_[1].spec.dtype == 7, scatter ? in_[2].data : nullptr,
-                   out_[0].data, s);
+    launch_indexed(bytes(out_[0]), p, index_operands(scatter ? in_[2].data : nullptr), s);
+  }
+
+  // Data, int64 (ONNX dtype 7) or int32 indices, `updates` and the output of a gather or scatter.
+  IndexOperands index_operands(const void* updates) const {
+    return {in_[0].data, in_[1].data, in_[1].spec.dtype == 7, updates, out_[0].data};
   }
 
   NodeSpec spec_;

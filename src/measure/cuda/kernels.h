@@ -18,11 +18,11 @@ size_t element_bytes(ElementType type);
 
 // Elementwise (elementwise.cu). Fast paths for float tensors of one dtype: unary over contiguous
 // data, binary with broadcast strides.
-void launch_unary(ElementType type, ElementwiseOp op, const void* x, void* y, int64_t n, float alpha, float beta,
-                  cudaStream_t stream);
-void launch_binary(ElementType type, ElementwiseOp op, const void* a, const void* b, void* y,
-                   const std::vector<int64_t>& dims, const std::vector<int64_t>& a_strides,
-                   const std::vector<int64_t>& b_strides, cudaStream_t stream);
+// launch_unary: the plan's op (with its alpha, beta) over n contiguous elements; launch_binary:
+// over the plan's dims, the two inputs read through its input strides.
+void launch_unary(ElementType type, const ElementwisePlan& plan, const void* x, void* y, int64_t n, cudaStream_t stream);
+void launch_binary(ElementType type, const ElementwisePlan& plan, const void* a, const void* b, void* y,
+                   cudaStream_t stream);
 // Any op of elementwise_ops.h over operands of any numeric or bool dtype (computed in float).
 enum class StorageType : uint8_t { kF32, kF16, kBF16, kF64, kI64, kI32, kI16, kI8, kU8, kU16, kU32, kU64 };
 // Throws Error(kExitRuntime) for a dtype no kernel stores (strings, fp8, 4-bit).
@@ -44,32 +44,44 @@ void launch_fill_random_int(void* y, int64_t n, int element_bytes, int64_t range
 // Pad of the reflect, edge or wrap mode: every output element reads its mapped source.
 void launch_pad_mapped(int element_bytes, const PadPlan& plan, const void* src, void* dst, cudaStream_t stream);
 void launch_strided_copy(int element_bytes, const void* src, void* dst, const StridedCopy& copy, cudaStream_t stream);
-void launch_gather(int element_bytes, const void* data, const void* indices, bool indices_int64, void* out,
-                   int64_t outer, int64_t axis_len, int64_t inner, int64_t count, cudaStream_t stream);
-// NCHW resize of H and W; coordinate modes as in ONNX.
-void launch_resize(ElementType type, const ResizePlan& plan, const void* x, void* y, int64_t planes, int64_t in_h,
-                   int64_t in_w, int64_t out_h, int64_t out_w, cudaStream_t stream);
+// The tensors of a gather or scatter by an index tensor: data, indices (int64 or int32), updates
+// (scatters; nullptr for gathers) and the output.
+struct IndexOperands {
+  const void* data = nullptr;
+  const void* indices = nullptr;
+  bool indices_int64 = true;
+  const void* updates = nullptr;
+  void* y = nullptr;
+};
+void launch_gather(int element_bytes, const GatherPlan& plan, const IndexOperands& operands, cudaStream_t stream);
+// NCHW resize of H and W (planes = N * C); coordinate modes as in ONNX.
+struct ResizeGeometry {
+  int64_t planes = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+};
+void launch_resize(ElementType type, const ResizePlan& plan, const ResizeGeometry& geometry, const void* x, void* y,
+                   cudaStream_t stream);
 
 // Row operations over [outer, n, inner] (norm_kernels.cu).
-void launch_reduce(ElementType type, ReduceOp op, const void* x, void* y, int64_t outer, int64_t n, int64_t inner,
-                   cudaStream_t stream);
-void launch_softmax(ElementType type, bool log_softmax, const void* x, void* y, int64_t outer, int64_t n,
-                    int64_t inner, cudaStream_t stream);
-// Inference BatchNormalization over [outer, channels, inner]: per-channel scale, bias, mean, variance.
-void launch_batch_norm(ElementType type, const void* x, const void* scale, const void* bias, const void* mean,
-                       const void* variance, void* y, int64_t outer, int64_t channels, int64_t inner, float epsilon,
-                       cudaStream_t stream);
-void launch_layer_norm(ElementType type, const void* x, const void* scale, const void* bias, void* y, int64_t rows,
-                       int64_t cols, float epsilon, cudaStream_t stream);
+void launch_reduce(ElementType type, const ReducePlan& plan, const void* x, void* y, cudaStream_t stream);
+void launch_softmax(ElementType type, const SoftmaxPlan& plan, const void* x, void* y, cudaStream_t stream);
+// The tensors of a normalization: x, the per-channel scale and bias (nullptr where a
+// LayerNormalization has none), BatchNormalization's mean and variance, and y.
+struct NormOperands {
+  const void *x = nullptr, *scale = nullptr, *bias = nullptr, *mean = nullptr, *variance = nullptr;
+  void* y = nullptr;
+};
+// Inference BatchNormalization over [outer, channels (axis_len), inner].
+void launch_batch_norm(ElementType type, const BatchNormPlan& plan, const NormOperands& operands, cudaStream_t stream);
+// LayerNormalization over rows (outer) of axis_len elements.
+void launch_layer_norm(ElementType type, const LayerNormPlan& plan, const NormOperands& operands, cudaStream_t stream);
 
 // Indexed access, scans, ranges (index_kernels.cu). ArgMax / ArgMin write int64 indices.
 void launch_arg_reduce(ElementType type, const ReducePlan& plan, const void* x, int64_t* y, cudaStream_t stream);
 void launch_scan(ElementType type, const ScanPlan& plan, const void* x, void* y, cudaStream_t stream);
 // int32 (element_bytes 4) or int64 (8) CumSum.
 void launch_scan_int(int element_bytes, const ScanPlan& plan, const void* x, void* y, cudaStream_t stream);
-// data, indices (int64 or int32), updates (scatters; nullptr for gathers); element bytes 1-8.
-void launch_indexed(int element_bytes, const IndexedPlan& plan, const void* data, const void* indices, bool indices_int64,
-                    const void* updates, void* y, cudaStream_t stream);
+// Element bytes 1-8.
+void launch_indexed(int element_bytes, const IndexedPlan& plan, const IndexOperands& operands, cudaStream_t stream);
 void launch_range(StorageType type, const void* start, const void* delta, void* y, int64_t count, cudaStream_t stream);
 
 // RoiAlign over NCHW maps (roi_align_kernels.cu): rois in the maps' float type, int64 batch indices.

@@ -55,18 +55,31 @@ __device__ __forceinline__ float warp_combine(ReduceOp op, float v) {
 
 constexpr int kWarpsPerBlock = 8;
 
+// The row of this thread's warp where one warp owns a row (kWarpsPerBlock rows a block), and
+// the thread's lane in it.
+struct WarpRow {
+  int64_t row;
+  int lane;
+};
+__device__ __forceinline__ WarpRow warp_row() {
+  return {blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32, static_cast<int>(threadIdx.x % 32)};
+}
+
+// The largest element of a row that one warp reads (each lane every 32nd element).
+template <typename T>
+__device__ __forceinline__ float warp_row_max(const T* p, int64_t n, int lane) {
+  float m = -FLT_MAX;
+  for (int64_t j = lane; j < n; j += 32) m = fmaxf(m, to_float(p[j]));
+  return warp_max(m);
+}
+
 template <typename T>
 __global__ void reduce_rows_kernel(ReduceOp op, const T* x, T* y, int64_t rows, int64_t n) {
-  const int64_t row = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
+  const auto [row, lane] = warp_row();
   if (row >= rows) return;
   const T* p = x + row * n;
   float peak = 0.f;
-  if (op == ReduceOp::kLogSumExp) {
-    float m = -FLT_MAX;
-    for (int64_t j = lane; j < n; j += 32) m = fmaxf(m, to_float(p[j]));
-    peak = warp_max(m);
-  }
+  if (op == ReduceOp::kLogSumExp) peak = warp_row_max(p, n, lane);
   float acc = reduce_init(op);
   for (int64_t j = lane; j < n; j += 32) acc = reduce_step(op, acc, to_float(p[j]), peak);
   acc = warp_combine(op == ReduceOp::kLogSumExp ? ReduceOp::kSum : op, acc);
@@ -123,14 +136,11 @@ __global__ void reduce_columns_kernel(ReduceOp op, const T* x, T* y, int64_t out
 
 template <typename T>
 __global__ void softmax_rows_kernel(bool log_softmax, const T* x, T* y, int64_t rows, int64_t n) {
-  const int64_t row = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
+  const auto [row, lane] = warp_row();
   if (row >= rows) return;
   const T* p = x + row * n;
   T* q = y + row * n;
-  float m = -FLT_MAX;
-  for (int64_t j = lane; j < n; j += 32) m = fmaxf(m, to_float(p[j]));
-  m = warp_max(m);
+  const float m = warp_row_max(p, n, lane);
   float s = 0.f;
   for (int64_t j = lane; j < n; j += 32) s += __expf(to_float(p[j]) - m);
   s = warp_sum(s);
@@ -160,8 +170,7 @@ __global__ void softmax_columns_kernel(bool log_softmax, const T* x, T* y, int64
 // One warp per row: mean, then variance around it (two passes over the row, the second from cache).
 template <typename T>
 __global__ void layer_norm_kernel(const T* x, const T* scale, const T* bias, T* y, int64_t rows, int64_t n, float eps) {
-  const int64_t row = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
+  const auto [row, lane] = warp_row();
   if (row >= rows) return;
   const T* p = x + row * n;
   T* q = y + row * n;
@@ -187,8 +196,7 @@ __global__ void layer_norm_kernel(const T* x, const T* scale, const T* bias, T* 
 template <typename T, int kPerLane>
 __global__ void softmax_rows_cached_kernel(bool log_softmax, const T* __restrict__ x, T* __restrict__ y, int64_t rows,
                                            int n) {
-  const int64_t row = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
+  const auto [row, lane] = warp_row();
   if (row >= rows) return;
   const T* p = x + row * n;
   T* q = y + row * n;
@@ -229,8 +237,7 @@ template <typename T, int kVec>
 __global__ void layer_norm_vector_kernel(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
                                          T* __restrict__ y, int64_t rows, int n, float eps) {
   constexpr int W = Vec16<T>::kSize;
-  const int64_t row = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
+  const auto [row, lane] = warp_row();
   if (row >= rows) return;
   const int vectors = n / W;
   const Vec16<T>* p = reinterpret_cast<const Vec16<T>*>(x + row * n);
@@ -292,8 +299,9 @@ int row_blocks(int64_t rows) { return grid_for(rows, kWarpsPerBlock); }
 int column_grid(int64_t work) { return grid_for(work) > 132 * 16 ? 132 * 16 : grid_for(work); }
 }  // namespace
 
-void launch_reduce(ElementType type, ReduceOp op, const void* x, void* y, int64_t outer, int64_t n, int64_t inner,
-                   cudaStream_t stream) {
+void launch_reduce(ElementType type, const ReducePlan& plan, const void* x, void* y, cudaStream_t stream) {
+  const ReduceOp op = plan.op;
+  const int64_t outer = plan.outer, n = plan.axis_len, inner = plan.inner;
   if (outer * inner == 0) return;
   MC_DISPATCH_TYPE(type, {
     constexpr int kWide = 16 / sizeof(T);
@@ -311,8 +319,9 @@ void launch_reduce(ElementType type, ReduceOp op, const void* x, void* y, int64_
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_softmax(ElementType type, bool log_softmax, const void* x, void* y, int64_t outer, int64_t n, int64_t inner,
-                    cudaStream_t stream) {
+void launch_softmax(ElementType type, const SoftmaxPlan& plan, const void* x, void* y, cudaStream_t stream) {
+  const bool log_softmax = plan.log_softmax;
+  const int64_t outer = plan.outer, n = plan.axis_len, inner = plan.inner;
   if (outer * inner == 0) return;
   MC_DISPATCH_TYPE(type, {
     const T* px = static_cast<const T*>(x);
@@ -335,8 +344,11 @@ void launch_softmax(ElementType type, bool log_softmax, const void* x, void* y, 
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_layer_norm(ElementType type, const void* x, const void* scale, const void* bias, void* y, int64_t rows,
-                       int64_t cols, float epsilon, cudaStream_t stream) {
+void launch_layer_norm(ElementType type, const LayerNormPlan& plan, const NormOperands& operands, cudaStream_t stream) {
+  const int64_t rows = plan.outer, cols = plan.axis_len;
+  const float epsilon = static_cast<float>(plan.epsilon);
+  const void *x = operands.x, *scale = operands.scale, *bias = operands.bias;
+  void* y = operands.y;
   if (rows == 0) return;
   auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
   MC_DISPATCH_TYPE(type, {
@@ -361,18 +373,17 @@ void launch_layer_norm(ElementType type, const void* x, const void* scale, const
   MC_CUDA_CHECK_LAUNCH();
 }
 
-void launch_batch_norm(ElementType type, const void* x, const void* scale, const void* bias, const void* mean,
-                       const void* variance, void* y, int64_t outer, int64_t channels, int64_t inner, float epsilon,
-                       cudaStream_t stream) {
-  const int64_t n = outer * channels * inner;
+void launch_batch_norm(ElementType type, const BatchNormPlan& plan, const NormOperands& o, cudaStream_t stream) {
+  const int64_t channels = plan.axis_len, inner = plan.inner;
+  const int64_t n = plan.outer * channels * inner;
   if (n == 0) return;
   if (!fits_int32(n)) throw Error(kExitRuntime, "BatchNormalization over more than 2^31 elements");
   const FastDivider inner_div(static_cast<uint32_t>(inner)), channel_div(static_cast<uint32_t>(channels));
   const int grid = column_grid(n);
   MC_DISPATCH_TYPE(type, batch_norm_kernel<T><<<grid, kThreads, 0, stream>>>(
-                             static_cast<const T*>(x), static_cast<const T*>(scale), static_cast<const T*>(bias),
-                             static_cast<const T*>(mean), static_cast<const T*>(variance), static_cast<T*>(y), inner_div,
-                             channel_div, static_cast<uint32_t>(n), epsilon));
+                             static_cast<const T*>(o.x), static_cast<const T*>(o.scale), static_cast<const T*>(o.bias),
+                             static_cast<const T*>(o.mean), static_cast<const T*>(o.variance), static_cast<T*>(o.y),
+                             inner_div, channel_div, static_cast<uint32_t>(n), static_cast<float>(plan.epsilon)));
   MC_CUDA_CHECK_LAUNCH();
 }
 

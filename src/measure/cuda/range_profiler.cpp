@@ -223,13 +223,103 @@ bool RangeProfiler::profile(const std::function<void(cudaStream_t)>& launch, cud
   return true;
 }
 
+namespace {
+
+// The host object a configuration's metrics were added to, and their names.
+struct HostMetrics {
+  CUpti_Profiler_Host_Object* host;
+  const std::vector<const char*>& metric_ptrs;
+};
+
+// A counter-data image sized and initialised for one range of the metrics, and the configuration
+// set on the profiler object: user ranges, replayed by us.
+std::vector<uint8_t> configure_range(CUpti_RangeProfiler_Object* object, const std::vector<const char*>& metric_ptrs,
+                                     const std::vector<uint8_t>& config_image) {
+  auto size = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+  size.pRangeProfilerObject = object;
+  size.pMetricNames = const_cast<const char**>(metric_ptrs.data());
+  size.numMetrics = metric_ptrs.size();
+  size.maxNumOfRanges = 1;
+  size.maxNumRangeTreeNodes = 1;
+  check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
+  std::vector<uint8_t> counter_data(size.counterDataSize);
+  auto init = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+  init.pRangeProfilerObject = object;
+  init.counterDataSize = counter_data.size();
+  init.pCounterData = counter_data.data();
+  check(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
+
+  auto config = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  config.pRangeProfilerObject = object;
+  config.configSize = config_image.size();
+  config.pConfig = config_image.data();
+  config.counterDataImageSize = counter_data.size();
+  config.pCounterDataImage = counter_data.data();
+  config.range = CUPTI_UserRange;
+  config.replayMode = CUPTI_UserReplay;
+  config.maxRangesPerPass = 1;
+  config.numNestingLevels = 1;
+  config.minNestingLevel = 1;
+  config.passIndex = 0;
+  config.targetNestingLevel = 1;
+  check(cuptiRangeProfilerSetConfig(&config), "cuptiRangeProfilerSetConfig");
+  return counter_data;
+}
+
+// One pass: `launch` inside one user range; true once every pass the metrics need is submitted.
+bool profile_pass(CUpti_RangeProfiler_Object* object, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream) {
+  auto start = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+  start.pRangeProfilerObject = object;
+  check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+  auto push = params<CUpti_RangeProfiler_PushRange_Params>(CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
+  push.pRangeProfilerObject = object;
+  push.pRangeName = "node";
+  check(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange");
+  launch(stream);
+  const cudaError_t synced = cudaStreamSynchronize(stream);
+  auto pop = params<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
+  pop.pRangeProfilerObject = object;
+  check(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange");
+  auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+  stop.pRangeProfilerObject = object;
+  check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+  if (synced != cudaSuccess) throw CuptiFailure(std::string("profiled launch: ") + cudaGetErrorString(synced));
+  return stop.isAllPassSubmitted != 0;
+}
+
+// The values of the metrics (metric_ptrs, configured on `host`) for the one range in
+// `counter_data`, decoded from the profiler object.
+void evaluate_range(CUpti_RangeProfiler_Object* object, std::vector<uint8_t>& counter_data, const HostMetrics& metrics,
+                    double* values) {
+  auto decode = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  decode.pRangeProfilerObject = object;
+  check(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+
+  auto info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+  info.pCounterDataImage = counter_data.data();
+  info.counterDataImageSize = counter_data.size();
+  check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+  if (info.numTotalRanges == 0) throw CuptiFailure("range profiler recorded no range");
+
+  auto eval = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+  eval.pHostObject = metrics.host;
+  eval.pCounterDataImage = counter_data.data();
+  eval.counterDataImageSize = counter_data.size();
+  eval.rangeIndex = 0;
+  eval.ppMetricNames = const_cast<const char**>(metrics.metric_ptrs.data());
+  eval.numMetrics = metrics.metric_ptrs.size();
+  eval.pMetricValues = values;
+  check(cuptiProfilerHostEvaluateToGpuValues(&eval), "cuptiProfilerHostEvaluateToGpuValues");
+}
+
+}  // namespace
+
 bool RangeProfiler::profile_config(const MetricConfig& metrics, const std::function<void(cudaStream_t)>& launch,
                                    cudaStream_t stream, double* values, std::string* why) {
-  State& s = *state_;
   // Enabled only around this node: an enabled profiler must not see the timing runs or the
   // whole-model graph capture.
   auto enable = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
-  enable.ctx = s.context;
+  enable.ctx = state_->context;
   if (const CUptiResult r = cuptiRangeProfilerEnable(&enable); r != CUPTI_SUCCESS) {
     try {
       check(r, "cuptiRangeProfilerEnable");
@@ -241,76 +331,14 @@ bool RangeProfiler::profile_config(const MetricConfig& metrics, const std::funct
   CUpti_RangeProfiler_Object* object = enable.pRangeProfilerObject;
   bool done = false;
   try {
-    auto size = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
-    size.pRangeProfilerObject = object;
-    size.pMetricNames = const_cast<const char**>(metrics.metric_ptrs.data());
-    size.numMetrics = metrics.metric_ptrs.size();
-    size.maxNumOfRanges = 1;
-    size.maxNumRangeTreeNodes = 1;
-    check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
-    std::vector<uint8_t> counter_data(size.counterDataSize);
-    auto init = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
-    init.pRangeProfilerObject = object;
-    init.counterDataSize = counter_data.size();
-    init.pCounterData = counter_data.data();
-    check(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
-
-    auto config = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
-    config.pRangeProfilerObject = object;
-    config.configSize = metrics.image.size();
-    config.pConfig = metrics.image.data();
-    config.counterDataImageSize = counter_data.size();
-    config.pCounterDataImage = counter_data.data();
-    config.range = CUPTI_UserRange;
-    config.replayMode = CUPTI_UserReplay;
-    config.maxRangesPerPass = 1;
-    config.numNestingLevels = 1;
-    config.minNestingLevel = 1;
-    config.passIndex = 0;
-    config.targetNestingLevel = 1;
-    check(cuptiRangeProfilerSetConfig(&config), "cuptiRangeProfilerSetConfig");
-
+    std::vector<uint8_t> counter_data = configure_range(object, metrics.metric_ptrs, metrics.image);
     bool all_passes = false;
     for (int pass = 0; !all_passes; ++pass) {
       if (pass >= 64) throw CuptiFailure("range profiler did not finish in 64 passes");
       clean_l2(stream);
-      auto start = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
-      start.pRangeProfilerObject = object;
-      check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
-      auto push = params<CUpti_RangeProfiler_PushRange_Params>(CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
-      push.pRangeProfilerObject = object;
-      push.pRangeName = "node";
-      check(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange");
-      launch(stream);
-      const cudaError_t synced = cudaStreamSynchronize(stream);
-      auto pop = params<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
-      pop.pRangeProfilerObject = object;
-      check(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange");
-      auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
-      stop.pRangeProfilerObject = object;
-      check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
-      if (synced != cudaSuccess) throw CuptiFailure(std::string("profiled launch: ") + cudaGetErrorString(synced));
-      all_passes = stop.isAllPassSubmitted != 0;
+      all_passes = profile_pass(object, launch, stream);
     }
-    auto decode = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
-    decode.pRangeProfilerObject = object;
-    check(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
-
-    auto info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
-    info.pCounterDataImage = counter_data.data();
-    info.counterDataImageSize = counter_data.size();
-    check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
-    if (info.numTotalRanges == 0) throw CuptiFailure("range profiler recorded no range");
-
-    auto eval = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
-    eval.pHostObject = metrics.host;
-    eval.pCounterDataImage = counter_data.data();
-    eval.counterDataImageSize = counter_data.size();
-    eval.rangeIndex = 0;
-    eval.ppMetricNames = const_cast<const char**>(metrics.metric_ptrs.data());
-    eval.numMetrics = metrics.metric_ptrs.size();
-    eval.pMetricValues = values;
-    check(cuptiProfilerHostEvaluateToGpuValues(&eval), "cuptiProfilerHostEvaluateToGpuValues");
+    evaluate_range(object, counter_data, {metrics.host, metrics.metric_ptrs}, values);
     done = true;
   } catch (const std::exception& e) {  // CUPTI failures, and a launch that threw
     *why = e.what();
