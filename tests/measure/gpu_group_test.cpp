@@ -3,63 +3,10 @@
 // same inputs. Skips without an NVIDIA GPU.
 #ifdef MODELCOST_HAVE_CUDA
 
-#include "gpu_check.h"
-#include "measure/cuda/group_check.h"
-#include "modelcost/fusion.h"
+#include "gpu_group_check.h"
 
 namespace modelcost::testing {
 namespace {
-
-struct GroupResult {
-  cuda::GroupRun gpu;
-  std::map<int, HostTensor> cpu;
-};
-
-// Runs the group holding node `anchor` on both sides; inputs from outside the group are random.
-GroupResult run_group(const AnalysisRun& run, const std::string& anchor, const std::string& dtype) {
-  const Analysis& a = run.analysis;
-  const FusionPlan plan = fuse(a);
-  const FusedGroup* group = nullptr;
-  for (const FusedGroup& g : plan.groups)
-    for (size_t m : g.members)
-      if (a.nodes[m].node->name == anchor) group = &g;
-  EXPECT_NE(group, nullptr) << anchor;
-  GroupResult r;
-  if (!group) return r;
-  std::map<int, HostTensor> values;  // every tensor the CPU side knows
-  std::map<int, HostTensor> external;
-  uint64_t seed = 7;
-  for (size_t m : group->members) {
-    const NodeSpec spec = make_node_spec(a.nodes[m], dtype);
-    const OpPlan plan_m = plan_operation(spec);
-    const Node& node = *a.nodes[m].node;
-    std::vector<const HostTensor*> in;
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const int id = node.inputs[i];
-      if (id >= 0 && !values.count(id)) {
-        values[id] = random_input(spec, plan_m, i, ++seed);
-        external[id] = values[id];
-      }
-      in.push_back(id >= 0 ? &values[id] : nullptr);
-    }
-    auto out = make_outputs(spec);
-    if (is_zero_cost(plan_m)) {
-      out[0].data = in[0]->data;  // reshape-like: the same elements
-    } else {
-      run_cpu_reference(spec, plan_m, in, out);
-    }
-    for (size_t o = 0; o < node.outputs.size(); ++o)
-      if (node.outputs[o] >= 0) values[node.outputs[o]] = out[o];
-  }
-  r.gpu = cuda::run_group_on_gpu(a, *group, external, dtype);
-  for (int id : group->outputs) r.cpu[id] = values[id];
-  return r;
-}
-
-void expect_close(const GroupResult& r, double tolerance) {
-  ASSERT_FALSE(r.gpu.outputs.empty());
-  for (const auto& [id, gpu] : r.gpu.outputs) EXPECT_LT(relative_error(gpu, r.cpu.at(id)), tolerance) << r.gpu.runner;
-}
 
 TEST(MeasureGpuGroups, ConvBiasResidualReluIsOneCudnnCall) {
   SKIP_WITHOUT_GPU();

@@ -1,15 +1,14 @@
 // Convolution through cuDNN's convolution API: channels-last for fp16/bf16 (tensor cores, as
 // deployments run it), NCHW for fp32 (TF32 allowed as PyTorch's default allows it for cuDNN).
-// The algorithm comes from cuDNN's heuristics. A Conv node with a bias is one cuDNN call, as in a
-// deployment: cudnnConvolutionBiasActivationForward with the identity activation (which cuDNN
-// runs only with IMPLICIT_PRECOMP_GEMM); where cuDNN refuses that, the bias is a second kernel
-// (cudnnAddTensor) after the heuristic's algorithm.
-// Timed choice instead, as cudnn.benchmark and TensorRT choose: with --autotune for every conv,
-// and always for fp16/bf16 convs whose input channels are not a multiple of 8 (tensor cores
-// take 8 halves at a time; for a 3-channel image stem the heuristic's channels-last pick can be
-// several times off; patch convs over such images go to patch_conv_runner.cpp instead): each
-// layout (NHWC, NCHW) with the fused call and with cudnnFind's algorithms plus a bias add is run
-// as launch() runs it, timed like a measurement (CUPTI kernel durations), the fastest kept.
+// A dense Conv node with a bias takes a timed choice, as cudnn.benchmark and TensorRT choose:
+// one call, cudnnConvolutionBiasActivationForward with the identity activation (which cuDNN runs
+// only with IMPLICIT_PRECOMP_GEMM), against cudnnFind's algorithms followed by a bias add
+// (cudnnAddTensor), each run as launch() runs it and timed like a measurement (CUPTI kernel
+// durations), the fastest kept. With --autotune every conv, and fp16/bf16 convs whose input
+// channels are not a multiple of 8 (tensor cores take 8 halves at a time; for a 3-channel image
+// stem the heuristic's channels-last pick can be several times off; patch convs over such images
+// go to patch_conv_runner.cpp instead), take that choice in both layouts (NHWC, NCHW). Grouped
+// convs time cudnnFind's algorithms; other convs without a bias run the heuristic's algorithm.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -37,16 +36,21 @@ class CudnnConvRunner : public OperatorRunner {
     dtype_ = out[0].spec.dtype;
     const bool half = dtype_ != 1;
     const bool odd_channels = half && (c_.in_channels / c_.groups) % 8 != 0;
+    const cudnnTensorFormat_t preferred = half && ctx.channels_last_half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     if (ctx.autotune || (odd_channels && c_.groups == 1)) {
-      choose_by_timing(ctx);
+      choose_by_timing(ctx, preferred, /*both_layouts=*/true);
       return;
     }
-    configure(half && ctx.channels_last_half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW);
-    // The fused call runs only IMPLICIT_PRECOMP_GEMM, which is slow for grouped and depthwise
-    // convolutions (10-20x on MobileNetV2): those take the fastest algorithm and a bias add.
-    if (b_ptr_ && c_.groups == 1 && try_fused_bias(ctx)) return;
+    // A dense conv with a bias: the fused call (IMPLICIT_PRECOMP_GEMM only) timed against
+    // cudnnFind's algorithms + a bias add, in the deployed layout, as cudnn.benchmark chooses.
+    if (b_ptr_ && c_.groups == 1) {
+      choose_by_timing(ctx, preferred, /*both_layouts=*/false);
+      return;
+    }
+    configure(preferred);
     // Grouped convolutions are always timed (as cudnn.benchmark does): the heuristic's first pick
-    // for depthwise shapes is often a slow direct kernel.
+    // for depthwise shapes is often a slow direct kernel. (The fused call is slow for them,
+    // 10-20x on MobileNetV2, so they take the fastest algorithm and a bias add.)
     choose_algorithm(ctx, c_.groups > 1);
   }
 
@@ -78,27 +82,53 @@ class CudnnConvRunner : public OperatorRunner {
     d_.configure(c_, format, dtype_, b_ptr_ != nullptr);
   }
 
-  // The fastest of: each allowed layout, fused conv+bias (where cuDNN runs it) or cudnnFind's
-  // fastest algorithm (+ bias add), timed as launch() runs them.
-  void choose_by_timing(CudaContext& ctx) {
-    struct Choice {
-      cudnnTensorFormat_t format;
-      bool fused;
-      cudnnConvolutionFwdAlgo_t algo;
-      cudnnMathType_t math;
-      size_t workspace;
-    };
-    std::vector<cudnnTensorFormat_t> formats = {CUDNN_TENSOR_NCHW};
-    if (dtype_ != 1 && ctx.channels_last_half) formats.insert(formats.begin(), CUDNN_TENSOR_NHWC);
-    Choice best{};
+  // The fastest of: the preferred layout (and NCHW too where `both_layouts`), fused conv+bias
+  // (where cuDNN runs it) or cudnnFind's fastest algorithm (+ bias add), timed as launch() runs them.
+  // The timed choice's outcome: kept in the context, so an identical conv takes it untimed.
+  struct Choice {
+    cudnnTensorFormat_t format = CUDNN_TENSOR_NHWC;
+    bool fused = false;
+    cudnnConvolutionFwdAlgo_t algo{};
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+    size_t workspace = 0;
+    std::string candidates;  // every candidate's time
+  };
+
+  void choose_by_timing(CudaContext& ctx, cudnnTensorFormat_t preferred, bool both_layouts) {
+    const std::string key = "cudnn conv|" + measurement_key(spec_) + "|" + std::to_string(static_cast<int>(preferred)) +
+                            (both_layouts ? "|both" : "");
+    std::shared_ptr<Choice> best = ctx.choice<Choice>(key);
+    if (!best) {
+      best = std::make_shared<Choice>(time_candidates(ctx, preferred, both_layouts));
+      ctx.choices[key] = best;
+    }
+    candidates_ = best->candidates;
+    configure(best->format);
+    if (best->fused) {
+      if (!try_fused_bias(ctx)) throw Error(kExitRuntime, "cuDNN refused the fused convolution it ran before");
+    } else {
+      algo_ = best->algo;
+      math_ = best->math;
+      MC_CUDNN_CHECK(cudnnSetConvolutionMathType(d_.conv, math_));
+      workspace_bytes_ = best->workspace;
+      workspace_.resize(workspace_bytes_);
+    }
+    timed_ = true;
+  }
+
+  Choice time_candidates(CudaContext& ctx, cudnnTensorFormat_t preferred, bool both_layouts) {
+    std::vector<cudnnTensorFormat_t> formats = {preferred};
+    if (both_layouts && preferred == CUDNN_TENSOR_NHWC) formats.push_back(CUDNN_TENSOR_NCHW);
+    Choice best;
+    std::string candidates;
     double best_us = std::numeric_limits<double>::infinity();
     auto consider = [&](bool fused) {
       const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream);
-      candidates_ += fmt::format("{}{} {} {:.1f} us", candidates_.empty() ? "" : ", ", channels_last_ ? "NHWC" : "NCHW",
-                                 fused ? "fused" : "algo " + std::to_string(static_cast<int>(algo_)), us);
+      candidates += fmt::format("{}{} {} {:.1f} us", candidates.empty() ? "" : ", ", channels_last_ ? "NHWC" : "NCHW",
+                                fused ? "fused" : "algo " + std::to_string(static_cast<int>(algo_)), us);
       if (us < best_us) {
         best_us = us;
-        best = {channels_last_ ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, fused, algo_, math_, workspace_bytes_};
+        best = {channels_last_ ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, fused, algo_, math_, workspace_bytes_, ""};
       }
     };
     for (cudnnTensorFormat_t format : formats) {
@@ -108,17 +138,8 @@ class CudnnConvRunner : public OperatorRunner {
       if (choose_algorithm(ctx, true, /*throw_if_none=*/false)) consider(false);
     }
     if (!std::isfinite(best_us)) throw Error(kExitRuntime, "cuDNN offers no convolution algorithm for this shape");
-    configure(best.format);
-    if (best.fused) {
-      if (!try_fused_bias(ctx)) throw Error(kExitRuntime, "cuDNN refused the fused convolution it ran before");
-    } else {
-      algo_ = best.algo;
-      math_ = best.math;
-      MC_CUDNN_CHECK(cudnnSetConvolutionMathType(d_.conv, math_));
-      workspace_bytes_ = best.workspace;
-      workspace_.resize(workspace_bytes_);
-    }
-    timed_ = true;
+    best.candidates = candidates;
+    return best;
   }
 
   // Conv + bias in one call; false (nothing kept) where cuDNN does not run this configuration.

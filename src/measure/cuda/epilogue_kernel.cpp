@@ -1,8 +1,11 @@
 // Conv / MatMul / Gemm groups: the matrix op takes as much of its epilogue into the library call
 // as the library runs (a per-channel bias, one residual add, then ReLU, or GELU for cuBLASLt),
-// walking forward from its output; the members left run as one pointwise chain after it.
+// walking forward from its output; the members left run as one pointwise chain after it. A dense
+// conv's group is also tried as one cuDNN graph (SiLU, ReLU6 and Sigmoid included) and, for a 1x1
+// conv, as a cuBLASLt GEMM with its epilogue; the fastest runs.
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "measure/cuda/group_runner.h"
 
@@ -102,6 +105,50 @@ MatrixEpilogue absorb(const GroupView& view, size_t anchor, bool allow_gelu, std
   return e;
 }
 
+// Where the members the library call left (`rest`) are exactly one SiLU (x * Sigmoid(x)) or one
+// Sigmoid of its output `e`, the epilogue with that activation (its output the activation's);
+// otherwise nothing.
+std::optional<MatrixEpilogue> with_trailing_activation(const GroupView& view, MatrixEpilogue e, const std::vector<size_t>& rest) {
+  if (e.activation != EpilogueActivation::kNone || view.is_output(e.output) || rest.empty() || rest.size() > 2) return {};
+  const size_t sigmoid = rest[0];
+  if (!is_elementwise(view.plan(sigmoid), ElementwiseOp::kSigmoid) || view.node(sigmoid).inputs[0] != e.output) return {};
+  const int gate = view.node(sigmoid).outputs[0];
+  if (rest.size() == 1) {
+    e.activation = EpilogueActivation::kSigmoid;
+    e.output = gate;
+    return e;
+  }
+  const Node& mul = view.node(rest[1]);
+  const bool silu = is_elementwise(view.plan(rest[1]), ElementwiseOp::kMul) && mul.inputs.size() == 2 && !view.is_output(gate) &&
+                    ((mul.inputs[0] == e.output && mul.inputs[1] == gate) || (mul.inputs[1] == e.output && mul.inputs[0] == gate));
+  if (!silu) return {};
+  e.activation = EpilogueActivation::kSwish;
+  e.output = mul.outputs[0];
+  return e;
+}
+
+// A dense conv's group as a runtime may also run it: the whole epilogue as one cuDNN graph (for
+// the activations cuDNN's fused call cannot take), and a 1x1 conv as a cuBLASLt GEMM with its
+// epilogue; each is timed against `separate` (the fused call or per-node conv, then a chain) and
+// the fastest kept. `e` is what absorb() took, `rest`
+// the members it left.
+std::unique_ptr<GroupKernel> fastest_dense_conv(const GroupView& view, const MatrixEpilogue& e, const std::vector<size_t>& rest,
+                                                std::unique_ptr<GroupKernel> separate) {
+  std::optional<MatrixEpilogue> whole = rest.empty() ? std::optional<MatrixEpilogue>(e) : with_trailing_activation(view, e, rest);
+  if (!whole) return separate;
+  std::string why;
+  // ReLU and identity run in cuDNN's fused call already; a graph of the same (tried on ResNet-50:
+  // within 2 % of it) is not worth compiling.
+  const EpilogueActivation act = whole->activation;
+  const bool graph_only = act == EpilogueActivation::kSwish || act == EpilogueActivation::kSigmoid ||
+                          act == EpilogueActivation::kClippedRelu;
+  if (auto graph = graph_only ? make_conv_graph_kernel(view, *whole, &why) : nullptr)
+    separate = make_timed_choice(std::move(graph), std::move(separate), view.cuda.stream);
+  if (auto gemm = make_fused_gemm_kernel(view, *whole, &why))
+    separate = make_timed_choice(std::move(gemm), std::move(separate), view.cuda.stream);
+  return separate;
+}
+
 }  // namespace
 
 std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::string* why) {
@@ -127,6 +174,7 @@ std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::st
     *why = "a lone matrix op runs its own kernel";
     return nullptr;
   }
+  const std::vector<size_t> left = rest;  // what no library call took
   std::vector<std::unique_ptr<GroupKernel>> kernels;
   std::unique_ptr<GroupKernel> head;
   if (!taken.empty()) head = matmul ? make_fused_gemm_kernel(view, e, why) : make_fused_conv_kernel(view, e, why);
@@ -142,6 +190,7 @@ std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::st
     kernels.push_back(std::move(chain));
   }
   if (conv && !dense_conv) return make_depthwise_epilogue_kernel(view, anchor, rest, make_kernel_sequence(std::move(kernels)));
+  if (dense_conv) return fastest_dense_conv(view, e, left, make_kernel_sequence(std::move(kernels)));
   return make_kernel_sequence(std::move(kernels));
 }
 

@@ -120,6 +120,11 @@ class FusedConvKernel : public GroupKernel {
 
 std::unique_ptr<GroupKernel> make_fused_conv_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why) {
   const auto& conv = std::get<ConvParams>(view.plan(e.anchor));
+  const EpilogueActivation act = e.activation;
+  if (act != EpilogueActivation::kNone && act != EpilogueActivation::kRelu && act != EpilogueActivation::kClippedRelu) {
+    *why = "cuDNN's fused conv call takes ReLU (and clipped ReLU where it runs it) only";
+    return nullptr;
+  }
   auto kernel = std::make_unique<FusedConvKernel>();
   if (!kernel->prepare(view, e, conv)) {
     *why = "cuDNN runs no fused conv+bias+activation for this shape";

@@ -3,6 +3,8 @@
 // the tanh form) and the residual through C with beta = 1; a sequence-first [S, B, N] -> [B, S, N]
 // transpose between the product and its residual is folded into the store (cublaslt_product.h).
 // The algorithm is the heuristic's first, or the fastest of its candidates with --autotune.
+// A 1x1 conv over a channels-last tensor is the same product ([N*H*W, C] x [OC, C]^T), so conv
+// groups take this kernel too where it beats cuDNN's.
 #include <memory>
 
 #include "measure/cuda/cublaslt_product.h"
@@ -25,8 +27,10 @@ class FusedGemmKernel : public GroupKernel {
     if (desc_) cublasLtMatmulDescDestroy(desc_);
   }
 
-  bool prepare(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m, std::string* why) {
+  // `conv`: the anchor is a 1x1 conv and `m` its GEMM.
+  bool prepare(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m, bool conv, std::string* why) {
     handle_ = view.cuda.lt;
+    conv_ = conv;
     const Node& node = view.node(e.anchor);
     const int32_t dtype = view.spec(e.anchor).outputs[0].dtype;
     if (dtype != 10 && dtype != 16 && dtype != 1) {
@@ -70,7 +74,7 @@ class FusedGemmKernel : public GroupKernel {
   void launch(cudaStream_t stream) override { MC_CUBLASLT_CHECK(call(choice_.algo, stream)); }
 
   std::string implementation() const override {
-    std::string s = "cublasLt";
+    std::string s = conv_ ? "conv 1x1 as GEMM: cublasLt" : "cublasLt";
     if (bias_) s += " +bias";
     if (activation_ == EpilogueActivation::kRelu) s += " +relu";
     if (activation_ == EpilogueActivation::kGelu) s += " +gelu(tanh)";
@@ -95,14 +99,31 @@ class FusedGemmKernel : public GroupKernel {
   void* d_ptr_ = nullptr;
   float alpha_ = 1.f, beta_ = 0.f;
   bool bias_ = false, residual_ = false, interleaved_ = false;
+  bool conv_ = false;  // a 1x1 conv run as its GEMM
   EpilogueActivation activation_ = EpilogueActivation::kNone;
 };
 
 }  // namespace
 
 std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why) {
+  const EpilogueActivation act = e.activation;
+  if (act != EpilogueActivation::kNone && act != EpilogueActivation::kRelu && act != EpilogueActivation::kGelu) {
+    *why = "cuBLASLt's epilogues take ReLU and GELU only";
+    return nullptr;
+  }
   auto kernel = std::make_unique<FusedGemmKernel>();
-  if (!kernel->prepare(view, e, std::get<MatMulParams>(view.plan(e.anchor)), why)) return nullptr;
+  MatMulParams m;
+  if (const auto* conv = std::get_if<ConvParams>(&view.plan(e.anchor))) {
+    const int32_t dtype = view.spec(e.anchor).outputs[0].dtype;
+    if (!is_pointwise_gemm_conv(*conv) || !view.cuda.channels_last_half || (dtype != 10 && dtype != 16)) {
+      *why = "only a channels-last fp16/bf16 1x1 conv is one GEMM";
+      return nullptr;
+    }
+    m = conv_gemm_params(*conv);
+  } else {
+    m = std::get<MatMulParams>(view.plan(e.anchor));
+  }
+  if (!kernel->prepare(view, e, m, std::holds_alternative<ConvParams>(view.plan(e.anchor)), why)) return nullptr;
   return kernel;
 }
 

@@ -1,7 +1,9 @@
 // Runs one fusion group once on the GPU, for the tests that compare each fused runner with the
 // per-node CPU reference.
 #pragma once
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "measure/host_tensor.h"
@@ -19,5 +21,14 @@ struct GroupRun {
 // group reads keeps random contents. Channels-last off: values compare with the NCHW reference.
 GroupRun run_group_on_gpu(const Analysis& analysis, const FusedGroup& group, const std::map<int, HostTensor>& inputs,
                           const std::string& dtype);
+
+// The same with one strategy forced: `make` builds the group's kernel (throws or returns nullptr
+// with *why where it does not apply: the run then throws Error with that reason). With
+// `channels_last`, 4-D tensors (inputs, weights, outputs) are NHWC on both sides of the call.
+class GroupKernel;
+class GroupView;
+using GroupKernelFactory = std::function<std::unique_ptr<GroupKernel>(const GroupView&, std::string* why)>;
+GroupRun run_group_kernel_on_gpu(const Analysis& analysis, const FusedGroup& group, const std::map<int, HostTensor>& inputs,
+                                 const std::string& dtype, bool channels_last, const GroupKernelFactory& make);
 
 }  // namespace modelcost::cuda

@@ -79,7 +79,8 @@ std::unique_ptr<GroupKernel> make_timed_choice(std::unique_ptr<GroupKernel> a, s
 std::unique_ptr<GroupKernel> make_kernel_sequence(std::vector<std::unique_ptr<GroupKernel>> kernels);
 
 // Library-fused matrix ops of an epilogue: `output` receives act(op(x, w) + bias + residual).
-enum class EpilogueActivation { kNone, kRelu, kGelu, kClippedRelu };  // clipped: min(max(x, 0), clip)
+// clipped: min(max(x, 0), clip); swish: x * sigmoid(x) (SiLU).
+enum class EpilogueActivation { kNone, kRelu, kGelu, kClippedRelu, kSwish, kSigmoid };
 struct MatrixEpilogue {
   size_t anchor = 0;       // the Conv / MatMul / Gemm member
   int bias = -1;           // tensor ids, -1 for none (a Gemm's or Conv's own bias counts as bias)
@@ -91,6 +92,11 @@ struct MatrixEpilogue {
   int64_t interleaved_rows = 1;
 };
 std::unique_ptr<GroupKernel> make_fused_conv_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
+// A MatMul / Gemm, or a 1x1 conv run channels-last as the GEMM it is (conv_gemm_runner.cpp),
+// with a cuBLASLt epilogue (bias, ReLU, GELU; residual through C).
 std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
+// A dense 2-D conv with bias, residual and any activation above but GELU as one cuDNN graph
+// (conv_graph_kernel.cpp); channels-last fp16/bf16 only.
+std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
 
 }  // namespace modelcost::cuda

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,8 +33,21 @@ struct CudaContext {
   // compare values against the NCHW reference turn this off.
   bool channels_last_half = true;
   size_t max_workspace_bytes = size_t(256) << 20;
+<<<<<<< HEAD
   // The --dtype option the nodes were read with: an If's branch reads its nodes the same way.
   std::string dtype_option;
+=======
+  // Choices made for identical work (timed choices between runners and algorithms, cuDNN graphs
+  // with their compiled plans), by a key naming the work and the layout: an identical node or
+  // group takes the earlier choice instead of timing (and compiling) it again. Cleared with the
+  // handles the choices were made with (the context's owner outlives them).
+  std::map<std::string, std::shared_ptr<void>> choices;
+  template <class T>
+  std::shared_ptr<T> choice(const std::string& key) const {
+    auto it = choices.find(key);
+    return it == choices.end() ? nullptr : std::static_pointer_cast<T>(it->second);
+  }
+>>>>>>> main
 };
 
 class OperatorRunner {
@@ -66,6 +80,7 @@ std::unique_ptr<OperatorRunner> make_conv_transpose_runner(const NodeSpec& spec,
 std::unique_ptr<OperatorRunner> make_recurrent_runner(const NodeSpec& spec, const RecurrentPlan& plan, std::string* reason);
 // QuantizePlan, DynamicQuantizePlan, IntegerMatMulPlan and QLinearConvPlan.
 std::unique_ptr<OperatorRunner> make_quantized_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
+<<<<<<< HEAD
 // The detection kinds at the analyzer's output sizes (nonzero_runner.cu, nms_runner.cu).
 std::unique_ptr<OperatorRunner> make_nonzero_runner(const NodeSpec& spec, const NonZeroPlan& plan, std::string* reason);
 std::unique_ptr<OperatorRunner> make_nms_runner(const NodeSpec& spec, const NmsPlan& plan, std::string* reason);
@@ -76,9 +91,21 @@ std::unique_ptr<OperatorRunner> make_branch_runner(const NodeSpec& spec, const B
                                                    const std::vector<void*>* outer, std::string* reason);
 // Prepares every candidate, times each and runs the fastest (at least one candidate).
 std::unique_ptr<OperatorRunner> make_fastest_runner(std::vector<std::unique_ptr<OperatorRunner>> candidates);
+=======
+// Prepares every candidate, times each and runs the fastest (at least one candidate); a candidate
+// whose prepare() throws (it does not run this configuration) is left out unless none is left.
+// `key` (measurement_key of the node) names identical work: the choice is made once per context.
+std::unique_ptr<OperatorRunner> make_fastest_runner(std::vector<std::unique_ptr<OperatorRunner>> candidates,
+                                                    const std::string& key = "");
+>>>>>>> main
 // groups == in channels == out channels, 2 spatial dims.
 bool is_depthwise_2d(const ConvParams& conv);
 // Kernel == stride, no padding or dilation, one group: the conv is a GEMM over gathered patches.
 bool is_patch_conv(const ConvParams& conv);
+// 1x1 kernel, stride 1, no padding, one group: channels-last, the conv is one GEMM
+// (conv_gemm_runner.cpp), [N*H*W, C] x [OC, C]^T with the bias as a [OC] row.
+bool is_pointwise_gemm_conv(const ConvParams& conv);
+MatMulParams conv_gemm_params(const ConvParams& conv);
+std::unique_ptr<OperatorRunner> make_conv_gemm_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason);
 
 }  // namespace modelcost::cuda

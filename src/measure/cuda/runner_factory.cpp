@@ -10,15 +10,16 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             // run as gather + GEMM; cuDNN has no fast kernel for them (patch_conv_runner.cpp).
             if (is_patch_conv(c) && c.in_channels % 8 != 0) return make_patch_conv_runner(spec, c, reason);
             auto cudnn = make_cudnn_conv_runner(spec, c, reason);
-            // Depthwise: the own kernel against cuDNN's timed choice, the faster one kept.
-            if (!cudnn || !is_depthwise_2d(c)) return cudnn;
+            if (!cudnn) return cudnn;
+            // Depthwise: the own kernel against cuDNN's timed choice; 1x1: cuBLASLt's GEMM
+            // against it (cuDNN runs some 1x1 shapes 3-5x off the GEMM). The faster one is kept.
             std::string why;
-            auto own = make_depthwise_conv_runner(spec, c, &why);
+            auto own = is_depthwise_2d(c) ? make_depthwise_conv_runner(spec, c, &why) : make_conv_gemm_runner(spec, c, &why);
             if (!own) return cudnn;
             std::vector<std::unique_ptr<OperatorRunner>> candidates;
             candidates.push_back(std::move(own));
             candidates.push_back(std::move(cudnn));
-            return make_fastest_runner(std::move(candidates));
+            return make_fastest_runner(std::move(candidates), measurement_key(spec));
           },
           [&](const PoolParams& p) -> std::unique_ptr<OperatorRunner> {
             // cuDNN takes symmetric pads and floor-sized outputs; the own kernel the rest (ceil_mode).
