@@ -33,10 +33,8 @@ struct CudaContext {
   // compare values against the NCHW reference turn this off.
   bool channels_last_half = true;
   size_t max_workspace_bytes = size_t(256) << 20;
-<<<<<<< HEAD
   // The --dtype option the nodes were read with: an If's branch reads its nodes the same way.
   std::string dtype_option;
-=======
   // Choices made for identical work (timed choices between runners and algorithms, cuDNN graphs
   // with their compiled plans), by a key naming the work and the layout: an identical node or
   // group takes the earlier choice instead of timing (and compiling) it again. Cleared with the
@@ -47,7 +45,6 @@ struct CudaContext {
     auto it = choices.find(key);
     return it == choices.end() ? nullptr : std::static_pointer_cast<T>(it->second);
   }
->>>>>>> main
 };
 
 class OperatorRunner {
