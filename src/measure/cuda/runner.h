@@ -77,7 +77,6 @@ std::unique_ptr<OperatorRunner> make_conv_transpose_runner(const NodeSpec& spec,
 std::unique_ptr<OperatorRunner> make_recurrent_runner(const NodeSpec& spec, const RecurrentPlan& plan, std::string* reason);
 // QuantizePlan, DynamicQuantizePlan, IntegerMatMulPlan and QLinearConvPlan.
 std::unique_ptr<OperatorRunner> make_quantized_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
-<<<<<<< HEAD
 // The detection kinds at the analyzer's output sizes (nonzero_runner.cu, nms_runner.cu).
 std::unique_ptr<OperatorRunner> make_nonzero_runner(const NodeSpec& spec, const NonZeroPlan& plan, std::string* reason);
 std::unique_ptr<OperatorRunner> make_nms_runner(const NodeSpec& spec, const NmsPlan& plan, std::string* reason);
@@ -86,15 +85,11 @@ std::unique_ptr<OperatorRunner> make_nms_runner(const NodeSpec& spec, const NmsP
 // allocates and fills its own copies of them.
 std::unique_ptr<OperatorRunner> make_branch_runner(const NodeSpec& spec, const BranchPlan& plan,
                                                    const std::vector<void*>* outer, std::string* reason);
-// Prepares every candidate, times each and runs the fastest (at least one candidate).
-std::unique_ptr<OperatorRunner> make_fastest_runner(std::vector<std::unique_ptr<OperatorRunner>> candidates);
-=======
 // Prepares every candidate, times each and runs the fastest (at least one candidate); a candidate
 // whose prepare() throws (it does not run this configuration) is left out unless none is left.
 // `key` (measurement_key of the node) names identical work: the choice is made once per context.
 std::unique_ptr<OperatorRunner> make_fastest_runner(std::vector<std::unique_ptr<OperatorRunner>> candidates,
                                                     const std::string& key = "");
->>>>>>> main
 // groups == in channels == out channels, 2 spatial dims.
 bool is_depthwise_2d(const ConvParams& conv);
 // Kernel == stride, no padding or dilation, one group: the conv is a GEMM over gathered patches.
