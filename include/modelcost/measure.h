@@ -14,13 +14,20 @@
 
 namespace modelcost {
 
+// When sampling a node stops being worth it (docs/measurement.md, "Timing rules").
+enum class Convergence {
+  kMedianError,  // the median's relative standard error is below max_noise (the default)
+  kSpread,       // the samples' relative standard deviation is below max_noise (nvbench's "stdrel")
+};
+
 struct MeasureOptions {
   bool cold = false;                 // flush L2 before every sample (default: L2 warm)
   bool autotune = false;             // time candidate algorithms (cuBLASLt, cuDNN) instead of heuristics
   std::string dtype;                 // "" = the model's own; "fp32", "tf32", "fp16", "bf16": float tensors cast
   double max_seconds_per_node = 0.1;  // sampling time limit per node (nvbench's timeout)
-  int min_samples = 10;              // nvbench stdrel: at least this many samples
-  double max_rel_stddev = 0.005;     // ...and stop once the relative standard deviation is below this
+  int min_samples = 10;              // at least this many samples
+  Convergence convergence = Convergence::kMedianError;
+  double max_noise = 0.005;          // ...and stop once the convergence test's noise figure is below this
   bool cpu = false;                  // time the CPU reference kernels instead of the GPU
   int device = 0;                    // CUDA device ordinal
   // --counters: one extra run of each node after its timing under CUPTI's range profiler, for
@@ -69,6 +76,12 @@ struct DeviceInfo {
   std::string driver;            // "CUDA driver 13.0, runtime 13.0, cuDNN 9.19"
 };
 
+// One kernel of a replayed graph: its start after the first kernel's start, and its duration.
+struct KernelInterval {
+  std::string name;
+  double start_us = 0, duration_us = 0;
+};
+
 struct ModelMeasurement {
   bool measured = false;
   std::string reason;
@@ -82,6 +95,8 @@ struct ModelMeasurement {
   bool has_kernel_breakdown = false;
   int kernels_per_run = 0;
   double kernel_busy_us = 0, kernel_span_us = 0;
+  // The kernels of the breakdown's median replay (by span), in order: where the idle falls.
+  std::vector<KernelInterval> replay_kernels;
 };
 
 // One fusion group of the deployed view timed as the kernels a runtime runs for it.
@@ -199,6 +214,9 @@ class Backend {
   // groups as one CUDA graph. The default (CPU): measured=false, the GPU only.
   virtual DeployedMeasurement measure_deployed(const Analysis& analysis, const FusionPlan& plan,
                                                const MeasureOptions& options);
+  // Where this process's measurement wall time went so far: seconds per phase and counts, in
+  // first-seen order (empty where the backend keeps none). Phases nest (docs/measurement.md).
+  virtual std::vector<std::pair<std::string, double>> wall_breakdown() const { return {}; }
 };
 
 // True when the CUDA module (the GPU backend, loaded at run time) is found; it is not loaded.

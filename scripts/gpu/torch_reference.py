@@ -3,7 +3,8 @@
 # median of CUDA event times. Each reference also prints the kernels one graph replay runs
 # (torch.profiler): how many, their summed durations, and the share of matrix kernels (cuDNN
 # convolutions, cuBLAS/CUTLASS GEMMs, flash attention) among them.
-# With KERNEL_DUMP=FILE set, every profiled kernel is appended to FILE (label, name, us).
+# With KERNEL_DUMP=FILE set, every profiled kernel is appended to FILE (label, name, us, start us):
+# scripts/gpu/replay_gaps.py compares its gaps between kernels with modelcost's replay.
 import os, statistics, sys, torch, torchvision
 from torch.fx.experimental.optimization import fuse
 
@@ -23,7 +24,8 @@ def kernel_profile(g, label):
         mbusy = sum(e.device_time for e in matrix) / 1e3
         if os.environ.get("KERNEL_DUMP"):
             with open(os.environ["KERNEL_DUMP"], "a") as f:
-                for e in kernels: f.write(f"{label}\t{e.name[:160]}\t{e.device_time:.3f}\n")
+                for e in sorted(kernels, key=lambda e: e.time_range.start):
+                    f.write(f"{label}\t{e.name[:160]}\t{e.device_time:.3f}\t{e.time_range.start:.3f}\n")
         print(f"KERNELS {label}: {len(kernels)} kernels, {busy:.3f} ms busy; matrix {len(matrix)} kernels "
               f"{mbusy:.3f} ms; other {len(kernels) - len(matrix)} kernels {busy - mbusy:.3f} ms", flush=True)
     except Exception as e:  # the profiler is a side figure: never lose the timing for it

@@ -25,7 +25,7 @@ std::string cpu_model_name() {
 template <typename Fn>
 NodeMeasurement time_samples(const MeasureOptions& options, Fn fn) {
   fn();  // warm-up: first touch of the buffers, caches
-  StoppingCriterion criterion({options.min_samples, options.max_rel_stddev, options.max_seconds_per_node, 100000});
+  StoppingCriterion criterion({options.min_samples, options.max_noise, options.max_seconds_per_node, 100000, options.convergence});
   sample_until_done(criterion, [&] {
     const auto t0 = SteadyClock::now();
     fn();

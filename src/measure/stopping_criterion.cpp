@@ -1,14 +1,21 @@
 #include "measure/stopping_criterion.h"
 
 #include <algorithm>
+#include <cmath>
 
-#include "measure/statistics.h"
 
 namespace modelcost {
 
+double StoppingCriterion::noise() const {
+  if (samples_.size() < 2) return INFINITY;
+  std::vector<double> sorted = samples_;
+  std::sort(sorted.begin(), sorted.end());
+  return test_->noise(sorted);
+}
+
 bool StoppingCriterion::converged() const {
   if (static_cast<int>(samples_.size()) < rule_.min_samples) return false;
-  return summarize(samples_).rel_stddev < rule_.max_rel_stddev;
+  return noise() < rule_.max_noise;
 }
 
 const char* StoppingCriterion::reason(double elapsed_seconds) const {

@@ -235,7 +235,8 @@ bool CudaBackend::time_grid_call(const std::function<void(cudaStream_t)>& launch
                                  LibraryKernelSample& sample) {
   SampleConfig config;
   config.rule.min_samples = 10;
-  config.rule.max_rel_stddev = 0.02;
+  config.rule.max_noise = 0.02;
+  config.rule.convergence = Convergence::kSpread;
   config.rule.max_seconds = 0.05;
   const NodeMeasurement m = sample_launches(launch, context_.stream, config, nullptr);
   sample.kernel_us = m.median_us;

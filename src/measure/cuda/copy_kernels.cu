@@ -272,9 +272,13 @@ bool transpose_as(const void* src, void* dst, const CopyIndexing& ix, int64_t n,
   return true;
 }
 
+// The gather of `p` moving elements of type E (its inner rows counted in E's).
 template <typename E>
-void gather_as(const void* data, const void* indices, bool i64, void* out, int64_t axis_len, int64_t inner, int64_t count,
-               int64_t n, cudaStream_t stream) {
+void gather_as(const GatherPlan& p, const IndexOperands& o, cudaStream_t stream) {
+  const void *data = o.data, *indices = o.indices;
+  void* out = o.y;
+  const bool i64 = o.indices_int64;
+  const int64_t axis_len = p.axis_len, inner = p.inner, count = p.indices, n = p.outer * count * inner;
   if (fits_int32(n) && fits_int32(count * axis_len * inner * (n / (count * inner)))) {
     const FastDivider inner_div(static_cast<uint32_t>(inner)), count_div(static_cast<uint32_t>(count));
     if (i64)
@@ -350,25 +354,20 @@ void launch_strided_copy(int bytes, const void* src, void* dst, const StridedCop
 }
 
 void launch_gather(int bytes, const GatherPlan& plan, const IndexOperands& operands, cudaStream_t stream) {
-  const void* data = operands.data;
-  const void* indices = operands.indices;
-  const bool i64 = operands.indices_int64;
-  void* out = operands.y;
-  const int64_t axis_len = plan.axis_len, inner = plan.inner, count = plan.indices;
-  const int64_t n = plan.outer * count * inner;
-  if (n == 0) return;
+  if (plan.outer * plan.indices * plan.inner == 0) return;
   // Rows of `inner` elements move as wider elements where their length and the pointers allow.
   int widen = 16 / bytes;
-  while (widen > 1 && (inner % widen || reinterpret_cast<uintptr_t>(data) % (widen * bytes) ||
-                       reinterpret_cast<uintptr_t>(out) % (widen * bytes)))
+  while (widen > 1 && (plan.inner % widen || reinterpret_cast<uintptr_t>(operands.data) % (widen * bytes) ||
+                       reinterpret_cast<uintptr_t>(operands.y) % (widen * bytes)))
     widen /= 2;
-  const int64_t w_inner = inner / widen, w_n = n / widen;
+  GatherPlan wide = plan;
+  wide.inner = plan.inner / widen;
   switch (bytes * widen) {
-    case 1: gather_as<uint8_t>(data, indices, i64, out, axis_len, w_inner, count, w_n, stream); break;
-    case 2: gather_as<uint16_t>(data, indices, i64, out, axis_len, w_inner, count, w_n, stream); break;
-    case 4: gather_as<uint32_t>(data, indices, i64, out, axis_len, w_inner, count, w_n, stream); break;
-    case 8: gather_as<uint2>(data, indices, i64, out, axis_len, w_inner, count, w_n, stream); break;
-    case 16: gather_as<uint4>(data, indices, i64, out, axis_len, w_inner, count, w_n, stream); break;
+    case 1: gather_as<uint8_t>(wide, operands, stream); break;
+    case 2: gather_as<uint16_t>(wide, operands, stream); break;
+    case 4: gather_as<uint32_t>(wide, operands, stream); break;
+    case 8: gather_as<uint2>(wide, operands, stream); break;
+    case 16: gather_as<uint4>(wide, operands, stream); break;
     default: throw Error(kExitRuntime, "gather of elements of " + std::to_string(bytes) + " bytes");
   }
   MC_CUDA_CHECK_LAUNCH();

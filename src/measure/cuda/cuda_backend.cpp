@@ -1,10 +1,13 @@
 #include "measure/cuda/cuda_backend.h"
 
+#include <optional>
+
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/cudnn_util.h"
 #include "measure/cuda/device_info.h"
 #include "measure/cuda/range_profiler.h"
 #include "measure/cuda/tensor_transfer.h"
+#include "measure/cuda/wall_ledger.h"
 #include "measure/cuda_entry.h"
 
 namespace modelcost {
@@ -29,7 +32,9 @@ std::vector<HostTensor> run_node_on_gpu(const NodeSpec& spec, const std::vector<
 namespace cuda {
 
 CudaBackend::CudaBackend(int device) {
+  LedgerScope start("backend start: CUDA context, cuDNN and cuBLASLt handles");
   MC_CUDA_CHECK(cudaSetDevice(device));
+  MC_CUDA_CHECK(cudaFree(nullptr));  // the context now, inside this phase
   info_ = query_device_info(device);
   MC_CUDA_CHECK(cudaStreamCreateWithFlags(&context_.stream, cudaStreamNonBlocking));
   MC_CUDNN_CHECK(cudnnCreate(&context_.cudnn));
@@ -44,6 +49,8 @@ CudaBackend::~CudaBackend() {
   if (context_.stream) cudaStreamDestroy(context_.stream);
 }
 
+std::vector<std::pair<std::string, double>> CudaBackend::wall_breakdown() const { return WallLedger::instance().entries(); }
+
 L2Flush& CudaBackend::l2_flush() {
   if (!flush_) flush_ = std::make_unique<L2Flush>(static_cast<size_t>(info_.l2_bytes));
   return *flush_;
@@ -52,7 +59,8 @@ L2Flush& CudaBackend::l2_flush() {
 SampleConfig CudaBackend::sample_config(const MeasureOptions& o) const {
   SampleConfig c;
   c.rule.min_samples = o.min_samples;
-  c.rule.max_rel_stddev = o.max_rel_stddev;
+  c.rule.max_noise = o.max_noise;
+  c.rule.convergence = o.convergence;
   c.rule.max_seconds = o.max_seconds_per_node;
   c.cold = o.cold;
   return c;
@@ -83,6 +91,7 @@ NodeMeasurement CudaBackend::measure_node(const NodeAnalysis& node, const Measur
       m.has_counters = options.counters;  // nothing runs: no DRAM traffic, no FLOPs
       return m;
     }
+    std::optional<LedgerScope> preparing(std::in_place, "nodes: runners prepared (timed choices included)");
     std::string reason;
     auto runner = make_runner(spec, plan, &reason);
     if (!runner) return not_measured(reason);
@@ -103,9 +112,14 @@ NodeMeasurement CudaBackend::measure_node(const NodeAnalysis& node, const Measur
       out[o].data = slot.data();
     }
     runner->prepare(in, out, context_);
-    NodeMeasurement m = sample_launches([&](cudaStream_t s) { runner->launch(s); }, context_.stream,
-                                        sample_config(options), options.cold ? &l2_flush() : nullptr);
+    preparing.reset();
+    LedgerScope sampling("nodes: sampling");
+    SampleConfig config = sample_config(options);
+    config.tally = "nodes";
+    NodeMeasurement m = sample_launches([&](cudaStream_t s) { runner->launch(s); }, context_.stream, config,
+                                        options.cold ? &l2_flush() : nullptr);
     m.implementation = runner->implementation() + (m.implementation.empty() ? "" : ", " + m.implementation);
+    node_figures_[measurement_key(spec) + "|" + runner->implementation()] = m;
     if (options.counters) add_counters(m, [&](cudaStream_t s) { runner->launch(s); });
     return m;
   } catch (const Error& e) {

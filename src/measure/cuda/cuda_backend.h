@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <unordered_map>
 
 #include "measure/cuda/l2_flush.h"
 #include "measure/host_tensor.h"
@@ -19,6 +20,8 @@ void calibrate_kernel_overhead(cudaStream_t stream, CalibrationResult& result, d
 // calibrate's samples of the deployed decode step's kernels (calibrate_decode.cpp), into the grid.
 void calibrate_decode_kernels(cudaStream_t stream, int sms, CalibrationResult& result);
 
+struct PreparedGroups;  // deployed_runner.cpp
+
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(int device);
@@ -29,6 +32,7 @@ class CudaBackend : public Backend {
   CalibrationResult calibrate(const MeasureOptions& options) override;
   DeployedMeasurement measure_deployed(const Analysis& analysis, const FusionPlan& plan,
                                        const MeasureOptions& options) override;
+  std::vector<std::pair<std::string, double>> wall_breakdown() const override;
 
   CudaContext& context() { return context_; }
   // Runs a node once on the given inputs and returns its outputs (tests compare them with the
@@ -39,6 +43,8 @@ class CudaBackend : public Backend {
 
  private:
   SampleConfig sample_config(const MeasureOptions& options) const;
+  // The deployed view's groups, each timed alone (deployed_runner.cpp).
+  void time_groups(const PreparedGroups& prepared, const MeasureOptions& options, DeployedMeasurement& result);
   // calibrate's grid of library kernels (calibrate_library.cpp): one call's timings into `sample`;
   // false when no runner takes the spec.
   void calibrate_library_kernels(CalibrationResult& result);
@@ -59,6 +65,9 @@ class CudaBackend : public Backend {
   CudaContext context_;
   std::unique_ptr<L2Flush> flush_;
   std::vector<DeviceBuffer> slots_;  // reused node buffers: inputs first, then outputs
+  // Each measured node's figure by its measurement key and runner: a deployed group that runs
+  // exactly that runner takes it (deployed_runner.cpp).
+  std::unordered_map<std::string, NodeMeasurement> node_figures_;
 };
 
 }  // namespace modelcost::cuda

@@ -19,6 +19,7 @@
 #include "measure/cuda/cudnn_util.h"
 #include "measure/cuda/runner.h"
 #include "measure/cuda/sampler.h"
+#include "measure/cuda/wall_ledger.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -179,6 +180,7 @@ class CudnnConvRunner : public OperatorRunner {
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(count);
     int returned = 0;
     if (find) {
+      LedgerScope finding("timed choices: cudnnFind");
       DeviceBuffer scratch(ctx.max_workspace_bytes);
       MC_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
       MC_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle_, d_.x, x_ptr_, d_.w, w_ptr_, d_.conv, d_.y, y_ptr_, count,

@@ -1,5 +1,8 @@
 #include "measure/cuda/cupti_timer.h"
 
+#include "measure/cuda/wall_ledger.h"
+
+#include <cuda_runtime.h>
 #include <cupti.h>
 
 #include <algorithm>
@@ -75,9 +78,19 @@ CuptiTimer& CuptiTimer::instance() {
 }
 
 CuptiTimer::CuptiTimer() {
-  ok_ = succeeded(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks",
-                  &error_) &&
-        enable_records();
+  LedgerScope start("CUPTI start");
+  // MODELCOST_CUPTI=0: no CUPTI in the process (CUDA events time everything; no kernel breakdown).
+  if (const char* env = std::getenv("MODELCOST_CUPTI"); env && std::string(env) == "0") {
+    error_ = "CUPTI turned off (MODELCOST_CUPTI=0)";
+    return;
+  }
+  ok_ = attach();
+}
+
+bool CuptiTimer::attach() {
+  return succeeded(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks",
+                   &error_) &&
+         enable_records();
 }
 
 bool CuptiTimer::enable_records() {
@@ -91,7 +104,8 @@ bool CuptiTimer::enable_records() {
 }
 
 CuptiTimer::Pause::Pause(CuptiTimer& timer) : timer_(timer) {
-  if (!timer_.ok_) return;
+  if (!timer_.ok_ || timer_.detached_) return;
+  active_ = true;
   cuptiActivityFlushAll(1);
   for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
                                   CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
@@ -99,7 +113,23 @@ CuptiTimer::Pause::Pause(CuptiTimer& timer) : timer_(timer) {
 }
 
 CuptiTimer::Pause::~Pause() {
-  if (timer_.ok_) timer_.ok_ = timer_.enable_records();
+  if (active_ && timer_.ok_) timer_.ok_ = timer_.enable_records();
+}
+
+CuptiTimer::Detach::Detach(CuptiTimer& timer) : timer_(timer) {
+  if (!timer_.ok_ || timer_.detached_) return;
+  LedgerScope phase("CUPTI detached and attached again");
+  cudaDeviceSynchronize();   // nothing in flight that CUPTI would still record
+  cuptiActivityFlushAll(1);  // the buffers so far reach buffer_completed, so collect() still sees them
+  if (cuptiFinalize() != CUPTI_SUCCESS) return;  // still attached: the replays run under it, as before
+  active_ = timer_.detached_ = true;
+}
+
+CuptiTimer::Detach::~Detach() {
+  if (!active_) return;
+  LedgerScope phase("CUPTI detached and attached again");
+  timer_.detached_ = false;
+  timer_.ok_ = timer_.attach();
 }
 
 void CuptiTimer::push(uint64_t id) { cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id); }

@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "measure/cuda/captured_graph.h"
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/skinny_gemm.h"
 
@@ -114,19 +115,7 @@ CandidateRun run_candidate(const std::function<void()>& enqueue, cudaStream_t st
 
 }  // namespace
 
-int64_t count_kernel_nodes(cudaGraph_t graph) {
-  size_t count = 0;
-  MC_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  MC_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
-  int64_t kernels = 0;
-  for (cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type;
-    MC_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    kernels += type == cudaGraphNodeTypeKernel;
-  }
-  return kernels;
-}
+int64_t count_kernel_nodes(cudaGraph_t graph) { return static_cast<int64_t>(count_graph_nodes(graph).kernels); }
 
 SkinnyGemmArgs DecodeGemm::skinny_args(const __half* x, const __half* w, __half* y) const {
   return {x, w, y, static_cast<int>(shape_.m), static_cast<int>(shape_.n), static_cast<int>(shape_.k), shape_.accumulate};

@@ -26,32 +26,29 @@ class DepthwiseConvRunner : public OperatorRunner {
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     type_ = element_type(out[0].spec.dtype);
-    channels_last_ = out[0].spec.dtype != 1 && ctx.channels_last_half;
-    x_ = in[0].data;
-    w_ = in[1].data;
-    bias_ = c_.has_bias ? in[2].data : nullptr;
-    y_ = out[0].data;
+    tensors_ = {in[0].data, in[1].data, c_.has_bias ? in[2].data : nullptr, out[0].data};
     g_ = DepthwiseGeometry{c_.batch, c_.in_channels, c_.in_size[0], c_.in_size[1], c_.out_size[0], c_.out_size[1],
                            static_cast<int>(c_.kernel[0]), static_cast<int>(c_.kernel[1]),
                            static_cast<int>(c_.strides[0]), static_cast<int>(c_.strides[1]),
                            static_cast<int>(c_.pads[0]), static_cast<int>(c_.pads[1]),
                            static_cast<int>(c_.dilations[0]), static_cast<int>(c_.dilations[1]),
                            activation_, alpha_, beta_};
-    if (!channels_last_) return;
+    g_.channels_last = out[0].spec.dtype != 1 && ctx.channels_last_half;
+    if (!g_.channels_last) return;
     const int64_t taps = c_.kernel[0] * c_.kernel[1];
     transposed_.resize(static_cast<size_t>(taps * c_.in_channels) * element_bytes(type_));
     StridedCopy to_taps_by_channel;  // [C, taps] -> [taps, C]
     to_taps_by_channel.dims = {taps, c_.in_channels};
     to_taps_by_channel.src_strides = {1, taps};
     to_taps_by_channel.dst_strides = {c_.in_channels, 1};
-    launch_strided_copy(static_cast<int>(element_bytes(type_)), w_, transposed_.data(), to_taps_by_channel, ctx.stream);
-    w_ = transposed_.data();
+    launch_strided_copy(static_cast<int>(element_bytes(type_)), tensors_.w, transposed_.data(), to_taps_by_channel, ctx.stream);
+    tensors_.w = transposed_.data();
   }
 
-  void launch(cudaStream_t stream) override { launch_depthwise_conv(type_, channels_last_, g_, x_, w_, bias_, y_, stream); }
+  void launch(cudaStream_t stream) override { launch_depthwise_conv(type_, g_, tensors_, stream); }
 
   std::string implementation() const override {
-    return std::string("own depthwise conv ") + (channels_last_ ? "NHWC" : "NCHW") + (bias_ ? " +bias" : "") +
+    return std::string("own depthwise conv ") + (g_.channels_last ? "NHWC" : "NCHW") + (tensors_.bias ? " +bias" : "") +
            (activation_ != ElementwiseOp::kIdentity ? std::string(" +") + activation_name(activation_) : "");
   }
 
@@ -60,12 +57,8 @@ class DepthwiseConvRunner : public OperatorRunner {
   ElementwiseOp activation_;
   float alpha_, beta_;
   ElementType type_ = ElementType::kFloat32;
-  bool channels_last_ = false;
   DepthwiseGeometry g_{};
-  const void* x_ = nullptr;
-  const void* w_ = nullptr;
-  const void* bias_ = nullptr;
-  void* y_ = nullptr;
+  DepthwiseOperands tensors_;
   DeviceBuffer transposed_;
 };
 

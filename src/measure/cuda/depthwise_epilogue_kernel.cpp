@@ -67,7 +67,8 @@ std::unique_ptr<GroupKernel> make_depthwise_epilogue_kernel(const GroupView& vie
   std::vector<DeviceTensor> out = view.buffers.outputs(last);
   runner->prepare(view.buffers.inputs(anchor), {out[0]}, view.cuda);
   auto fused = std::make_unique<RunnerKernel>(std::move(runner));
-  return make_timed_choice(std::move(fused), std::move(separate), view.cuda.stream);
+  return make_timed_choice(std::move(fused), std::move(separate), view.cuda.stream,
+                           group_measurement_key(view, "depthwise epilogue"));
 }
 
 }  // namespace modelcost::cuda

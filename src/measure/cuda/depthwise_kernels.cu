@@ -227,15 +227,16 @@ bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, const T* 
   return false;
 }
 
-void launch_depthwise_conv(ElementType type, bool channels_last, const DepthwiseGeometry& g, const void* x, const void* w,
-                           const void* bias, void* y, cudaStream_t stream) {
+void launch_depthwise_conv(ElementType type, const DepthwiseGeometry& g, const DepthwiseOperands& operands,
+                           cudaStream_t stream) {
+  const bool channels_last = g.channels_last;
   const int64_t outputs = g.batch * g.channels * g.out_h * g.out_w;
   if (outputs == 0) return;
   MC_DISPATCH_TYPE(type, {
-    const T* px = static_cast<const T*>(x);
-    const T* pw = static_cast<const T*>(w);
-    const T* pb = static_cast<const T*>(bias);
-    T* py = static_cast<T*>(y);
+    const T* px = static_cast<const T*>(operands.x);
+    const T* pw = static_cast<const T*>(operands.w);
+    const T* pb = static_cast<const T*>(operands.bias);
+    T* py = static_cast<T*>(operands.y);
     constexpr int kWide = 16 / sizeof(T);
     // Channels-last work too small to fill the GPU with row kernel threads (batch 1, late stages:
     // 14x14x480 gives 3360) takes one output pixel and 2 channels per thread: 4x the threads of

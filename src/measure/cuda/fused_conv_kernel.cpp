@@ -45,6 +45,7 @@ class FusedConvKernel : public GroupKernel {
         d_.act, relu_ ? CUDNN_ACTIVATION_RELU : clipped_ ? CUDNN_ACTIVATION_CLIPPED_RELU : CUDNN_ACTIVATION_IDENTITY,
         CUDNN_NOT_PROPAGATE_NAN, clipped_ ? e.clip : 0.0));
     residual_ = e.residual >= 0;
+    memo_key_ = "cudnn fused conv|" + measurement_key(spec) + "|" + implementation();
     return choose_algorithm(view.cuda);
   }
 
@@ -92,7 +93,8 @@ class FusedConvKernel : public GroupKernel {
         cudaGetLastError();
         continue;
       }
-      const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream);
+      const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream,
+                                        memo_key_ + " algo " + std::to_string(static_cast<int>(algo)));
       if (us < best_us) {
         best_us = us;
         best = algo;
@@ -114,6 +116,7 @@ class FusedConvKernel : public GroupKernel {
   void* y_ptr_ = nullptr;
   float alpha2_ = 0;
   bool relu_ = false, clipped_ = false, residual_ = false, channels_last_ = false;
+  std::string memo_key_;  // the work and epilogue, for quick_median_us's memo
 };
 
 }  // namespace

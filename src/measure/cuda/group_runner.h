@@ -20,6 +20,9 @@ class GroupKernel {
   virtual ~GroupKernel() = default;
   virtual void launch(cudaStream_t stream) = 0;
   virtual std::string implementation() const = 0;
+  // The one per-node runner this kernel is, where it is one (a lone member run as the per-node
+  // measurement runs it: that measurement's figure is this group's), else nullptr.
+  virtual const OperatorRunner* lone_runner() const { return nullptr; }
 };
 
 // A group as its runners see it: its members (indices into Analysis::nodes) and who produces
@@ -72,9 +75,10 @@ std::unique_ptr<GroupKernel> make_depthwise_epilogue_kernel(const GroupView& vie
                                                             const std::vector<size_t>& rest,
                                                             std::unique_ptr<GroupKernel> separate);
 // The faster of two ways to run a group (each timed as measurements time), the other's time
-// noted in its implementation.
+// noted in its implementation. `work` (group_measurement_key of the group, or empty) keys
+// quick_median_us's memo: identical groups time their candidates once.
 std::unique_ptr<GroupKernel> make_timed_choice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b,
-                                               cudaStream_t stream);
+                                               cudaStream_t stream, const std::string& work = {});
 // Runs several kernels in order as one.
 std::unique_ptr<GroupKernel> make_kernel_sequence(std::vector<std::unique_ptr<GroupKernel>> kernels);
 

@@ -108,10 +108,15 @@ struct DepthwiseGeometry {
   int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
   ElementwiseOp activation = ElementwiseOp::kIdentity;
   float alpha = 0, beta = 0;
+  bool channels_last = false;
+};
+struct DepthwiseOperands {
+  const void *x = nullptr, *w = nullptr, *bias = nullptr;
+  void* y = nullptr;
 };
 bool depthwise_activation_supported(ElementwiseOp op);
-void launch_depthwise_conv(ElementType type, bool channels_last, const DepthwiseGeometry& g, const void* x, const void* w,
-                           const void* bias, void* y, cudaStream_t stream);
+void launch_depthwise_conv(ElementType type, const DepthwiseGeometry& g, const DepthwiseOperands& operands,
+                           cudaStream_t stream);
 
 // Quantization (quantize_kernels.cu): operands of any stored type; an omitted zero point is
 // nullptr (zero).

@@ -3,11 +3,13 @@
 // order is captured into a CUDA graph and its replays are timed with CUDA events, the way a
 // deployment replays a captured graph.
 #include <map>
+#include <optional>
 
 #include "measure/cuda/cuda_backend.h"
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/graph_pass.h"
 #include "measure/cuda/graph_replay.h"
+#include "measure/cuda/wall_ledger.h"
 #include "measure/sampling.h"
 
 namespace modelcost::cuda {
@@ -45,10 +47,12 @@ ModelMeasurement CudaBackend::measure_model(const Analysis& analysis, const Meas
   context_.channels_last_half = true;
   context_.dtype_option = options.dtype;
   try {
+    std::optional<LedgerScope> preparing(std::in_place, "as-written: buffers and runners prepared (timed choices included)");
     result.reason = pass.prepare(analysis.nodes, pointer, context_);
     if (!result.reason.empty()) return result;
     MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
-
+    preparing.reset();
+    LedgerScope replaying("as-written: whole-model graph");
     const std::string method = result.method;
     result = time_graph_replays(
                  [&](cudaStream_t s) {

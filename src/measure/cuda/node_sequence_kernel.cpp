@@ -15,6 +15,7 @@ class NodeSequence : public GroupKernel {
   void launch(cudaStream_t stream) override {
     for (auto& r : runners_) r->launch(stream);
   }
+  const OperatorRunner* lone_runner() const override { return runners_.size() == 1 ? runners_[0].get() : nullptr; }
   std::string implementation() const override {
     std::string s = "per-node: ";
     for (size_t i = 0; i < runners_.size(); ++i) s += (i ? "; " : "") + runners_[i]->implementation();
@@ -44,9 +45,10 @@ class KernelSequence : public GroupKernel {
 // The faster of two ways to run a group, the other's time noted.
 class TimedChoice : public GroupKernel {
  public:
-  TimedChoice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b, cudaStream_t stream) {
-    const double a_us = quick_median_us([&](cudaStream_t s) { a->launch(s); }, stream);
-    const double b_us = quick_median_us([&](cudaStream_t s) { b->launch(s); }, stream);
+  TimedChoice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b, cudaStream_t stream, const std::string& work) {
+    auto memo = [&](const GroupKernel& k) { return work.empty() ? std::string() : "group|" + work + "|" + k.implementation(); };
+    const double a_us = quick_median_us([&](cudaStream_t s) { a->launch(s); }, stream, memo(*a));
+    const double b_us = quick_median_us([&](cudaStream_t s) { b->launch(s); }, stream, memo(*b));
     const bool first = a_us <= b_us;
     note_ = fmt::format(" (timed choice: {:.1f} us against {:.1f} us for {})", first ? a_us : b_us, first ? b_us : a_us,
                         (first ? b : a)->implementation());
@@ -54,6 +56,7 @@ class TimedChoice : public GroupKernel {
   }
   void launch(cudaStream_t stream) override { chosen_->launch(stream); }
   std::string implementation() const override { return chosen_->implementation() + note_; }
+  const OperatorRunner* lone_runner() const override { return chosen_->lone_runner(); }
 
  private:
   std::unique_ptr<GroupKernel> chosen_;
@@ -80,8 +83,8 @@ std::unique_ptr<GroupKernel> make_kernel_sequence(std::vector<std::unique_ptr<Gr
 }
 
 std::unique_ptr<GroupKernel> make_timed_choice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b,
-                                               cudaStream_t stream) {
-  return std::make_unique<TimedChoice>(std::move(a), std::move(b), stream);
+                                               cudaStream_t stream, const std::string& work) {
+  return std::make_unique<TimedChoice>(std::move(a), std::move(b), stream, work);
 }
 
 }  // namespace modelcost::cuda

@@ -28,9 +28,9 @@ class QuantizedRunner : public OperatorRunner {
                                              p.elements, s);
                    },
                    [&](const IntegerMatMulPlan& p) {
-                     launch_integer_matmul(p, product(p.a, p.b, p.a_zero, p.b_zero, p.a_scale, p.b_scale, p.y_scale, p.y_zero, -1), s);
+                     launch_integer_matmul(p, product(matmul_inputs(p)), s);
                    },
-                   [&](const QLinearConvPlan& p) { launch_qlinear_conv(p, product(0, 3, 2, 5, 1, 4, 6, 7, 8), s); },
+                   [&](const QLinearConvPlan& p) { launch_qlinear_conv(p, product(qlinear_conv_inputs()), s); },
                    [&](const auto&) {},
                },
                plan_);
@@ -44,18 +44,34 @@ class QuantizedRunner : public OperatorRunner {
   void* output(size_t i) const { return i < out_.size() && out_[i].spec.present ? out_[i].data : nullptr; }
   StorageType out_type(size_t i) const { return output(i) ? storage_type(out_[i].spec.dtype) : StorageType::kF32; }
 
-  // The operands of an integer product, by input position (-1: none).
-  IntegerProductOperands product(int a, int b, int a_zero, int b_zero, int a_scale, int b_scale, int y_scale, int y_zero,
-                                 int bias) const {
+  // The input positions of an integer product's operands (-1: none).
+  struct ProductInputs {
+    int a = -1, b = -1, a_zero = -1, b_zero = -1, a_scale = -1, b_scale = -1, y_scale = -1, y_zero = -1, bias = -1;
+  };
+  static ProductInputs matmul_inputs(const IntegerMatMulPlan& p) {
+    ProductInputs in;
+    in.a = p.a, in.b = p.b, in.a_zero = p.a_zero, in.b_zero = p.b_zero;
+    in.a_scale = p.a_scale, in.b_scale = p.b_scale, in.y_scale = p.y_scale, in.y_zero = p.y_zero;
+    return in;
+  }
+  // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias.
+  static ProductInputs qlinear_conv_inputs() {
+    ProductInputs in;
+    in.a = 0, in.a_scale = 1, in.a_zero = 2, in.b = 3, in.b_scale = 4, in.b_zero = 5, in.y_scale = 6, in.y_zero = 7;
+    in.bias = 8;
+    return in;
+  }
+
+  IntegerProductOperands product(const ProductInputs& in) const {
     IntegerProductOperands o{};
-    o.a = data(a), o.a_type = type(a);
-    o.b = data(b), o.b_type = type(b);
-    o.a_zero = data(a_zero), o.a_zero_type = type(a_zero);
-    o.b_zero = data(b_zero), o.b_zero_type = type(b_zero);
-    o.a_scale = data(a_scale), o.b_scale = data(b_scale), o.y_scale = data(y_scale);
-    o.scale_type = data(a_scale) ? type(a_scale) : StorageType::kF32;
-    o.y_zero = data(y_zero), o.y_zero_type = type(y_zero);
-    o.bias = data(bias);
+    o.a = data(in.a), o.a_type = type(in.a);
+    o.b = data(in.b), o.b_type = type(in.b);
+    o.a_zero = data(in.a_zero), o.a_zero_type = type(in.a_zero);
+    o.b_zero = data(in.b_zero), o.b_zero_type = type(in.b_zero);
+    o.a_scale = data(in.a_scale), o.b_scale = data(in.b_scale), o.y_scale = data(in.y_scale);
+    o.scale_type = data(in.a_scale) ? type(in.a_scale) : StorageType::kF32;
+    o.y_zero = data(in.y_zero), o.y_zero_type = type(in.y_zero);
+    o.bias = data(in.bias);
     o.y = out_[0].data, o.y_type = out_type(0);
     return o;
   }

@@ -1,5 +1,7 @@
 #include "measure/cuda/runtime_compiler.h"
 
+#include "measure/cuda/wall_ledger.h"
+
 #include <dlfcn.h>
 #include <nvrtc.h>
 
@@ -92,6 +94,7 @@ cudaKernel_t compile_kernel(const std::string& source, const std::string& name, 
   const std::string key = name + '\n' + source;
   auto it = compiled.find(key);
   if (it != compiled.end()) return it->second;
+  LedgerScope compiling("NVRTC: chain kernels compiled and loaded");
   const std::vector<char> cubin = compile_cubin(nvrtc, source, why);
   if (cubin.empty()) return nullptr;
   cudaLibrary_t library = nullptr;

@@ -4,12 +4,26 @@
 
 #include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "measure/cuda/cuda_check.h"
 #include "measure/cuda/cupti_timer.h"
 #include "measure/sampling.h"
+#include "measure/cuda/wall_ledger.h"
 
 namespace modelcost::cuda {
+namespace {
+
+void tally_stop(const SampleConfig& config, const StoppingCriterion& criterion, double elapsed_seconds) {
+  if (!config.tally) return;
+  WallLedger& ledger = WallLedger::instance();
+  ledger.add(std::string(config.tally) + ": stopped at " + criterion.reason(elapsed_seconds) + " (count)", 1);
+  ledger.add(std::string(config.tally) + ": samples (count)", static_cast<double>(criterion.samples().size()));
+}
+
+}  // namespace
+
 NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                    const SampleConfig& config, L2Flush* flush) {
   // Events time what a run without a profiler takes: with CUPTI's kernel records on, each kernel
@@ -19,6 +33,7 @@ NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& laun
   MC_CUDA_CHECK(cudaEventCreate(&begin));
   MC_CUDA_CHECK(cudaEventCreate(&end));
   StoppingCriterion criterion(config.rule);
+  const auto start = SteadyClock::now();
   sample_until_done(criterion, [&] {
     if (config.cold && flush) flush->flush(stream);
     MC_CUDA_CHECK(cudaEventRecord(begin, stream));
@@ -31,6 +46,7 @@ NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& laun
   });
   cudaEventDestroy(begin);
   cudaEventDestroy(end);
+  tally_stop(config, criterion, seconds_since(start));
   NodeMeasurement m = measurement_of(criterion.samples());
   m.implementation = "cuda events";
   return m;
@@ -86,6 +102,7 @@ NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch,
     // Wall time per sample, launch overhead included, sizes the next batch.
     typical_seconds = seconds_since(start) / static_cast<double>(criterion.samples().size());
   }
+  tally_stop(config, criterion, seconds_since(start));
   NodeMeasurement m = measurement_of(criterion.samples());
   for (const auto& k : kernels) m.kernels.push_back(short_kernel_name(k));
   return m;
@@ -95,13 +112,29 @@ NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch,
 
 namespace modelcost::cuda {
 
-double quick_median_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream) {
+double quick_median_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream, const std::string& memo) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, double> timed;
+  if (!memo.empty()) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = timed.find(memo); it != timed.end()) {
+      WallLedger::instance().add("timed choices: candidates reused (count)", 1);
+      return it->second;
+    }
+  }
+  LedgerScope choosing("timed choices: candidates timed");
   SampleConfig config;
   config.rule.min_samples = 5;
   config.rule.max_samples = 20;
-  config.rule.max_rel_stddev = 0.02;
+  config.rule.max_noise = 0.02;
+  config.rule.convergence = Convergence::kSpread;
   config.rule.max_seconds = 0.02;
-  return sample_launches(launch, stream, config, nullptr).median_us;
+  const double us = sample_launches(launch, stream, config, nullptr).median_us;
+  if (!memo.empty()) {
+    std::lock_guard<std::mutex> lock(mutex);
+    timed.emplace(memo, us);
+  }
+  return us;
 }
 
 }  // namespace modelcost::cuda

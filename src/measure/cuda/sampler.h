@@ -17,6 +17,8 @@ struct SampleConfig {
   StoppingRule rule;
   bool cold = false;
   int warmup_launches = 2;
+  // Where set, the wall ledger counts under this prefix how sampling stopped and the samples.
+  const char* tally = nullptr;
 };
 
 NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
@@ -31,8 +33,12 @@ NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& laun
 // Median GPU time in us of `launch` over a short burst (2 warm-ups, 5 to 20 samples, CUPTI kernel
 // durations like every measurement; CUDA events where CUPTI refused): how candidate
 // implementations are compared. Events around a lone library call would time its host-side
-// submission too, which for a short cuDNN kernel is most of the interval.
-double quick_median_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream);
+// submission too, which for a short cuDNN kernel is most of the interval. With a `memo` key the
+// figure is kept for the process: a later call with the same key returns it without running
+// (the per-node, as-written and deployed passes prepare the same candidates on the same shapes;
+// each is timed once, as cudnn.benchmark's cache times each shape once). The key names the
+// candidate and its work: the chooser, the node's measurement key, the candidate's settings.
+double quick_median_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream, const std::string& memo = {});
 
 // Readable kernel name: demangled, template arguments elided, at most 100 characters.
 std::string short_kernel_name(const std::string& mangled);
