@@ -55,9 +55,10 @@ bool accept_table(Entry entry, CudaModuleStatus& status, const CudaModuleApi** a
 
 CudaModuleStatus load_module(const CudaModuleApi** api) {
   CudaModuleStatus status;
-  // A process that carries the backend itself (the GPU test binary links it) uses that copy: a
-  // loaded module would keep a second CUPTI timer, and CUPTI's activity callbacks are one per
-  // process, so one of the two would see no kernel records.
+  // A process that carries the backend itself (the GPU test binary links it) uses that copy. A
+  // loaded module would bring a second CUPTI timer: CUPTI hands every kernel record to the
+  // callbacks registered last in the process, and both copies number external ids from 1, so
+  // one copy would time nothing and the other could read the first's kernels under its own ids.
   if (auto linked = reinterpret_cast<Entry>(::dlsym(RTLD_DEFAULT, MODELCOST_CUDA_MODULE_ENTRY))) {
     status.path = "(linked into this program)";
     accept_table(linked, status, api);

@@ -118,6 +118,11 @@ CuptiTimer::Pause::~Pause() {
 
 CuptiTimer::Detach::Detach(CuptiTimer& timer) : timer_(timer) {
   if (!timer_.ok_ || timer_.detached_) return;
+  // MODELCOST_CUPTI_DETACH=0: records off only (the replays then run under an attached CUPTI).
+  if (const char* env = std::getenv("MODELCOST_CUPTI_DETACH"); env && std::string(env) == "0") {
+    pause_.emplace(timer_);
+    return;
+  }
   LedgerScope phase("CUPTI detached and attached again");
   cudaDeviceSynchronize();   // nothing in flight that CUPTI would still record
   cuptiActivityFlushAll(1);  // the buffers so far reach buffer_completed, so collect() still sees them

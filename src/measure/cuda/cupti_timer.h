@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,7 @@ class CuptiTimer {
    private:
     CuptiTimer& timer_;
     bool active_ = false;
+    std::optional<Pause> pause_;  // MODELCOST_CUPTI_DETACH=0: the records paused instead
   };
 
  private:

@@ -61,7 +61,7 @@ GraphReplays time_graph_replays(const std::function<void(cudaStream_t)>& enqueue
   GraphReplays result;
   std::optional<CapturedGraph> graph;
   {
-    CuptiTimer::Pause no_records(CuptiTimer::instance());
+    CuptiTimer::Detach no_cupti(CuptiTimer::instance());
     {
       LedgerScope phase("graph replays: capture, instantiate, warm-up");
       graph.emplace(enqueue, stream);
