@@ -253,6 +253,12 @@ void run_cpu_reference(const NodeSpec& spec, const OpPlan& plan, const std::vect
                  [&](const DynamicQuantizePlan&) { cpu_dynamic_quantize(*in[0], out); },
                  [&](const IntegerMatMulPlan& p) { cpu_integer_matmul(p, in, out[0]); },
                  [&](const QLinearConvPlan& p) { cpu_qlinear_conv(p, in, out[0]); },
+                 [&](const RoiAlignPlan& p) { cpu_roi_align(p, in, out[0]); },
+                 [&](const NonZeroPlan& p) { cpu_nonzero(p, *in[0], out[0]); },
+                 [&](const NmsPlan& p) { cpu_nms(p, *in[0], *in[1], out[0]); },
+                 [&](const BranchPlan&) {
+                   throw Error(kExitRuntime, "node '" + spec.name + "': the CPU reference does not run If branches");
+                 },
                  [&](const ZeroCostPlan&) { ran = false; },
                  [&](const UnsupportedPlan& p) {
                    throw Error(kExitRuntime, "node '" + spec.name + "': " + p.reason);

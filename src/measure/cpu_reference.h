@@ -41,4 +41,9 @@ void cpu_dynamic_quantize(const HostTensor& x, std::vector<HostTensor>& outputs)
 void cpu_integer_matmul(const IntegerMatMulPlan& plan, const std::vector<const HostTensor*>& inputs, HostTensor& y);
 void cpu_qlinear_conv(const QLinearConvPlan& plan, const std::vector<const HostTensor*>& inputs, HostTensor& y);
 
+// The detection kinds at the analyzer's output sizes (cpu_reference_detection.cpp).
+void cpu_roi_align(const RoiAlignPlan& plan, const std::vector<const HostTensor*>& inputs, HostTensor& y);
+void cpu_nonzero(const NonZeroPlan& plan, const HostTensor& x, HostTensor& y);
+void cpu_nms(const NmsPlan& plan, const HostTensor& boxes, const HostTensor& scores, HostTensor& y);
+
 }  // namespace modelcost

@@ -82,6 +82,8 @@ void append_tensor(std::string& key, const TensorSpec& t) {
 
 std::string measurement_key(const NodeSpec& s) {
   std::string key = s.domain + "::" + s.op_type + "@" + std::to_string(s.opset) + (s.allow_tf32 ? " tf32" : "");
+  // Nodes with subgraphs (If) run bodies the key does not describe: never taken for identical.
+  if (s.node && !s.node->subgraphs.empty()) key += " subgraphs of " + s.name;
   const Attributes& a = s.attributes;
   for (const auto& [name, v] : a.ints) key += ";" + name + "=" + std::to_string(v);
   for (const auto& [name, v] : a.floats) key += ";" + name + "=" + std::to_string(v);

@@ -1,5 +1,7 @@
 #include "measure/op_plan.h"
 
+#include <algorithm>
+
 #include "measure/spec_graph.h"
 #include "ops/op_registry.h"
 
@@ -79,6 +81,11 @@ InputRange input_range(const NodeSpec& spec, const OpPlan& plan, size_t index) {
                  [&](const GatherPlan& g) { r.int_range = g.axis_len; },
                  [&](const IndexedPlan& p) { if (index == 1) r.int_range = p.smallest_indexed_dim(); },
                  [&](const RangePlan&) { r.lo = 0; r.hi = 1; r.int_range = 1; },
+                 // ROI corners anywhere on the map (in input pixels), batch indices within the batch.
+                 [&](const RoiAlignPlan& p) {
+                   if (index == 1) { r.lo = 0; r.hi = static_cast<float>(std::min(p.height, p.width)) / p.spatial_scale; }
+                   if (index == 2) r.int_range = spec.in(0).shape.empty() ? 1 : spec.in(0).shape[0];
+                 },
                  // Quantized data spread over the 7 bits int8 and uint8 share; scales positive.
                  [&](const QuantizePlan&) {
                    if (index == 0) r.int_range = 128;

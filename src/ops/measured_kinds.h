@@ -190,10 +190,50 @@ struct QLinearConvPlan {
   bool per_channel_weight = false;
 };
 
+// RoiAlign over X [N, C, H, W] (NCHW) with rois [R, 4] (x1, y1, x2, y2) and batch_indices [R]:
+// each output bin is the average (or, as ONNX Runtime, the maximum of the weighted corner values)
+// of grid x grid bilinear samples (sampling_ratio, or ceil(ROI size / bins) when 0). half_pixel
+// shifts the ROI by half a pixel; output_half_pixel (opset 10's only mode) does not and widens
+// ROIs to at least one pixel. Whatever the data (a replay feeds computed ROIs), the adaptive grid
+// stays within the analyzer's bound, an ROI covering the whole map, and batch indices are clamped
+// to the batch: neither changes a valid ROI's result.
+struct RoiAlignPlan {
+  int64_t batches = 1, rois = 0, channels = 0, height = 0, width = 0, out_h = 1, out_w = 1, sampling_ratio = 0;
+  float spatial_scale = 1;
+  bool max = false, half_pixel = true;
+};
+
+// NonZero of a tensor of `dims` into int64 coordinates [rank, capacity]: the analyzer's bound of
+// the non-zero count (every element). The coordinates of the non-zero elements come first in
+// row-major order, the columns after them are 0, so the output has the assumed size in any run.
+struct NonZeroPlan {
+  std::vector<int64_t> dims;
+  int64_t capacity = 0;
+};
+
+// NonMaxSuppression of boxes [batches, boxes, 4] by scores [batches, classes, boxes]: each
+// (batch, class) keeps, in descending score order, up to max_per_class boxes whose IoU with every
+// box kept before is at most iou_threshold (and whose score exceeds score_threshold). The output
+// has the analyzer's size, batches * classes * max_per_class rows of (batch, class, box): each
+// (batch, class) writes its kept boxes into its own max_per_class rows, the rest stay 0.
+struct NmsPlan {
+  int64_t batches = 1, classes = 1, boxes = 0, max_per_class = 0;
+  float iou_threshold = 0, score_threshold = 0;
+  bool has_score_threshold = false, center_point_box = false;
+};
+
+// If: the one branch (index in Node::subgraphs) the analyzer costs, run as its nodes' own kinds;
+// why says how it was chosen (the known condition, or the heavier branch).
+struct BranchPlan {
+  int subgraph = 0;
+  std::string why;
+};
+
 using OpPlan = std::variant<UnsupportedPlan, ZeroCostPlan, ElementwisePlan, CopyPlan, GatherPlan, ReducePlan,
                             SoftmaxPlan, LayerNormPlan, BatchNormPlan, ScanPlan, PoolParams, ConvParams, MatMulParams,
                             ResizePlan, IndexedPlan, RangePlan, TopKPlan, PadPlan, ContractionPlan, ConvTransposePlan,
-                            RecurrentPlan, QuantizePlan, DynamicQuantizePlan, IntegerMatMulPlan, QLinearConvPlan>;
+                            RecurrentPlan, QuantizePlan, DynamicQuantizePlan, IntegerMatMulPlan, QLinearConvPlan,
+                            RoiAlignPlan, NonZeroPlan, NmsPlan, BranchPlan>;
 
 inline bool is_zero_cost(const OpPlan& p) { return std::holds_alternative<ZeroCostPlan>(p); }
 inline bool is_unsupported(const OpPlan& p) { return std::holds_alternative<UnsupportedPlan>(p); }

@@ -107,6 +107,22 @@ TEST(MeasureGpuOwnKernels, TopKLargestAndSmallest) {
   check_node(b, "low", "fp32", 1e-7);
 }
 
+// One long row (a detection head's scores) takes the device-wide radix sort instead of the
+// segmented sort: ties in fp16 must still put the lower index first.
+TEST(MeasureGpuOwnKernels, TopKOfOneLongRow) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(17);
+  b.input("scores", kFloat, Shape{1, 20000}).ints("k", {300}, Shape{1});
+  b.node("TopK", {"scores", "k"}, {"top", "top_index"});
+  auto& low = b.node("TopK", {"scores", "k"}, {"low", "low_index"});
+  set_attr(low, "largest", int64_t{0});
+  b.output("top").output("top_index").output("low").output("low_index");
+  for (const char* dtype : {"fp32", "fp16"}) {
+    check_node(b, "top", dtype, 1e-7);
+    check_node(b, "low", dtype, 1e-7);
+  }
+}
+
 TEST(MeasureGpuOwnKernels, PadReflectEdgeAndWrap) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b(19);

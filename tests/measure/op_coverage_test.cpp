@@ -39,8 +39,42 @@ TEST(MeasureCoverage, OpsExportersEmitHavePlanners) {
       "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare",
       "ReduceLogSumExp", "Softmax", "LogSoftmax", "LayerNormalization", "BatchNormalization", "Conv", "MaxPool",
       "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "MatMul", "Gemm", "Resize", "Upsample", "Reshape",
-      "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Shape", "Size", "Constant"};
+      "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Shape", "Size", "Constant", "TopK", "NonZero",
+      "NonMaxSuppression", "RoiAlign", "If"};
   for (const char* op : ops) EXPECT_EQ(measurement_gap(op), "") << op;
+}
+
+namespace {
+
+// Nodes of `graph` (If branches included) whose plan is unsupported, with the reason.
+void collect_unplanned(const Graph& graph, std::vector<std::string>& out) {
+  for (const Node& node : graph.nodes) {
+    NodeAnalysis a;
+    a.node = &node;
+    a.graph = &graph;
+    const OpPlan plan = plan_operation(make_node_spec(a, "fp16"));
+    if (is_unsupported(plan)) out.push_back(node.op_type + " " + node.name + ": " + plan_reason(plan));
+    if (const auto* branch = std::get_if<BranchPlan>(&plan))
+      collect_unplanned(*node.subgraphs[static_cast<size_t>(branch->subgraph)].graph, out);
+  }
+}
+
+}  // namespace
+
+// The torchvision detection exports: NonZero, NonMaxSuppression (inside If) and RoiAlign run at
+// the analyzer's bounds, so every node has a plan and the whole model can be replayed.
+TEST(MeasureCoverage, DetectionExportsPlanEveryNodeAndTheBranchesTheyRun) {
+  std::vector<std::string> models = {MODELCOST_SOURCE_DIR "/tests/models/unseen/fasterrcnn_mobilenet_v3_large_fpn_op17.onnx",
+                                     MODELCOST_SOURCE_DIR "/tests/models/unseen/retinanet_resnet50_fpn_op17.onnx"};
+  if (shared_models_present()) models.push_back(shared_model("ssdlite320_mobilenet_v3_large_op17.onnx"));
+  for (const std::string& path : models) {
+    auto run = analyse_file(path);
+    std::vector<std::string> unplanned;
+    collect_unplanned(*run->analysis.graph, unplanned);
+    std::string list;
+    for (const auto& u : unplanned) list += "  " + u + "\n";
+    EXPECT_TRUE(unplanned.empty()) << path << ":\n" << list;
+  }
 }
 
 namespace {

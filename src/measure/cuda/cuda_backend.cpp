@@ -79,6 +79,7 @@ NodeMeasurement CudaBackend::measure_node(const NodeAnalysis& node, const Measur
   try {
     context_.autotune = options.autotune;
     context_.channels_last_half = true;
+    context_.dtype_option = options.dtype;
     const NodeSpec spec = make_node_spec(node, options.dtype);
     const OpPlan plan = plan_operation(spec);
     if (is_zero_cost(plan)) {

@@ -74,12 +74,17 @@ class KernelRunner : public OperatorRunner {
                      launch_pool(type(), pool_geometry(p, in_[0].spec.shape, out_[0].spec.shape), in_[0].data,
                                  out_[0].data, s);
                    },
+                   [&](const RoiAlignPlan& p) {
+                     launch_roi_align(type(), p, in_[0].data, in_[1].data, static_cast<const int64_t*>(in_[2].data),
+                                      out_[0].data, s);
+                   },
                    // Not this runner's kinds (runner_factory.cpp routes them elsewhere).
                    [&](const PadPlan& p) { launch_pad_mapped(bytes(out_[0]), p, in_[0].data, out_[0].data, s); },
                    [&](const ConvParams&) {}, [&](const MatMulParams&) {}, [&](const TopKPlan&) {},
                    [&](const ContractionPlan&) {}, [&](const ConvTransposePlan&) {}, [&](const RecurrentPlan&) {},
                    [&](const QuantizePlan&) {}, [&](const DynamicQuantizePlan&) {}, [&](const IntegerMatMulPlan&) {},
-                   [&](const QLinearConvPlan&) {}, [&](const ZeroCostPlan&) {}, [&](const UnsupportedPlan&) {},
+                   [&](const QLinearConvPlan&) {}, [&](const NonZeroPlan&) {}, [&](const NmsPlan&) {},
+                   [&](const BranchPlan&) {}, [&](const ZeroCostPlan&) {}, [&](const UnsupportedPlan&) {},
                },
                plan_);
   }
@@ -108,8 +113,13 @@ class KernelRunner : public OperatorRunner {
 
   void copies(const CopyPlan& p, cudaStream_t s) {
     if (p.fill_output)
-      for (auto& o : out_)
-        if (o.spec.present) launch_fill(type(), o.data, static_cast<int64_t>(o.spec.elements()), static_cast<float>(p.fill_value), s);
+      for (auto& o : out_) {
+        if (!o.spec.present) continue;
+        if (float_dtype(o.spec.dtype))
+          launch_fill(type(), o.data, static_cast<int64_t>(o.spec.elements()), static_cast<float>(p.fill_value), s);
+        else  // integers and bools: a fill of 0 (unsupported_dtype refuses other values)
+          MC_CUDA_CHECK(cudaMemsetAsync(o.data, 0, o.bytes(), s));
+      }
     for (const StridedCopy& c : p.copies) launch_strided_copy(bytes(out_[0]), in_[c.input].data, out_[c.output].data, c, s);
   }
 
@@ -137,7 +147,10 @@ std::string unsupported_dtype(const NodeSpec& spec, const OpPlan& plan) {
   const bool raw_size_ok = size == 1 || size == 2 || size == 4 || size == 8;
   return std::visit(
       Overloaded{
-          [&](const CopyPlan&) { return raw_size_ok ? "" : std::string("no copy kernel for ") + dtype_name(dtype); },
+          [&](const CopyPlan& p) {
+            if (p.fill_output && p.fill_value != 0 && !float_dtype(dtype)) return std::string("a non-zero fill of ") + dtype_name(dtype);
+            return raw_size_ok ? "" : std::string("no copy kernel for ") + dtype_name(dtype);
+          },
           [&](const GatherPlan&) { return raw_size_ok ? "" : std::string("no copy kernel for ") + dtype_name(dtype); },
           [&](const IndexedPlan&) { return raw_size_ok ? "" : std::string("no copy kernel for ") + dtype_name(dtype); },
           [&](const PadPlan&) { return raw_size_ok ? "" : std::string("no copy kernel for ") + dtype_name(dtype); },

@@ -84,6 +84,10 @@ void launch_scan_int(int element_bytes, const ScanPlan& plan, const void* x, voi
 void launch_indexed(int element_bytes, const IndexedPlan& plan, const IndexOperands& operands, cudaStream_t stream);
 void launch_range(StorageType type, const void* start, const void* delta, void* y, int64_t count, cudaStream_t stream);
 
+// RoiAlign over NCHW maps (roi_align_kernels.cu): rois in the maps' float type, int64 batch indices.
+void launch_roi_align(ElementType type, const RoiAlignPlan& plan, const void* x, const void* rois,
+                      const int64_t* batch_indices, void* y, cudaStream_t stream);
+
 // Pooling over 1-3 spatial dims of NCHW with any pads (pool_kernels.cu): the windows cuDNN
 // cannot take. Spatial dims sit right-aligned in the 3 slots (1 elsewhere).
 struct PoolGeometry {

@@ -2,20 +2,34 @@
 // input), every node its runner, prepared up front; then one pass over the nodes in topological
 // order is captured into a CUDA graph and its replays are timed with CUDA events, the way a
 // deployment replays a captured graph.
+#include <map>
+#include <optional>
+
 #include "measure/cuda/cuda_backend.h"
 #include "measure/cuda/cuda_check.h"
+#include "measure/cuda/graph_pass.h"
 #include "measure/cuda/graph_replay.h"
-#include "measure/cuda/tensor_transfer.h"
-#include "measure/sampling.h"
 #include "measure/cuda/wall_ledger.h"
-
-#include <optional>
+#include "measure/sampling.h"
 
 namespace modelcost::cuda {
 namespace {
 
-bool aliases_input(const std::string& op) {
-  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" || op == "Dropout";
+// The data-dependent nodes whose outputs the replay ran at the analyzer's bound ("" when none):
+// NonZero with every element non-zero, NonMaxSuppression keeping every box, If's costed branch.
+std::string assumed_sizes_note(const Analysis& analysis) {
+  std::map<std::string, int> count;
+  for (const NodeAnalysis& n : analysis.nodes) {
+    const std::string& op = n.node->op_type;
+    if (op != "NonZero" && op != "NonMaxSuppression" && op != "If" && op != "Compress" && op != "Unique") continue;
+    bool bound = false;
+    for (int id : n.node->outputs) bound = bound || (id >= 0 && analysis.graph->tensors[id].estimate);
+    if (bound) ++count[op];
+  }
+  if (count.empty()) return "";
+  std::string note = "; at the analyzer's assumed sizes of data-dependent outputs (";
+  for (const auto& [op, k] : count) note += std::to_string(k) + " " + op + ", ";
+  return note.substr(0, note.size() - 2) + ": upper bounds, every element non-zero and every box kept)";
 }
 
 }  // namespace
@@ -27,82 +41,26 @@ ModelMeasurement CudaBackend::measure_model(const Analysis& analysis, const Meas
     result.reason = "no model";
     return result;
   }
-  const Graph& graph = *analysis.graph;
-  std::vector<DeviceBuffer> owned;
-  std::vector<void*> pointer(graph.tensors.size(), nullptr);
-  std::vector<std::unique_ptr<OperatorRunner>> runners;
+  std::vector<void*> pointer(analysis.graph->tensors.size(), nullptr);
+  GraphPass pass;
   context_.autotune = options.autotune;
   context_.channels_last_half = true;
+  context_.dtype_option = options.dtype;
   try {
     std::optional<LedgerScope> preparing(std::in_place, "as-written: buffers and runners prepared (timed choices included)");
-    auto allocate = [&](int id, const TensorSpec& spec) {
-      owned.emplace_back(std::max<size_t>(static_cast<size_t>(spec.elements() * dtype_size(spec.dtype)), 16));
-      pointer[id] = owned.back().data();
-    };
-    for (const NodeAnalysis& n : analysis.nodes) {
-      const Node& node = *n.node;
-      if (!n.shaped) {
-        result.reason = "node '" + node.name + "' has no concrete shapes";
-        return result;
-      }
-      const NodeSpec spec = make_node_spec(n, options.dtype);
-      const OpPlan plan = plan_operation(spec);
-      std::vector<DeviceTensor> in(spec.inputs.size()), out(spec.outputs.size());
-      for (size_t i = 0; i < node.inputs.size(); ++i) {
-        const int id = node.inputs[i];
-        in[i].spec = spec.inputs[i];
-        if (id < 0) continue;
-        if (!pointer[id]) {  // graph input or weight: random (or known) contents
-          allocate(id, spec.inputs[i]);
-          fill_input(spec, plan, i, pointer[id], static_cast<uint64_t>(id), context_.stream);
-        }
-        in[i].data = pointer[id];
-      }
-      if (is_zero_cost(plan)) {
-        for (size_t o = 0; o < node.outputs.size(); ++o) {
-          const int id = node.outputs[o];
-          if (id < 0) continue;
-          if (o == 0 && aliases_input(node.op_type) && !in.empty() && in[0].data) {
-            pointer[id] = in[0].data;
-          } else {
-            allocate(id, spec.outputs[o]);
-            const TensorSpec& t = spec.outputs[o];
-            if (t.value && t.value->size() == static_cast<size_t>(t.elements())) {
-              HostTensor h(t.shape, t.dtype);
-              for (size_t k = 0; k < h.data.size(); ++k) h.data[k] = static_cast<float>(t.value->as_double(k));
-              upload(h, pointer[id], context_.stream);
-            }
-          }
-        }
-        continue;
-      }
-      std::string reason;
-      auto runner = make_runner(spec, plan, &reason);
-      if (!runner) {
-        result.reason = "node '" + node.name + "': " + reason;
-        return result;
-      }
-      for (size_t o = 0; o < node.outputs.size(); ++o) {
-        out[o].spec = spec.outputs[o];
-        const int id = node.outputs[o];
-        if (id < 0) continue;
-        allocate(id, spec.outputs[o]);
-        out[o].data = pointer[id];
-      }
-      runner->prepare(in, out, context_);
-      runners.push_back(std::move(runner));
-    }
+    result.reason = pass.prepare(analysis.nodes, pointer, context_);
+    if (!result.reason.empty()) return result;
     MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
     preparing.reset();
     LedgerScope replaying("as-written: whole-model graph");
     const std::string method = result.method;
     result = time_graph_replays(
                  [&](cudaStream_t s) {
-                   for (auto& r : runners) r->launch(s);
+                   pass.launch(s);
                  },
                  context_.stream, options, options.cold ? &l2_flush() : nullptr)
                  .timing;
-    result.method = method;
+    result.method = method + assumed_sizes_note(analysis);
   } catch (const Error& e) {
     cudaGetLastError();
     cudaStreamSynchronize(context_.stream);

@@ -33,6 +33,8 @@ struct CudaContext {
   // compare values against the NCHW reference turn this off.
   bool channels_last_half = true;
   size_t max_workspace_bytes = size_t(256) << 20;
+  // The --dtype option the nodes were read with: an If's branch reads its nodes the same way.
+  std::string dtype_option;
   // Choices made for identical work (timed choices between runners and algorithms, cuDNN graphs
   // with their compiled plans), by a key naming the work and the layout: an identical node or
   // group takes the earlier choice instead of timing (and compiling) it again. Cleared with the
@@ -75,6 +77,14 @@ std::unique_ptr<OperatorRunner> make_conv_transpose_runner(const NodeSpec& spec,
 std::unique_ptr<OperatorRunner> make_recurrent_runner(const NodeSpec& spec, const RecurrentPlan& plan, std::string* reason);
 // QuantizePlan, DynamicQuantizePlan, IntegerMatMulPlan and QLinearConvPlan.
 std::unique_ptr<OperatorRunner> make_quantized_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason);
+// The detection kinds at the analyzer's output sizes (nonzero_runner.cu, nms_runner.cu).
+std::unique_ptr<OperatorRunner> make_nonzero_runner(const NodeSpec& spec, const NonZeroPlan& plan, std::string* reason);
+std::unique_ptr<OperatorRunner> make_nms_runner(const NodeSpec& spec, const NmsPlan& plan, std::string* reason);
+// If: the plan's branch, its nodes run by their own runners (branch_runner.cpp). outer: device
+// pointers of the enclosing graph's tensors by id, which the branch reads; nullptr: the branch
+// allocates and fills its own copies of them.
+std::unique_ptr<OperatorRunner> make_branch_runner(const NodeSpec& spec, const BranchPlan& plan,
+                                                   const std::vector<void*>* outer, std::string* reason);
 // Prepares every candidate, times each and runs the fastest (at least one candidate); a candidate
 // whose prepare() throws (it does not run this configuration) is left out unless none is left.
 // `key` (measurement_key of the node) names identical work: the choice is made once per context.

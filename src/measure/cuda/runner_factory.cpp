@@ -60,6 +60,11 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
           [&](const DynamicQuantizePlan&) { return make_quantized_runner(spec, plan, reason); },
           [&](const IntegerMatMulPlan&) { return make_quantized_runner(spec, plan, reason); },
           [&](const QLinearConvPlan&) { return make_quantized_runner(spec, plan, reason); },
+          [&](const RoiAlignPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const NonZeroPlan& p) { return make_nonzero_runner(spec, p, reason); },
+          [&](const NmsPlan& p) { return make_nms_runner(spec, p, reason); },
+          // Per node the branch reads its own copies of the outer tensors (model_runner binds the model's).
+          [&](const BranchPlan& p) { return make_branch_runner(spec, p, nullptr, reason); },
       },
       plan);
 }

@@ -3,6 +3,7 @@
 // outer-scope tensors it reads are bound here; the cost model adds the bodies' costs into the node
 // as the cost rule says (repeats, heavier branch, taken branch). Formulas: docs/ops/controlflow.md.
 #include "ops/defs/controlflow_common.h"
+#include "ops/plan_helpers.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -168,6 +169,47 @@ OpCost cost_if(const OpContext& c) {
   }
   cost.subgraph_max = true;  // the heavier branch, marked estimate by the cost model
   return cost;
+}
+
+// FLOPs plus bytes of a body's nodes, as the cost model weighs branches (nested bodies not added).
+double body_weight(const Graph& body) {
+  double weight = 0;
+  Diagnostics ignored;
+  for (const Node& n : body.nodes) {
+    const OpRule* rule = OpRegistry::instance().find(n.domain, n.op_type);
+    if (!rule || !rule->cost) continue;
+    try {
+      const OpContext c = OpContext::reading(body, n, ignored);
+      const OpCost cost = rule->cost(c);
+      double bytes = 0;
+      for (size_t i = 0; i < c.num_outputs(); ++i)
+        if (n.outputs[i] >= 0) bytes += element_count(c.out(i).shape) * dtype_size(c.out(i).dtype);
+      if (cost.bytes_read >= 0) bytes += cost.bytes_read;
+      else
+        for (size_t i = 0; i < c.num_inputs(); ++i)
+          if (c.has_input(i)) bytes += element_count(c.in_shape(i)) * dtype_size(c.in_dtype(i));
+      weight += cost.flops + (cost.moves_no_data ? 0 : bytes);
+    } catch (const std::exception&) {  // an unshaped node weighs nothing, as in the cost model
+    }
+  }
+  return weight;
+}
+
+// The branch cost_if costs: the known condition's, the only shaped one, else the heavier.
+OpPlan plan_if(const OpContext& c) {
+  const int cond = known_condition(c);
+  if (cond >= 0)
+    return BranchPlan{subgraph_index(c, cond ? "then_branch" : "else_branch"),
+                      std::string(cond ? "then" : "else") + " branch: the condition is known at analysis time"};
+  const bool then_ok = body_outputs_shaped(subgraph(c, "then_branch"));
+  const bool else_ok = body_outputs_shaped(subgraph(c, "else_branch"));
+  if (then_ok != else_ok)
+    return BranchPlan{subgraph_index(c, then_ok ? "then_branch" : "else_branch"),
+                      std::string(then_ok ? "then" : "else") + " branch: the other one has no shapes"};
+  if (!then_ok) return unsupported("If: neither branch has concrete shapes");
+  const bool then_heavier = body_weight(subgraph(c, "then_branch")) > body_weight(subgraph(c, "else_branch"));
+  return BranchPlan{subgraph_index(c, then_heavier ? "then_branch" : "else_branch"),
+                    std::string(then_heavier ? "then" : "else") + " branch: the heavier one, condition unknown"};
 }
 
 // ---- Loop ----
@@ -408,7 +450,7 @@ OpCost cost_scan(const OpContext& c) {
 
 void register_controlflow_ops(OpRegistry& r) {
   r.add({
-      {"", "If", infer_if, cost_if, not_measured("control flow (subgraphs)")},
+      {"", "If", infer_if, cost_if, plan_if},
       {"", "Loop", infer_loop, cost_loop, not_measured("control flow (subgraphs)")},
       {"", "Scan", infer_scan, cost_scan, not_measured("control flow (subgraphs)")},
   });

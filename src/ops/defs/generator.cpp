@@ -122,6 +122,15 @@ OpCost cost_random(const OpContext& c) {
 }
 
 // Range: out[i] = start + i * delta, start and delta read from the inputs.
+// A fill of the output (the analysis folds it where the shape is known and small enough).
+OpPlan plan_constant_of_shape(const OpContext& c) {
+  CopyPlan p;
+  p.fill_output = true;
+  if (const auto* a = c.attr("value"); a && a->has_t())
+    if (auto v = read_tensor_value(a->t(), 1); v && v->size() == 1) p.fill_value = v->as_double(0);
+  return p;
+}
+
 OpPlan plan_range(const OpContext& c) {
   RangePlan p;
   p.count = static_cast<int64_t>(element_count(c.out(0).shape));
@@ -133,7 +142,7 @@ OpPlan plan_range(const OpContext& c) {
 void register_generator_ops(OpRegistry& r) {
   r.add({
       {"", "Constant", infer_constant, cost_data_movement, plan_reinterpret},
-      {"", "ConstantOfShape", infer_constant_of_shape, cost_data_movement, not_measured("no GPU kernel yet")},
+      {"", "ConstantOfShape", infer_constant_of_shape, cost_data_movement, plan_constant_of_shape},
       {"", "Range", infer_range, cost_per_output<1>, plan_range},
       {"", "EyeLike", infer_eye_like, cost_data_movement, not_measured("no GPU kernel yet")},
       {"", "RandomNormal", infer_random, cost_random, not_measured("random generator")},

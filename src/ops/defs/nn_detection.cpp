@@ -165,10 +165,13 @@ OpCost cost_affine_grid(const OpContext& c) {
 
 }  // namespace
 
+OpPlan plan_roi_align(const OpContext& c);  // nn_detection_plans.cpp
+OpPlan plan_nms(const OpContext& c);
+
 void register_nn_detection_ops(OpRegistry& r) {
   r.add({
-      {"", "NonMaxSuppression", infer_nms, cost_nms, not_measured("data-dependent output shape")},
-      {"", "RoiAlign", infer_roi_align, cost_roi_align, not_measured("no GPU kernel yet")},
+      {"", "NonMaxSuppression", infer_nms, cost_nms, plan_nms},
+      {"", "RoiAlign", infer_roi_align, cost_roi_align, plan_roi_align},
       {"", "MaxRoiPool", infer_max_roi_pool, cost_max_roi_pool, not_measured("no GPU kernel yet")},
       {"", "GridSample", infer_grid_sample, cost_grid_sample, not_measured("no GPU kernel yet")},
       {"", "AffineGrid", infer_affine_grid, cost_affine_grid, not_measured("no GPU kernel yet"), inputs(2, 2)},

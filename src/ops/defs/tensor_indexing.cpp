@@ -340,6 +340,8 @@ OpPlan plan_resize(const OpContext& c) {
 
 }  // namespace
 
+OpPlan plan_nonzero(const OpContext& c);  // tensor_plans.cpp
+
 void register_tensor_indexing_ops(OpRegistry& r) {
   r.add({
       {"", "Gather", infer_gather, cost_selective_read, plan_gather},
@@ -349,7 +351,7 @@ void register_tensor_indexing_ops(OpRegistry& r) {
       {"", "ScatterElements", infer_scatter, cost_scatter, plan_elements<IndexedPlan::Kind::kScatterElements>},
       {"", "ScatterND", infer_scatter, cost_scatter, plan_nd<IndexedPlan::Kind::kScatterND>},
       {"", "Where", infer_where, cost_data_movement, plan_elementwise},
-      {"", "NonZero", infer_nonzero, cost_data_movement, not_measured("data-dependent output shape")},
+      {"", "NonZero", infer_nonzero, cost_data_movement, plan_nonzero},
       {"", "Compress", infer_compress, cost_data_movement, not_measured("data-dependent output shape")},
       {"", "OneHot", infer_one_hot, cost_data_movement, not_measured("no GPU kernel yet")},
       {"", "Unique", infer_unique, cost_unique, not_measured("data-dependent output shape")},

@@ -139,4 +139,13 @@ OpPlan plan_tile(const OpContext& c) {
   return p;
 }
 
+// The output keeps the shape rule's bound (every element non-zero): the replay runs at that size.
+OpPlan plan_nonzero(const OpContext& c) {
+  NonZeroPlan p;
+  p.dims = c.in_shape(0);
+  p.capacity = c.out(0).shape[1];
+  if (element_count(p.dims) >= static_cast<double>(int64_t{1} << 31)) return unsupported("NonZero of 2^31 elements or more");
+  return p;
+}
+
 }  // namespace modelcost

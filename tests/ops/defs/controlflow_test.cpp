@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "modelcost/errors.h"
+#include "ops/op_registry.h"
 #include "test_support.h"
 
 namespace modelcost::testing {
@@ -117,6 +118,28 @@ TEST(ControlFlowIf, UnknownConditionWithAgreeingBranchesKeepsTheExactShape) {
   EXPECT_EQ(run->shape("Y"), (Shape{3, 5}));
   EXPECT_FALSE(run->tensor("Y").estimate);
   EXPECT_DOUBLE_EQ(run->cost("Y").flops, 4 * 15);  // Sigmoid (4 / element) is the heavier branch
+}
+
+// The If row's plan: the branch the cost rule costs.
+BranchPlan if_plan(const AnalysisRun& run, const std::string& output) {
+  const NodeAnalysis& n = run.node(output);
+  Diagnostics ignored;
+  const OpContext c = OpContext::reading(*n.graph, *n.node, ignored);
+  const OpPlan plan = OpRegistry::instance().find("", "If")->measure.plan(c);
+  EXPECT_TRUE(std::holds_alternative<BranchPlan>(plan)) << plan_reason(plan);
+  return std::holds_alternative<BranchPlan>(plan) ? std::get<BranchPlan>(plan) : BranchPlan{-1, ""};
+}
+
+TEST(ControlFlowIf, PlanRunsTheBranchTheCostRuleCosts) {
+  auto known_false = analyse(if_model(true, false));
+  const BranchPlan taken = if_plan(*known_false, "Y");
+  EXPECT_EQ(known_false->node("Y").node->subgraphs[static_cast<size_t>(taken.subgraph)].attribute, "else_branch");
+  EXPECT_NE(taken.why.find("known"), std::string::npos);
+  // Unknown condition: the heavier branch, MatMul by W2 [8, 32] (else) against W1 [8, 16].
+  auto unknown = analyse(if_model(false, false));
+  const BranchPlan heavier = if_plan(*unknown, "Y");
+  EXPECT_EQ(unknown->node("Y").node->subgraphs[static_cast<size_t>(heavier.subgraph)].attribute, "else_branch");
+  EXPECT_NE(heavier.why.find("heavier"), std::string::npos);
 }
 
 // Loop: carried X [4, 8] -> X x W [8 x 8]; scan output Relu of it; cond passed through.
