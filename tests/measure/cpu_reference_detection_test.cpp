@@ -3,30 +3,12 @@
 // documented suppress-by-IoU example) and the If plan's choice of branch.
 #include <gtest/gtest.h>
 
+#include "cpu_reference_run.h"
 #include "measure/cpu_reference.h"
 #include "test_support.h"
 
 namespace modelcost::testing {
 namespace {
-
-std::vector<float> reference(const AnalysisRun& run, const std::string& name, const std::vector<std::vector<float>>& values) {
-  const NodeSpec spec = make_node_spec(run.node(name), "");
-  const OpPlan plan = plan_operation(spec);
-  EXPECT_FALSE(is_unsupported(plan)) << name << ": " << plan_reason(plan);
-  std::vector<HostTensor> inputs;
-  for (size_t i = 0; i < spec.inputs.size(); ++i) {
-    HostTensor t(spec.inputs[i].shape, spec.inputs[i].dtype);
-    if (i < values.size() && !values[i].empty()) t.data = values[i];
-    else if (spec.inputs[i].value)
-      for (size_t k = 0; k < t.data.size(); ++k) t.data[k] = static_cast<float>(spec.inputs[i].value->as_double(k));
-    inputs.push_back(t);
-  }
-  std::vector<const HostTensor*> in;
-  for (size_t i = 0; i < inputs.size(); ++i) in.push_back(spec.has_input(i) ? &inputs[i] : nullptr);
-  auto out = make_outputs(spec);
-  run_cpu_reference(spec, plan, in, out);
-  return out[0].data;
-}
 
 std::vector<float> iota_map() {
   std::vector<float> v(16);
@@ -51,11 +33,11 @@ TEST(MeasureCpuReferenceDetection, RoiAlignCoordinateModesAndMax) {
   auto run = analyse(b);
   const std::vector<float> roi = {0, 0, 3, 3}, batch = {0};
   // One sample at the ROI's centre, (1.5, 1.5): the mean of 5, 6, 9 and 10.
-  EXPECT_FLOAT_EQ(reference(*run, "output_half", {iota_map(), roi, batch})[0], 7.5f);
+  EXPECT_FLOAT_EQ(run_planned_reference(*run, "output_half", {iota_map(), roi, batch})[0], 7.5f);
   // half_pixel shifts the ROI by half a pixel: the sample lands on (1, 1).
-  EXPECT_FLOAT_EQ(reference(*run, "half", {iota_map(), roi, batch})[0], 5.f);
+  EXPECT_FLOAT_EQ(run_planned_reference(*run, "half", {iota_map(), roi, batch})[0], 5.f);
   // max: the largest of the four weighted corners, 0.25 * 10.
-  EXPECT_FLOAT_EQ(reference(*run, "max", {iota_map(), roi, batch})[0], 2.5f);
+  EXPECT_FLOAT_EQ(run_planned_reference(*run, "max", {iota_map(), roi, batch})[0], 2.5f);
 }
 
 TEST(MeasureCpuReferenceDetection, RoiAlignAdaptiveSamplingAtOpset10) {
@@ -68,7 +50,7 @@ TEST(MeasureCpuReferenceDetection, RoiAlignAdaptiveSamplingAtOpset10) {
   auto run = analyse(b);
   // sampling_ratio 0 over a 2x2 ROI: 2x2 samples at 0.5 and 1.5: the map's mean over [0,2)^2 rows.
   const float expected = (2.5f + 3.5f + 6.5f + 7.5f) / 4;  // bilinear at (0.5,0.5), (0.5,1.5), (1.5,0.5), (1.5,1.5)
-  EXPECT_FLOAT_EQ(reference(*run, "y", {iota_map(), {0, 0, 2, 2}, {0}})[0], expected);
+  EXPECT_FLOAT_EQ(run_planned_reference(*run, "y", {iota_map(), {0, 0, 2, 2}, {0}})[0], expected);
 }
 
 TEST(MeasureCpuReferenceDetection, NonZeroFillsTheBoundWithZeros) {
@@ -79,7 +61,7 @@ TEST(MeasureCpuReferenceDetection, NonZeroFillsTheBoundWithZeros) {
   auto run = analyse(b);
   EXPECT_EQ(run->node("y").node->op_type, "NonZero");
   // Non-zero (0, 1) and (1, 0); the bound is 4 columns.
-  EXPECT_EQ(reference(*run, "y", {{0, 3, -2, 0}}), (std::vector<float>{0, 1, 0, 0, 1, 0, 0, 0}));
+  EXPECT_EQ(run_planned_reference(*run, "y", {{0, 3, -2, 0}}), (std::vector<float>{0, 1, 0, 0, 1, 0, 0, 0}));
 }
 
 TEST(MeasureCpuReferenceDetection, NonMaxSuppressionSuppressesByIou) {
@@ -92,7 +74,7 @@ TEST(MeasureCpuReferenceDetection, NonMaxSuppressionSuppressesByIou) {
   const std::vector<float> boxes = {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f,
                                     0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101};
   const std::vector<float> scores = {0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f};
-  EXPECT_EQ(reference(*run, "selected", {boxes, scores}), (std::vector<float>{0, 0, 3, 0, 0, 0, 0, 0, 5}));
+  EXPECT_EQ(run_planned_reference(*run, "selected", {boxes, scores}), (std::vector<float>{0, 0, 3, 0, 0, 0, 0, 0, 5}));
 }
 
 }  // namespace modelcost::testing

@@ -5,30 +5,12 @@
 
 #include <cmath>
 
+#include "cpu_reference_run.h"
 #include "measure/cpu_reference.h"
 #include "test_support.h"
 
 namespace modelcost::testing {
 namespace {
-
-std::vector<float> run_on(const AnalysisRun& run, const std::string& name, const std::vector<std::vector<float>>& values) {
-  const NodeSpec spec = make_node_spec(run.node(name), "");
-  const OpPlan plan = plan_operation(spec);
-  EXPECT_FALSE(is_unsupported(plan)) << name << ": " << plan_reason(plan);
-  std::vector<HostTensor> inputs;
-  for (size_t i = 0; i < spec.inputs.size(); ++i) {
-    HostTensor t(spec.inputs[i].shape, spec.inputs[i].dtype);
-    if (i < values.size() && !values[i].empty()) t.data = values[i];
-    else if (spec.inputs[i].value)
-      for (size_t k = 0; k < t.data.size(); ++k) t.data[k] = static_cast<float>(spec.inputs[i].value->as_double(k));
-    inputs.push_back(t);
-  }
-  std::vector<const HostTensor*> in;
-  for (size_t i = 0; i < inputs.size(); ++i) in.push_back(spec.has_input(i) ? &inputs[i] : nullptr);
-  auto out = make_outputs(spec);
-  run_cpu_reference(spec, plan, in, out);
-  return out[0].data;
-}
 
 }  // namespace
 
@@ -48,15 +30,15 @@ TEST(MeasureCpuReferenceCoverage, ComparisonsLogicalAndTrigonometry) {
   for (const char* n : {"lt", "eq", "and", "xor", "not", "where", "sin", "mod"}) b.output(n);
   auto run = analyse(b);
   const std::vector<float> x = {-1, 0.5f, 2, 0.5f}, row = {0.5f}, p = {1, 1, 0, 0}, q = {1, 0, 1, 0};
-  EXPECT_EQ(run_on(*run, "lt", {x, row}), (std::vector<float>{1, 0, 0, 0}));
-  EXPECT_EQ(run_on(*run, "eq", {x, row}), (std::vector<float>{0, 1, 0, 1}));
-  EXPECT_EQ(run_on(*run, "and", {p, q}), (std::vector<float>{1, 0, 0, 0}));
-  EXPECT_EQ(run_on(*run, "xor", {p, q}), (std::vector<float>{0, 1, 1, 0}));
-  EXPECT_EQ(run_on(*run, "not", {p}), (std::vector<float>{0, 0, 1, 1}));
-  EXPECT_EQ(run_on(*run, "where", {p, x, row}), (std::vector<float>{-1, 0.5f, 0.5f, 0.5f}));
-  EXPECT_FLOAT_EQ(run_on(*run, "sin", {x})[2], std::sin(2.f));
+  EXPECT_EQ(run_planned_reference(*run, "lt", {x, row}), (std::vector<float>{1, 0, 0, 0}));
+  EXPECT_EQ(run_planned_reference(*run, "eq", {x, row}), (std::vector<float>{0, 1, 0, 1}));
+  EXPECT_EQ(run_planned_reference(*run, "and", {p, q}), (std::vector<float>{1, 0, 0, 0}));
+  EXPECT_EQ(run_planned_reference(*run, "xor", {p, q}), (std::vector<float>{0, 1, 1, 0}));
+  EXPECT_EQ(run_planned_reference(*run, "not", {p}), (std::vector<float>{0, 0, 1, 1}));
+  EXPECT_EQ(run_planned_reference(*run, "where", {p, x, row}), (std::vector<float>{-1, 0.5f, 0.5f, 0.5f}));
+  EXPECT_FLOAT_EQ(run_planned_reference(*run, "sin", {x})[2], std::sin(2.f));
   // Integer Mod takes the divisor's sign (Python's %): -7 % 3 = 2, 7 % -3 = -2.
-  EXPECT_EQ(run_on(*run, "mod", {{-7, 7, 8, 9}, {3, -3, 3, 4}}), (std::vector<float>{2, -2, 2, 1}));
+  EXPECT_EQ(run_planned_reference(*run, "mod", {{-7, 7, 8, 9}, {3, -3, 3, 4}}), (std::vector<float>{2, -2, 2, 1}));
 }
 
 TEST(MeasureCpuReferenceCoverage, CumSumArgMaxAndReduceMeanWithAxesInput) {
@@ -73,10 +55,10 @@ TEST(MeasureCpuReferenceCoverage, CumSumArgMaxAndReduceMeanWithAxesInput) {
   for (const char* n : {"cs", "cs_rev_excl", "am", "mean"}) b.output(n);
   auto run = analyse(b);
   const std::vector<float> x = {1, 5, 2, 4, 3, 9};
-  EXPECT_EQ(run_on(*run, "cs", {x}), (std::vector<float>{1, 6, 8, 4, 7, 16}));
-  EXPECT_EQ(run_on(*run, "cs_rev_excl", {x}), (std::vector<float>{7, 2, 0, 12, 9, 0}));
-  EXPECT_EQ(run_on(*run, "am", {x}), (std::vector<float>{1, 2}));
-  EXPECT_EQ(run_on(*run, "mean", {x}), (std::vector<float>{8.f / 3, 16.f / 3}));
+  EXPECT_EQ(run_planned_reference(*run, "cs", {x}), (std::vector<float>{1, 6, 8, 4, 7, 16}));
+  EXPECT_EQ(run_planned_reference(*run, "cs_rev_excl", {x}), (std::vector<float>{7, 2, 0, 12, 9, 0}));
+  EXPECT_EQ(run_planned_reference(*run, "am", {x}), (std::vector<float>{1, 2}));
+  EXPECT_EQ(run_planned_reference(*run, "mean", {x}), (std::vector<float>{8.f / 3, 16.f / 3}));
 }
 
 TEST(MeasureCpuReferenceCoverage, GathersAndScattersByIndex) {
@@ -94,12 +76,12 @@ TEST(MeasureCpuReferenceCoverage, GathersAndScattersByIndex) {
   auto run = analyse(b);
   const std::vector<float> data = {1, 2, 3, 4, 5, 6};
   // GatherElements axis 1: out[i][j] = data[i][idx[i][j]]; -1 counts from the end.
-  EXPECT_EQ(run_on(*run, "ge", {data, {2, 0, -1, 1}}), (std::vector<float>{3, 1, 6, 5}));
+  EXPECT_EQ(run_planned_reference(*run, "ge", {data, {2, 0, -1, 1}}), (std::vector<float>{3, 1, 6, 5}));
   // ScatterElements: data[i][idx[i][j]] = upd[i][j].
-  EXPECT_EQ(run_on(*run, "se", {data, {2, 0, 1, 0}, {10, 20, 30, 40}}), (std::vector<float>{20, 2, 10, 40, 30, 6}));
+  EXPECT_EQ(run_planned_reference(*run, "se", {data, {2, 0, 1, 0}, {10, 20, 30, 40}}), (std::vector<float>{20, 2, 10, 40, 30, 6}));
   // GatherND with 1-component tuples picks whole rows: rows 1 then 0.
-  EXPECT_EQ(run_on(*run, "gnd", {data, {1, 0}}), (std::vector<float>{4, 5, 6, 1, 2, 3}));
-  EXPECT_EQ(run_on(*run, "snd", {data, {1}, {7, 8, 9}}), (std::vector<float>{1, 2, 3, 7, 8, 9}));
+  EXPECT_EQ(run_planned_reference(*run, "gnd", {data, {1, 0}}), (std::vector<float>{4, 5, 6, 1, 2, 3}));
+  EXPECT_EQ(run_planned_reference(*run, "snd", {data, {1}, {7, 8, 9}}), (std::vector<float>{1, 2, 3, 7, 8, 9}));
 }
 
 TEST(MeasureCpuReferenceCoverage, RangeFromItsInputs) {
@@ -109,7 +91,7 @@ TEST(MeasureCpuReferenceCoverage, RangeFromItsInputs) {
   b.value_info("r", kFloat, Shape{4});
   b.output("r");
   auto run = analyse(b);
-  EXPECT_EQ(run_on(*run, "r", {{1}, {3}, {0.5f}}), (std::vector<float>{1, 1.5f, 2, 2.5f}));
+  EXPECT_EQ(run_planned_reference(*run, "r", {{1}, {3}, {0.5f}}), (std::vector<float>{1, 1.5f, 2, 2.5f}));
 }
 
 TEST(MeasureCpuReferenceCoverage, TopKAndPadModes) {
@@ -121,10 +103,10 @@ TEST(MeasureCpuReferenceCoverage, TopKAndPadModes) {
   b.output("top").output("top_index").output("reflect").output("edge").output("wrap");
   auto run = analyse(b);
   const std::vector<float> x = {3, 9, 1, 9, 4};
-  EXPECT_EQ(run_on(*run, "top", {x}), (std::vector<float>{9, 9}));
-  EXPECT_EQ(run_on(*run, "reflect", {x}), (std::vector<float>{1, 9, 3, 9, 1, 9, 4, 9, 1, 9}));
-  EXPECT_EQ(run_on(*run, "edge", {x}), (std::vector<float>{3, 3, 3, 9, 1, 9, 4, 4, 4, 4}));
-  EXPECT_EQ(run_on(*run, "wrap", {x}), (std::vector<float>{9, 4, 3, 9, 1, 9, 4, 3, 9, 1}));
+  EXPECT_EQ(run_planned_reference(*run, "top", {x}), (std::vector<float>{9, 9}));
+  EXPECT_EQ(run_planned_reference(*run, "reflect", {x}), (std::vector<float>{1, 9, 3, 9, 1, 9, 4, 9, 1, 9}));
+  EXPECT_EQ(run_planned_reference(*run, "edge", {x}), (std::vector<float>{3, 3, 3, 9, 1, 9, 4, 4, 4, 4}));
+  EXPECT_EQ(run_planned_reference(*run, "wrap", {x}), (std::vector<float>{9, 4, 3, 9, 1, 9, 4, 3, 9, 1}));
 }
 
 // Cubic Resize at scale 1 samples whole pixels: the weights are 0, 1, 0, 0 and the output is the input.
@@ -135,7 +117,7 @@ TEST(MeasureCpuReferenceCoverage, CubicResizeAtScaleOneIsTheInput) {
   b.output("y");
   auto run = analyse(b);
   const std::vector<float> x = {1, -2, 3, 0.5f, 4, -1};
-  const std::vector<float> y = run_on(*run, "y", {x});
+  const std::vector<float> y = run_planned_reference(*run, "y", {x});
   ASSERT_EQ(y.size(), x.size());
   for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y[i], x[i], 1e-6) << i;
 }

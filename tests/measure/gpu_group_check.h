@@ -52,16 +52,23 @@ inline const FusedGroup* group_of(const Analysis& a, const FusionPlan& plan, con
   return nullptr;
 }
 
+// The group of `plan` holding node `anchor`, run on the CPU reference into r.cpu; `external`
+// receives its random inputs. Null, and a test failure, where no group holds the node.
+inline const FusedGroup* run_group_cpu_side(const AnalysisRun& run, const FusionPlan& plan, const std::string& anchor,
+                                            const std::string& dtype, std::map<int, HostTensor>& external, GroupResult& r) {
+  const FusedGroup* group = group_of(run.analysis, plan, anchor);
+  EXPECT_NE(group, nullptr) << anchor;
+  if (group) r.cpu = run_group_on_cpu(run.analysis, *group, dtype, external);
+  return group;
+}
+
 // Runs the group holding node `anchor` on both sides; inputs from outside the group are random.
 inline GroupResult run_group(const AnalysisRun& run, const std::string& anchor, const std::string& dtype) {
   const FusionPlan plan = fuse(run.analysis);
-  const FusedGroup* group = group_of(run.analysis, plan, anchor);
-  EXPECT_NE(group, nullptr) << anchor;
   GroupResult r;
-  if (!group) return r;
   std::map<int, HostTensor> external;
-  r.cpu = run_group_on_cpu(run.analysis, *group, dtype, external);
-  r.gpu = cuda::run_group_on_gpu(run.analysis, *group, external, dtype);
+  if (const FusedGroup* group = run_group_cpu_side(run, plan, anchor, dtype, external, r))
+    r.gpu = cuda::run_group_on_gpu(run.analysis, *group, external, dtype);
   return r;
 }
 
@@ -70,12 +77,10 @@ inline GroupResult run_group(const AnalysisRun& run, const std::string& anchor, 
 inline GroupResult run_group_with(const AnalysisRun& run, const std::string& anchor, const std::string& dtype, bool channels_last,
                                   const cuda::GroupKernelFactory& make) {
   const FusionPlan plan = fuse(run.analysis);
-  const FusedGroup* group = group_of(run.analysis, plan, anchor);
-  EXPECT_NE(group, nullptr) << anchor;
   GroupResult r;
-  if (!group) return r;
   std::map<int, HostTensor> external;
-  r.cpu = run_group_on_cpu(run.analysis, *group, dtype, external);
+  const FusedGroup* group = run_group_cpu_side(run, plan, anchor, dtype, external, r);
+  if (!group) return r;
   if (channels_last)
     for (auto& [id, t] : external)
       if (t.shape.size() == 4) t = relayout(t, true);

@@ -84,6 +84,10 @@ void launch_scan_int(int element_bytes, const ScanPlan& plan, const void* x, voi
 void launch_indexed(int element_bytes, const IndexedPlan& plan, const IndexOperands& operands, cudaStream_t stream);
 void launch_range(StorageType type, const void* start, const void* delta, void* y, int64_t count, cudaStream_t stream);
 
+// The layout CUB's segmented sorts take (topk_runner.cu): index[i] = i % segment_len for the
+// segments * segment_len items, and offsets[r] = r * segment_len for r <= segments.
+void launch_segment_layout(int* index, int64_t* offsets, int64_t segments, int64_t segment_len, cudaStream_t stream);
+
 // RoiAlign over NCHW maps (roi_align_kernels.cu): rois in the maps' float type, int64 batch indices.
 void launch_roi_align(ElementType type, const RoiAlignPlan& plan, const void* x, const void* rois,
                       const int64_t* batch_indices, void* y, cudaStream_t stream);

@@ -18,16 +18,6 @@ constexpr int kMaskBits = 64;
 constexpr int kKeepThreads = 1024;
 constexpr int64_t kMaxMaskWords = 48 * 1024 / 8;  // the suppressed set of one segment in shared memory
 
-__global__ void segment_iota(int* index, int64_t n, int64_t boxes) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    index[i] = static_cast<int>(i % boxes);
-}
-
-__global__ void segment_offsets(int64_t* offsets, int64_t segments, int64_t boxes) {
-  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r <= segments; r += int64_t(gridDim.x) * blockDim.x)
-    offsets[r] = r * boxes;
-}
-
 template <typename T>
 __device__ void corners(const T* box, bool center, float* lo, float* hi) {
   for (int d = 0; d < 2; ++d) {
@@ -119,9 +109,8 @@ class NmsRunner : public OperatorRunner {
     offsets_.resize(static_cast<size_t>(segments_ + 1) * sizeof(int64_t));
     mask_.resize(static_cast<size_t>(n * words_) * sizeof(uint64_t) + 16);
     // The box numbers of every segment and the segment offsets are constants: made once, untimed.
-    segment_iota<<<grid_for(n), kThreads, 0, ctx.stream>>>(static_cast<int*>(index_.data()), n, p_.boxes);
-    segment_offsets<<<grid_for(segments_ + 1), kThreads, 0, ctx.stream>>>(static_cast<int64_t*>(offsets_.data()), segments_, p_.boxes);
-    MC_CUDA_CHECK_LAUNCH();
+    launch_segment_layout(static_cast<int*>(index_.data()), static_cast<int64_t*>(offsets_.data()), segments_, p_.boxes,
+                          ctx.stream);
     MC_DISPATCH_TYPE(type_, MC_CUDA_CHECK((sort_segments<T>(nullptr, temp_bytes_, nullptr, nullptr, nullptr, nullptr, n,
                                                             segments_, nullptr, ctx.stream))));
     temp_.resize(std::max<size_t>(temp_bytes_, 16));

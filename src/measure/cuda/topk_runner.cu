@@ -13,14 +13,14 @@
 namespace modelcost::cuda {
 namespace {
 
-__global__ void row_iota(int* index, int64_t n, int64_t row_len) {
+__global__ void segment_iota(int* index, int64_t n, int64_t segment_len) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    index[i] = static_cast<int>(i % row_len);
+    index[i] = static_cast<int>(i % segment_len);
 }
 
-__global__ void row_offsets(int64_t* offsets, int64_t rows, int64_t row_len) {
-  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r <= rows; r += int64_t(gridDim.x) * blockDim.x)
-    offsets[r] = r * row_len;
+__global__ void segment_offsets(int64_t* offsets, int64_t segments, int64_t segment_len) {
+  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r <= segments; r += int64_t(gridDim.x) * blockDim.x)
+    offsets[r] = r * segment_len;
 }
 
 template <typename T>
@@ -68,10 +68,8 @@ class TopKRunner : public OperatorRunner {
     sorted_index_.resize(static_cast<size_t>(n) * sizeof(int));
     offsets_.resize(static_cast<size_t>(p_.outer + 1) * sizeof(int64_t));
     // The indices 0..n-1 of every row and the row offsets are constants: made once, untimed.
-    row_iota<<<grid_for(n), kThreads, 0, ctx.stream>>>(static_cast<int*>(index_.data()), n, p_.axis_len);
-    row_offsets<<<grid_for(p_.outer + 1), kThreads, 0, ctx.stream>>>(static_cast<int64_t*>(offsets_.data()), p_.outer,
-                                                                     p_.axis_len);
-    MC_CUDA_CHECK_LAUNCH();
+    launch_segment_layout(static_cast<int*>(index_.data()), static_cast<int64_t*>(offsets_.data()), p_.outer, p_.axis_len,
+                          ctx.stream);
     size_t bytes = 0;
     MC_DISPATCH_TYPE(type_, MC_CUDA_CHECK((sort_rows<T>(p_.largest, nullptr, bytes, nullptr, nullptr, nullptr, nullptr, n,
                                                         p_.outer, nullptr, ctx.stream))));
@@ -106,6 +104,12 @@ class TopKRunner : public OperatorRunner {
 };
 
 }  // namespace
+
+void launch_segment_layout(int* index, int64_t* offsets, int64_t segments, int64_t segment_len, cudaStream_t stream) {
+  segment_iota<<<grid_for(segments * segment_len), kThreads, 0, stream>>>(index, segments * segment_len, segment_len);
+  segment_offsets<<<grid_for(segments + 1), kThreads, 0, stream>>>(offsets, segments, segment_len);
+  MC_CUDA_CHECK_LAUNCH();
+}
 
 std::unique_ptr<OperatorRunner> make_topk_runner(const NodeSpec& spec, const TopKPlan& plan, std::string* reason) {
   const int32_t dtype = spec.outputs[0].dtype;
