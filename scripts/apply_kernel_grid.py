@@ -5,8 +5,8 @@
 copies GRID to docs/calibration/ENTRY-grid.csv, refits it (`modelcost calibrate --from-grid`),
 writes the curves into hwdb/ENTRY.toml's [achievable.kernels] (each sourced to the grid) and, with
 --ceilings CAL.toml, the measured [achievable] ceilings too (DRAM, vector and tensor rates, kernel
-overhead and gap). Then it derives the Hopper entries we have no GPU for
-(scripts/derive_kernel_curves.py).
+overhead and gap). Entries without a calibration take theirs from it when the database loads
+(docs/hwdb.md, "Derived entries").
 Usage: scripts/apply_kernel_grid.py GRID_CSV MODELCOST_BINARY [--entry h100-sxm|h200] [--ceilings CAL.toml]"""
 import argparse, re, shutil, subprocess, sys, tomllib
 from pathlib import Path
@@ -97,7 +97,6 @@ def main():
     if args.ceilings:
         text = install_ceilings(text, args.entry, args.ceilings)
     path.write_text(text)
-    subprocess.run([sys.executable, str(root / "scripts/derive_kernel_curves.py"), str(root / "hwdb")], check=True)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "modelcost/analysis.h"
+#include "modelcost/kernel_plan.h"
 
 namespace modelcost {
 
@@ -23,6 +24,7 @@ struct FusedGroup {
   bool costed = true;    // every member's cost is known
   bool launches = true;  // runs a kernel (false: only folded or reinterpreting nodes)
   bool matrix = false;   // a member is a matrix op: the group runs on the tensor path
+  KernelShape kernel;    // the class of kernel it runs as, and the shape its time depends on
   double bytes() const { return bytes_read + bytes_written; }
   double arithmetic_intensity() const { return bytes() > 0 ? flops / bytes() : 0; }
 };
@@ -36,6 +38,11 @@ struct FusionPlan {
 // Every output's contents are known at analysis time (Constant, folded shape arithmetic): a
 // runtime folds the node too, so it runs no kernel.
 bool outputs_known(const NodeAnalysis& node);
+
+// The kernel a group runs as: an attention group is one flash-attention kernel (K = the key
+// length); a group with a matrix member is its anchor's GEMM or convolution; any other group is
+// the heaviest work among its members (a norm over a reduction over pooling over pointwise work).
+KernelShape group_kernel(const FusedGroup& group, const Analysis& analysis);
 
 // Groups every top-level node of `analysis`. Nodes that run nothing (folded shape arithmetic,
 // Constant) belong to no group; every other node belongs to exactly one.

@@ -67,6 +67,8 @@ struct AchievableCeilings {
   double kernel_gap_us = 0;       // idle time between two dependent kernels
   // [achievable.kernels]: library kernel times by class.
   std::map<std::string, KernelCurve> kernel_curves;
+  // The calibrated entry these figures were carried over from ("" = measured on this device or absent).
+  std::string derived_from;
   bool empty() const {
     return memory_bandwidth_gbps <= 0 && vector_tflops.empty() && tensor_tflops.empty() && kernel_overhead_us <= 0 &&
            kernel_gap_us <= 0 && kernel_curves.empty();
@@ -157,6 +159,28 @@ class HardwareDb {
  private:
   std::vector<Device> devices_;
 };
+
+// --- Derived entries (docs/hwdb.md): a GPU without a calibration gets its achievable ceilings and
+// kernel curves from a calibrated one, each term rescaled by the datasheet figure that sets it. ---
+
+// Its kernel curves were measured on the device itself (not derived).
+bool is_calibrated(const Device& device);
+// `a` is at least `b` on every datasheet figure the predictor reads: SMs, clock, bandwidth, L2,
+// every peak `b` has, and no longer a launch overhead.
+bool dominates(const Device& a, const Device& b);
+// The calibrated GPU a target's figures are carried over from: one that dominates it, then the same
+// vendor, the same architecture family, the nearest tensor fp16 peak and bandwidth; nullptr when
+// the database has none.
+const Device* derivation_reference(const HardwareDb& db, const Device& target);
+// The target's ceilings from the reference's measured fractions: bandwidth x the datasheet
+// bandwidth ratio; FLOP rates x the peak ratio of their path and dtype; curves: fixed cost and
+// gaps unchanged (the same launch path), the K loop x the clock ratio, the FLOP rate x the tensor
+// peak ratio (depthwise: both by the vector fp16 peak ratio), the byte rate x bandwidth.
+AchievableCeilings derive_ceilings(const Device& target, const Device& reference);
+// Derives every GPU entry that has no [achievable] figures and for which a reference exists.
+void derive_missing_ceilings(HardwareDb& db);
+// "calibrated", "derived from h100-sxm" or "datasheet": where a device's kernel timings come from.
+std::string calibration_state(const Device& device);
 
 // Where the shipped device files are looked for: share/modelcost/hwdb of the tree the executable is
 // installed in (<bindir>/../share/modelcost/hwdb), then, for a binary of the build tree, the source

@@ -79,6 +79,9 @@ struct Ceilings {
   double gap_us = 0;                // idle time between dependent kernels
   // Kernel classes whose calibrated curve times kernels (hwdb [achievable.kernels]); empty: none.
   std::vector<std::string> kernel_curves;
+  // Where those figures come from: "calibrated" (measured on this GPU), "derived from <entry>"
+  // (carried over from a calibrated GPU by datasheet ratios) or "datasheet" (peaks only).
+  std::string calibration = "datasheet";
 };
 
 struct RooflineReport {

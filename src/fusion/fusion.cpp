@@ -122,6 +122,7 @@ FusionPlan fuse(const Analysis& analysis) {
     group.anchor = d.anchor;
     d.row->cost(g, group);
     group.label = d.row->label(g, group);
+    group.kernel = group.launches ? group_kernel(group, analysis) : KernelShape{};
     for (size_t m : d.members) plan.group_of[m] = static_cast<int>(group.id);
     plan.groups.push_back(std::move(group));
   }

@@ -2,34 +2,29 @@
 
 #include <set>
 
+#include "ops/op_registry.h"
+
 #include "modelcost/fusion.h"
 
 namespace modelcost::fusion {
 
 OpKind op_kind(const Node& node, const NodeCost& cost) {
-  static const std::set<std::string> matrix = {"MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum"};
-  static const std::set<std::string> pointwise = {
-      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mean", "Sum", "Abs", "Neg", "Exp", "Log", "Sqrt",
-      "Reciprocal", "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish",
-      "Tanh", "Erf", "Gelu", "FastGelu", "BiasGelu", "QuickGelu", "Softplus", "Softsign", "Mish", "Clip", "Cast",
-      "CastLike", "Floor", "Ceil", "Round", "Sign", "Not", "And", "Or", "Xor", "Equal", "Less", "LessOrEqual",
-      "Greater", "GreaterOrEqual", "Where", "IsNaN", "IsInf", "Mod", "BitShift", "Sin", "Cos", "Tan", "Asin",
-      "Acos", "Atan", "Sinh", "Cosh", "BatchNormalization", "Dropout", "ThresholdedRelu", "Shrink",
-      "QuantizeLinear", "DequantizeLinear", "BiasAdd", "BiasDropout"};
-  static const std::set<std::string> layout = {
-      "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose", "Slice", "Split", "Concat", "Expand",
-      "Tile", "Gather", "GatherElements", "GatherND", "Pad", "DepthToSpace", "SpaceToDepth"};
-  static const std::set<std::string> reduction = {
-      "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
-      "ReduceLogSumExp", "ReduceSumSquare", "Softmax", "LogSoftmax", "Hardmax", "LayerNormalization",
-      "SimplifiedLayerNormalization", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
-      "RMSNormalization", "GroupNormalization", "InstanceNormalization", "LpNormalization",
-      "MeanVarianceNormalization", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool"};
-  if (node.domain == "com.microsoft" || node.domain == "ai.onnx.ml") return cost.macs > 0 ? OpKind::kMatrix : OpKind::kOther;
-  if (matrix.count(node.op_type) || cost.macs > 0) return OpKind::kMatrix;
-  if (pointwise.count(node.op_type)) return OpKind::kPointwise;
-  if (layout.count(node.op_type)) return OpKind::kLayout;
-  if (reduction.count(node.op_type)) return OpKind::kReduction;
+  // The ai.onnx.ml ops run on the host in every runtime: they fuse with nothing.
+  if (node.domain == "ai.onnx.ml") return OpKind::kOther;
+  switch (op_traits(node.domain, node.op_type).form) {
+    case OpForm::kConv:
+    case OpForm::kGemm:
+    case OpForm::kAttention: return cost.macs > 0 ? OpKind::kMatrix : OpKind::kOther;
+    case OpForm::kPointwise: return OpKind::kPointwise;
+    case OpForm::kLayout:
+    case OpForm::kGather: return OpKind::kLayout;
+    case OpForm::kReduction:
+    case OpForm::kNorm:
+    case OpForm::kPooling: return OpKind::kReduction;
+    case OpForm::kScatter:
+    case OpForm::kOther:
+    case OpForm::kUnset: return cost.macs > 0 ? OpKind::kMatrix : OpKind::kOther;
+  }
   return OpKind::kOther;
 }
 

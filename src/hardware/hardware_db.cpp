@@ -147,6 +147,7 @@ HardwareDb load_hardware_db(const std::vector<std::string>& extra_dirs, bool rea
     throw Error(kExitUnreadable, "no hardware database: no device file (*.toml) in " + where +
                                      "; name a directory with --hwdb DIR or $MODELCOST_HWDB");
   }
+  derive_missing_ceilings(db);
   return db;
 }
 

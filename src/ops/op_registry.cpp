@@ -24,6 +24,29 @@ std::vector<const OpRule*> OpRegistry::all() const {
   return out;
 }
 
+OpTraits op_traits(const std::string& domain, const std::string& op_type) {
+  const OpRule* rule = OpRegistry::instance().find(domain, op_type);
+  return rule ? rule->traits : OpTraits{};
+}
+
+const char* op_form_name(OpForm form) {
+  switch (form) {
+    case OpForm::kUnset: return "unset";
+    case OpForm::kConv: return "conv";
+    case OpForm::kGemm: return "gemm";
+    case OpForm::kAttention: return "attention";
+    case OpForm::kPointwise: return "pointwise";
+    case OpForm::kReduction: return "reduction";
+    case OpForm::kNorm: return "norm";
+    case OpForm::kPooling: return "pooling";
+    case OpForm::kLayout: return "layout";
+    case OpForm::kGather: return "gather";
+    case OpForm::kScatter: return "scatter";
+    case OpForm::kOther: return "other";
+  }
+  return "unset";
+}
+
 const OpRegistry& OpRegistry::instance() {
   static const OpRegistry registry = [] {
     OpRegistry r;

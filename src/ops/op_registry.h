@@ -11,6 +11,7 @@
 #include "modelcost/analysis.h"
 #include "ops/measured_kinds.h"
 #include "ops/op_context.h"
+#include "ops/op_traits.h"
 
 namespace modelcost {
 
@@ -79,13 +80,19 @@ struct OpRule {
   // domains, ops newer than the library; from ONNX Runtime's and ONNX's own schemas). Ops
   // with a schema are checked against it instead; ops without either (user rules) are not.
   std::optional<Arity> arity = std::nullopt;
+  // Set by the block the row is declared in (OpRegistry::add(traits, rows)).
+  OpTraits traits = {};
 };
 
 class OpRegistry {
  public:
   void add(const OpRule& rule);
-  void add(std::initializer_list<OpRule> rules) {
-    for (const auto& r : rules) add(r);
+  // A block of rows sharing their traits: `r.add(OpForm::kPointwise, {...rows...})`.
+  void add(OpTraits traits, std::initializer_list<OpRule> rules) {
+    for (OpRule r : rules) {
+      r.traits = traits;
+      add(r);
+    }
   }
   const OpRule* find(const std::string& domain, const std::string& op_type) const;
   size_t size() const { return rules_.size(); }
@@ -114,6 +121,9 @@ void register_recent_onnx_ops(OpRegistry&);
 void register_nchwc_ops(OpRegistry&);
 void register_onnx_ml_ops(OpRegistry&);
 void register_ms_quantized_ops(OpRegistry&);
+
+// The traits of a node's op; unset (OpForm::kUnset) for an op without a rule or a user rule.
+OpTraits op_traits(const std::string& domain, const std::string& op_type);
 
 // Domain spellings that mean the standard domain.
 inline bool is_standard_domain(std::string_view d) { return d.empty() || d == "ai.onnx"; }

@@ -23,6 +23,7 @@ Json group_json(const Analysis& analysis, const FusedGroup& g, const NodeRooflin
   return Json{{"id", g.id},
               {"pattern", g.pattern},
               {"label", g.label},
+              {"kernel_class", kernel_class_name(g.kernel.cls)},
               {"anchor", analysis.nodes[g.anchor].node->name},
               {"members", members},
               {"macs", g.macs},
@@ -46,6 +47,7 @@ void print_heaviest(const Analysis& analysis, const RooflineReport& r, std::ostr
   using A = TextTable::Align;
   t.add_column("group", A::kRight);
   t.add_column("kernel", A::kLeft, 32);
+  t.add_column("class", A::kLeft);
   t.add_column("nodes", A::kRight);
   t.add_column("first node", A::kLeft, 40);
   t.add_column("bound", A::kLeft);
@@ -53,7 +55,7 @@ void print_heaviest(const Analysis& analysis, const RooflineReport& r, std::ostr
   t.add_column("share", A::kRight);
   for (size_t k : order) {
     const FusedGroup& g = r.fusion->groups[k];
-    t.add_row({std::to_string(g.id), g.label, std::to_string(g.members.size()), analysis.nodes[g.members.front()].node->name,
+    t.add_row({std::to_string(g.id), g.label, kernel_class_name(g.kernel.cls), std::to_string(g.members.size()), analysis.nodes[g.members.front()].node->name,
                bound_name(r.groups[k].bound), fmt::format("{:.3g}", r.groups[k].predicted_us),
                fmt::format("{:.1f}%", 100 * r.groups[k].share)});
   }

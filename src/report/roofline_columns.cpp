@@ -36,6 +36,7 @@ Json device_json(const Device& d, const RooflineReport& r, const std::string& re
               {"launch_overhead_us", d.launch_overhead_us},
               {"view", r.view},
               {"ceilings", r.ceilings.achievable ? "achievable" : "datasheet"},
+              {"calibration", r.ceilings.calibration},
               {"bandwidth_gbps_used", r.ceilings.bandwidth_bytes_per_s / 1e9},
               {"kernel_overhead_us", r.ceilings.overhead_us},
               {"kernel_gap_us", r.ceilings.gap_us},

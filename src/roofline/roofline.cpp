@@ -8,10 +8,12 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "matrix_efficiency.h"
 #include "modelcost/errors.h"
+#include "ops/op_registry.h"
 
 namespace modelcost {
 
@@ -63,15 +65,6 @@ bool is_float_peak(const std::string& dtype) {
   return dtype == "fp64" || dtype == "fp32" || dtype == "fp16" || dtype == "bf16" || dtype == "fp8";
 }
 
-// Ops that compute on integer-quantized operands whatever their activation dtype.
-bool is_quantized_matrix_op(const std::string& op) {
-  static const std::set<std::string> ops = {
-      "MatMulInteger", "ConvInteger", "QLinearConv", "QLinearMatMul", "QGemm", "QAttention",
-      "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "DynamicQuantizeLSTM", "QOrderedMatMul",
-      "QOrderedAttention", "QOrderedLongformerAttention"};
-  return ops.count(op) > 0;
-}
-
 }  // namespace
 
 double recast_element_size(int32_t onnx_dtype, const std::string& dtype_option) {
@@ -79,24 +72,13 @@ double recast_element_size(int32_t onnx_dtype, const std::string& dtype_option) 
   return option_element_size(dtype_option);
 }
 
-bool is_matrix_op(const std::string& op_type, const std::string& domain) {
-  static const std::set<std::string> ops = {
-      "MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum",
-      // attention products
-      "Attention", "MultiHeadAttention", "GroupQueryAttention", "PackedAttention", "PackedMultiHeadAttention",
-      "DecoderMaskedMultiHeadAttention", "DecoderMaskedSelfAttention", "SparseAttention", "LongformerAttention",
-      // com.microsoft fused and quantized forms
-      "FusedConv", "FusedGemm", "FusedMatMul", "MatMulNBits", "MatMulBnb4", "MatMulFpQ4", "GatherBlockQuantized",
-      "TransposeMatMul", "ConvTransposeWithDynamicPads", "NhwcConv", "NhwcFusedConv", "QLinearConvTranspose"};
-  (void)domain;  // the names are unique enough across ai.onnx and com.microsoft
-  return ops.count(op_type) > 0 || is_quantized_matrix_op(op_type);
-}
+bool is_matrix_op(const std::string& op_type, const std::string& domain) { return op_traits(domain, op_type).matrix(); }
 
 std::string node_compute_dtype(const NodeAnalysis& node, const std::string& dtype_option) {
   const Node& n = *node.node;
   const Graph& g = *node.graph;
   std::string natural;
-  if (is_quantized_matrix_op(n.op_type)) {
+  if (op_traits(n.domain, n.op_type).integer_math) {
     natural = "int8";
   } else {
     // The first float operand sets the dtype; with none, the first low-bit integer operand.
@@ -173,8 +155,10 @@ struct KernelWork {
   // A deployed group with its analysis: its matrix members go through the tile model.
   const FusedGroup* group = nullptr;
   const Analysis* analysis = nullptr;
-  // The node itself, or the group's anchor: names the kernel class of a calibrated curve.
+  // The node itself, or the group's anchor.
   const NodeAnalysis* anchor = nullptr;
+  // The class of kernel it runs as: names the calibrated curve that prices it.
+  KernelShape kernel;
 };
 
 Ceilings ceilings_of(const Device& device, bool datasheet) {
@@ -187,25 +171,70 @@ Ceilings ceilings_of(const Device& device, bool datasheet) {
   c.gap_us = c.achievable ? a.kernel_gap_us : 0;
   if (c.achievable && device.kind == "gpu")
     for (const auto& [name, curve] : a.kernel_curves) c.kernel_curves.push_back(name);
+  if (c.achievable) c.calibration = calibration_state(device);
   return c;
 }
 
-// The calibrated kernel curve of the work's class, where the device has one and achievable
-// ceilings are in use; nullptr otherwise. The grid times fp16 tensor-core kernels: matrix work of
-// other dtypes or on the vector path keeps the three terms.
-const KernelCurve* curve_for(const KernelWork& work, const PeakChoice& peak, const Device& device, const Ceilings& ceilings,
-                             double* k) {
-  if (!ceilings.achievable || !work.anchor || device.kind != "gpu" || device.achievable.kernel_curves.empty()) return nullptr;
-  KernelClass c = work.group ? kernel_class_of(*work.group, *work.analysis) : kernel_class_of(*work.anchor, work.matrix);
-  const bool half_tensor = peak.path == MathPath::kTensor && (peak.dtype == "fp16" || peak.dtype == "bf16");
-  if (c.name != "pointwise" && !half_tensor) return nullptr;
+// The curves that may price a kernel class, in order: its own where calibrate measured one, else
+// the curve of the library kernel it is built like (docs/roofline.md, "Kernel classes").
+std::vector<const char*> curve_keys(KernelClass c) {
+  switch (c) {
+    case KernelClass::kGemm: return {"gemm"};
+    case KernelClass::kConv: return {"conv"};
+    case KernelClass::kConv1x1: return {"conv1x1", "gemm"};
+    case KernelClass::kGroupedConv: return {"grouped_conv", "conv"};
+    case KernelClass::kDepthwise: return {"depthwise"};
+    case KernelClass::kAttention: return {"attention", "gemm"};
+    case KernelClass::kReduction: return {"reduction", "pointwise"};
+    case KernelClass::kNorm: return {"norm", "pointwise"};
+    case KernelClass::kPooling: return {"pooling", "pointwise"};
+    case KernelClass::kPointwise:
+    case KernelClass::kLayoutCopy:
+    case KernelClass::kGatherScatter:
+    case KernelClass::kOther: return {"pointwise"};
+    case KernelClass::kNone: return {};
+  }
+  return {};
+}
+
+// A grouped conv of few channels per group fills a library tile's channel width only partly: its
+// math runs at the rate of a group padded to kGroupTileChannels (an estimate until a grouped_conv
+// curve is calibrated; docs/roofline.md).
+constexpr double kGroupTileChannels = 32;
+double grouped_conv_padding(const KernelShape& kernel, const char* key) {
+  if (kernel.cls != KernelClass::kGroupedConv || std::string(key) == "grouped_conv" || !(kernel.group_width > 0)) return 1;
+  return std::max(1.0, std::ceil(kernel.group_width / kGroupTileChannels) * kGroupTileChannels / kernel.group_width);
+}
+
+// The curves were timed on fp16 tensor-core kernels (depthwise: fp16 on the vector units). Other
+// dtypes run the same kernels at their own peak: the FLOP rate and the K loop scale by the ratio.
+double dtype_rate_scale(const Device& device, KernelClass c, const PeakChoice& peak) {
+  if (!kernel_class_is_matrix(c)) return 1;
+  const bool vector_class = c == KernelClass::kDepthwise;
+  const MathPath path = vector_class ? MathPath::kVector : MathPath::kTensor;
+  const double reference = choose_peak(device, path, "fp16").flops_per_s;  // the fp16 the curve was timed at
+  const double own = vector_class ? choose_peak(device, MathPath::kVector, peak.dtype).flops_per_s : peak.flops_per_s;
+  return reference > 0 && own > 0 ? own / reference : 1;
+}
+
+// A curve fitted for this kernel's class and dtype; nullopt where the device has none or the
+// datasheet ceilings are asked for.
+std::optional<KernelCurve> curve_for(const KernelWork& work, const PeakChoice& peak, const Device& device,
+                                     const Ceilings& ceilings, double* k) {
+  if (!ceilings.achievable || device.kind != "gpu" || device.achievable.kernel_curves.empty()) return std::nullopt;
+  const KernelShape& kernel = work.kernel;
   const auto& curves = device.achievable.kernel_curves;
-  // An entry calibrated before attention had a class of its own times it as its anchor's class.
-  if (c.name == "attention" && !curves.count(c.name)) c = kernel_class_of(*work.anchor, work.matrix);
-  auto it = curves.find(c.name);
-  if (it == curves.end()) return nullptr;
-  *k = c.k;
-  return &it->second;
+  for (const char* key : curve_keys(kernel.cls)) {
+    auto it = curves.find(key);
+    if (it == curves.end()) continue;
+    KernelCurve curve = it->second;
+    const double scale = dtype_rate_scale(device, kernel.cls, peak) / grouped_conv_padding(kernel, key);
+    curve.tflops *= scale;
+    curve.k_us_per_1000 /= scale;
+    *k = kernel.k;
+    return curve;
+  }
+  return std::nullopt;
 }
 
 // Without a calibrated curve: time = max(flops / peak, bytes / bandwidth, overhead) + gap.
@@ -229,7 +258,7 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
   nr.compute_dtype = work.compute_dtype;
   nr.compute_us = nr.flops / flops_per_s * 1e6;
   double k = 0;
-  if (const KernelCurve* curve = curve_for(work, peak, device, ceilings, &k)) {
+  if (const std::optional<KernelCurve> curve = curve_for(work, peak, device, ceilings, &k)) {
     if (curve->tflops > 0) nr.compute_us = curve->compute_us(nr.flops);
     nr.memory_us = curve->memory_us(nr.bytes);
     nr.overhead_us = curve->latency_us(k);
@@ -268,12 +297,10 @@ bool conv_library_fuses(const std::string& op) {
 // take any activation in their own kernel's store. Only where calibrated curves time library kernels.
 bool has_compiled_conv_epilogue(const FusedGroup& g, const Analysis& analysis, const Ceilings& ceilings) {
   if (!ceilings.achievable || ceilings.kernel_curves.empty() || !g.matrix) return false;
-  const NodeAnalysis& anchor = analysis.nodes[g.anchor];
-  if (!anchor.node || anchor.node->op_type != "Conv" || !anchor.node->domain.empty()) return false;
-  const std::string cls = kernel_class_of(anchor, true).name;
-  if (cls != "conv" && cls != "conv1x1") return false;
+  if (g.kernel.cls != KernelClass::kConv && g.kernel.cls != KernelClass::kConv1x1) return false;
+  // The anchor itself may carry its activation (ONNX Runtime's FusedConv): a library call takes it.
   for (size_t m : g.members)
-    if (!conv_library_fuses(analysis.nodes[m].node->op_type)) return true;
+    if (m != g.anchor && !conv_library_fuses(analysis.nodes[m].node->op_type)) return true;
   return false;
 }
 
@@ -287,9 +314,11 @@ void place_conv_with_compiled_epilogue(const KernelWork& work, const Device& dev
   const RecastBytes b = recast_node_bytes_split(conv, dtype);
   KernelWork main_loop{conv.cost.flops, b.read + b.written, true, work.compute_dtype};
   main_loop.anchor = &conv;
+  main_loop.kernel = node_kernel(conv);
   KernelWork epilogue{std::max(0.0, work.flops - conv.cost.flops), std::max(0.0, work.bytes - b.read) + b.written, false,
                       work.compute_dtype};
   epilogue.anchor = &conv;
+  epilogue.kernel.cls = KernelClass::kPointwise;
   NodeRoofline a, p;
   place(main_loop, device, ceilings, a);
   place(epilogue, device, ceilings, p);
@@ -330,6 +359,7 @@ void place_nodes(const Analysis& analysis, const Device& device, const RooflineO
                     is_matrix_op(na.node->op_type, na.node->domain) || na.cost.macs > 0,
                     node_compute_dtype(na, options.dtype)};
     work.anchor = &na;
+    work.kernel = node_kernel(na);
     nr.flops = work.flops;
     nr.bytes = work.bytes;
     nr.compute_dtype = work.compute_dtype;
@@ -355,6 +385,7 @@ void place_groups(const Analysis& analysis, const Device& device, const Roofline
     gr.costed = g.costed;
     KernelWork work{g.flops, recast_group_bytes(g, analysis, options.dtype), g.matrix,
                     node_compute_dtype(analysis.nodes[g.anchor], options.dtype), &g, &analysis, &analysis.nodes[g.anchor]};
+    work.kernel = g.kernel;
     if (!g.launches || (work.flops <= 0 && work.bytes <= 0)) {
       ++r.deployed.no_bound;
       continue;
@@ -429,6 +460,8 @@ std::string make_verdict(const Analysis& analysis, const RooflineReport& r, cons
   body += "predicted " + format_ms(r.latency_ms()) + (deployed ? " deployed" : " as written");
   body += " (" + format_ms(other_ms) + (deployed ? " as written)" : " deployed)");
   if (r.totals.uncosted) body += fmt::format(" ({} uncosted nodes not included)", r.totals.uncosted);
+  // A planner must know when the GPU was never measured: its timings are carried over.
+  if (r.ceilings.calibration.rfind("derived", 0) == 0) body += "; kernel timings " + r.ceilings.calibration;
   return head + ": " + body;
 }
 

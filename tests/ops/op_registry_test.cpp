@@ -119,4 +119,23 @@ TEST(OpRegistry, DomainSpellingsOfTheStandardDomainAgree) {
   EXPECT_EQ(r.find("", "NoSuchOp"), nullptr);
 }
 
+// The rule row is an op's one record: every built-in rule declares the form of kernel it runs as,
+// which fusion, the roofline, the LLM recogniser and measurement read.
+TEST(OpRegistry, EveryRuleDeclaresItsTraits) {
+  for (const OpRule* rule : OpRegistry::instance().all())
+    EXPECT_NE(rule->traits.form, OpForm::kUnset) << rule->domain << "::" << rule->op_type << " has no traits";
+}
+
+TEST(OpRegistry, FusedAndSpelledOutFormsShareTheirTraits) {
+  EXPECT_EQ(op_traits("com.microsoft", "FusedConv").form, OpForm::kConv);
+  EXPECT_EQ(op_traits("", "Conv").form, OpForm::kConv);
+  EXPECT_EQ(op_traits("com.microsoft", "SkipLayerNormalization").form, OpForm::kNorm);
+  EXPECT_EQ(op_traits("", "LayerNormalization").form, OpForm::kNorm);
+  EXPECT_EQ(op_traits("com.microsoft", "FusedMatMul").form, OpForm::kGemm);
+  EXPECT_EQ(op_traits("com.microsoft", "GroupQueryAttention").form, OpForm::kAttention);
+  EXPECT_TRUE(op_traits("", "QLinearConv").integer_math);
+  EXPECT_FALSE(op_traits("", "Conv").integer_math);
+  EXPECT_EQ(op_traits("", "NoSuchOp").form, OpForm::kUnset);
+}
+
 }  // namespace modelcost

@@ -177,16 +177,11 @@ TEST(CapacityPlan, ComparesDevicesSideBySide) {
   const auto rows = compare_devices(run->analysis, {&db.resolve("a100"), &db.resolve("h100"), &slow}, options);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].device->id, "a100-sxm4-80gb");
-  // fp32 MatMul: max(bytes / bandwidth, kernel overhead) + gap, at the achievable figures where the entry gives them.
-  const double bytes = 4194304 + 8192.0 * 8;
-  auto expected_ms = [&](const Device& d) {
-    const AchievableCeilings& a = d.achievable;
-    const double bw = a.memory_bandwidth_gbps > 0 ? a.memory_bandwidth_gbps : d.memory_bandwidth_gbps;
-    const double overhead = a.kernel_overhead_us > 0 ? a.kernel_overhead_us : d.launch_overhead_us;
-    return (std::max(bytes / (bw * 1e9) * 1e6, overhead) + a.kernel_gap_us) / 1e3;
-  };
+  // Each row is that device's deployed roofline latency (docs/roofline.md), the same as compute_roofline's.
+  auto expected_ms = [&](const Device& d) { return compute_roofline(run->analysis, d, options).latency_ms(); };
   EXPECT_NEAR(rows[0].latency_ms, expected_ms(db.resolve("a100")), 1e-12);
   EXPECT_NEAR(rows[1].latency_ms, expected_ms(db.resolve("h100")), 1e-12);
+  EXPECT_LT(rows[1].latency_ms, rows[0].latency_ms);  // the H100 dominates the A100
   EXPECT_NEAR(rows[1].throughput_per_s, 8 / (rows[1].latency_ms / 1e3), 1e-6);
   EXPECT_EQ(rows[0].memory_bound + rows[0].overhead_bound, 1u);
   EXPECT_TRUE(rows[0].fits);

@@ -58,7 +58,8 @@ TEST(KernelClass, AnEntryWithoutAnAttentionCurveTimesAttentionAsAGemm) {
   d.achievable.kernel_curves.erase("attention");
   const RooflineReport roofline = compute_roofline(run->analysis, d);  // kept alive: a refers into it
   const NodeRoofline& a = attention_kernel(roofline);
-  EXPECT_DOUBLE_EQ(a.overhead_us, 4);  // the anchor (the Softmax) has no K of its own
+  EXPECT_DOUBLE_EQ(a.overhead_us, 4 + 1 * kSeq / 1000.0);  // the gemm curve, K = the key length
+  EXPECT_DOUBLE_EQ(a.compute_us, a.flops / 50e12 * 1e6);
   EXPECT_DOUBLE_EQ(a.memory_us, a.bytes / 1000e9 * 1e6);
 }
 

@@ -59,18 +59,22 @@ struct ConvNode {
 
 TEST(MatrixEfficiency, KernelClassesFollowTheConvShape) {
   const ConvNode pointwise({1, 64, 56, 56}, {256, 64, 1, 1}, {1, 256, 56, 56});
-  const KernelClass p = kernel_class_of(pointwise.analysis, true);
-  EXPECT_EQ(p.name, "conv1x1");
+  const KernelShape p = node_kernel(pointwise.analysis);
+  EXPECT_EQ(p.cls, KernelClass::kConv1x1);
   EXPECT_DOUBLE_EQ(p.k, 64);
   const ConvNode dense({1, 512, 7, 7}, {512, 512, 3, 3}, {1, 512, 7, 7});
-  const KernelClass d = kernel_class_of(dense.analysis, true);
-  EXPECT_EQ(d.name, "conv");
+  const KernelShape d = node_kernel(dense.analysis);
+  EXPECT_EQ(d.cls, KernelClass::kConv);
   EXPECT_DOUBLE_EQ(d.k, 4608);  // 512 channels x 9 taps
   const ConvNode depthwise({1, 96, 28, 28}, {96, 1, 5, 5}, {1, 96, 28, 28});
-  const KernelClass w = kernel_class_of(depthwise.analysis, true);
-  EXPECT_EQ(w.name, "depthwise");
+  const KernelShape w = node_kernel(depthwise.analysis);
+  EXPECT_EQ(w.cls, KernelClass::kDepthwise);
   EXPECT_DOUBLE_EQ(w.k, 25);  // its taps
-  EXPECT_EQ(kernel_class_of(dense.analysis, false).name, "pointwise");
+  const ConvNode grouped({1, 128, 28, 28}, {128, 4, 3, 3}, {1, 128, 28, 28});
+  const KernelShape g = node_kernel(grouped.analysis);
+  EXPECT_EQ(g.cls, KernelClass::kGroupedConv);
+  EXPECT_DOUBLE_EQ(g.k, 36);  // 4 channels per group x 9 taps
+  EXPECT_DOUBLE_EQ(g.group_width, 4);
 }
 
 TEST(MatrixEfficiency, BatchedGemmsShareTheWaves) {

@@ -243,12 +243,15 @@ TEST(Roofline, SharesSumToOneAndTotalsSum) {
   EXPECT_EQ(r.totals.overhead_bound, 1u);
 }
 
+// Datasheet ceilings: the peaks themselves (the derived achievable figures are docs/hwdb.md's).
 TEST(Roofline, MatrixOpsUseTensorPeaksByDtype) {
   const Device& a100 = db().resolve("a100");
+  RooflineOptions datasheet;
+  datasheet.datasheet = true;
   {
     HandAnalysis h;
     add_matmul(h, kFloat16);
-    const RooflineReport r = compute_roofline(h.done(), a100);
+    const RooflineReport r = compute_roofline(h.done(), a100, datasheet);
     EXPECT_EQ(r.nodes[0].path, MathPath::kTensor);
     EXPECT_EQ(r.nodes[0].peak_dtype, "fp16");
     EXPECT_DOUBLE_EQ(r.nodes[0].peak_flops, 312e12);
@@ -257,7 +260,7 @@ TEST(Roofline, MatrixOpsUseTensorPeaksByDtype) {
   {
     HandAnalysis h;
     add_matmul(h, kFloat);
-    const RooflineReport r = compute_roofline(h.done(), a100);
+    const RooflineReport r = compute_roofline(h.done(), a100, datasheet);
     EXPECT_EQ(r.nodes[0].path, MathPath::kVector);  // fp32 MatMul without --dtype tf32: CUDA cores
     EXPECT_DOUBLE_EQ(r.nodes[0].peak_flops, 19.5e12);
     // max(bytes / 2039e9 B/s = 2.06 us, 3 us overhead)
@@ -267,7 +270,7 @@ TEST(Roofline, MatrixOpsUseTensorPeaksByDtype) {
   {
     HandAnalysis h;
     add_matmul(h, kFloat);
-    RooflineOptions tf32;
+    RooflineOptions tf32 = datasheet;
     tf32.dtype = "tf32";
     const RooflineReport r = compute_roofline(h.done(), a100, tf32);
     EXPECT_EQ(r.nodes[0].peak_dtype, "tf32");
@@ -319,7 +322,9 @@ TEST(Roofline, FallbacksOnDevicesWithoutAPeak) {
   EXPECT_DOUBLE_EQ(cpu.nodes[0].peak_flops, 10.9056e12);
   RooflineOptions fp8;
   fp8.dtype = "fp8";
-  const RooflineReport a100 = compute_roofline(analysis, db().resolve("a100"), fp8);
+  RooflineOptions fp8_datasheet = fp8;
+  fp8_datasheet.datasheet = true;
+  const RooflineReport a100 = compute_roofline(analysis, db().resolve("a100"), fp8_datasheet);
   EXPECT_EQ(a100.nodes[0].peak_dtype, "fp16");  // no fp8 Tensor Cores on Ampere
   EXPECT_EQ(a100.nodes[1].peak_dtype, "fp16");  // fp8 elementwise runs at the vector fp16 rate
   EXPECT_DOUBLE_EQ(a100.nodes[1].peak_flops, 78e12);

@@ -458,7 +458,7 @@ AttentionPlan plan_onnx_attention(const OpContext& c) {
 
 void register_attention_ops(OpRegistry& r) {
   constexpr std::string_view ms = "com.microsoft";
-  r.add({
+  r.add(OpForm::kAttention, {
       {ms, "Attention", infer_attention<plan_attention>, cost_attention<plan_attention>, {}, inputs(2, 7).outputs(1, 2)},
       {ms, "DecoderMaskedSelfAttention", infer_attention<plan_attention>, cost_attention<plan_attention>, {}, inputs(7, 9).outputs(2, 2)},
       {ms, "MultiHeadAttention", infer_attention<plan_multi_head_attention>, cost_attention<plan_multi_head_attention>, {}, inputs(1, 10).outputs(1, 4)},

@@ -435,35 +435,45 @@ OpCost cost_irfft(const OpContext& c) { return cost_fft(c, c.out(0).shape); }
 
 void register_com_microsoft_ops(OpRegistry& r) {
   constexpr std::string_view ms = "com.microsoft";
-  r.add({
+  r.add(OpForm::kConv, {
       {ms, "FusedConv", infer_conv<false>, cost_conv<false>, {}, inputs(2, 4)},
       {ms, "NhwcConv", infer_conv<true>, cost_conv<true>, {}, inputs(2, 3)},
       {"com.microsoft.nchwc", "Conv", infer_conv<false>, cost_conv<false>, {}, inputs(2, 4)},  // X, W, B, Sum; NCHWc layout
       {ms, "NhwcFusedConv", infer_conv<true>, cost_conv<true>, {}, inputs(2, 4)},
+  });
+  r.add(OpForm::kGemm, {
       {ms, "FusedMatMul", infer_fused_matmul, cost_fused_matmul, {}, inputs(2, 2)},
       {ms, "TransposeMatMul", infer_fused_matmul, cost_fused_matmul, {}, inputs(2, 2)},
       {ms, "FusedMatMulActivation", infer_fused_matmul, cost_fused_matmul, {}, inputs(2, 2)},
       {ms, "FusedGemm", infer_fused_gemm, cost_fused_gemm, {}, inputs(2, 3)},
+      {ms, "GemmFastGelu", infer_gemm_fast_gelu, cost_gemm_fast_gelu, {}, inputs(2, 3)},
+  });
+  r.add(OpForm::kPointwise, {
       {ms, "Gelu", infer_unary, cost_per_element<static_cast<int>(kGeluFlops), 1>, {}, inputs(1, 1)},
       {ms, "BiasGelu", infer_broadcast, cost_per_element<1 + static_cast<int>(kGeluFlops), 1>, {}, inputs(2, 2)},
       {ms, "FastGelu", infer_broadcast, cost_fast_gelu, {}, inputs(1, 2)},
       {ms, "QuickGelu", infer_unary, cost_per_element<static_cast<int>(kQuickGeluFlops), 1>, {}, inputs(1, 1)},
-      {ms, "GemmFastGelu", infer_gemm_fast_gelu, cost_gemm_fast_gelu, {}, inputs(2, 3)},
       {ms, "BiasSplitGelu", infer_bias_split_gelu, cost_bias_split_gelu, {}, inputs(2, 2)},
+      {ms, "BiasAdd", infer_bias_add, cost_per_element<2, 1>, {}, inputs(3, 3)},
+      {ms, "BiasDropout", infer_bias_dropout, cost_bias_dropout, {}, inputs(2, 5).outputs(1, 2)},
+      {ms, "Trilu", infer_trilu, cost_data_movement, {}, inputs(1, 2)},
+  });
+  r.add(OpForm::kReduction, {
+      {ms, "BiasSoftmax", infer_bias_softmax, cost_bias_softmax, {}, inputs(2, 2)},
+  });
+  r.add(OpForm::kNorm, {
       {ms, "GroupNorm", infer_group_norm, cost_group_norm, {}, inputs(3, 3)},
       {ms, "SkipGroupNorm", infer_group_norm, cost_group_norm, {}, inputs(4, 5).outputs(1, 2)},
-      {ms, "BiasAdd", infer_bias_add, cost_per_element<2, 1>, {}, inputs(3, 3)},
-      {ms, "BiasSoftmax", infer_bias_softmax, cost_bias_softmax, {}, inputs(2, 2)},
-      {ms, "BiasDropout", infer_bias_dropout, cost_bias_dropout, {}, inputs(2, 5).outputs(1, 2)},
       {ms, "LayerNormalization", infer_layer_norm, cost_layer_norm, {}, inputs(2, 3).outputs(1, 3)},
       {ms, "SimplifiedLayerNormalization", infer_layer_norm, cost_rms_norm, {}, inputs(2, 2).outputs(1, 2)},
       {"", "SimplifiedLayerNormalization", infer_layer_norm, cost_rms_norm, not_measured("no GPU kernel yet"), inputs(2, 2).outputs(1, 2)},  // ORT registers it in ai.onnx too
       {ms, "SkipLayerNormalization", infer_skip_layer_norm<false>, cost_skip_layer_norm<false>, {}, inputs(3, 5).outputs(1, 4)},
       {ms, "SkipSimplifiedLayerNormalization", infer_skip_layer_norm<true>, cost_skip_layer_norm<true>, {}, inputs(3, 4).outputs(1, 4)},
+  });
+  r.add(OpForm::kOther, {
       {ms, "EmbedLayerNormalization", infer_embed_layer_norm, cost_embed_layer_norm, {}, inputs(7, 9).outputs(1, 3)},
       {ms, "QEmbedLayerNormalization", infer_qembed_layer_norm, cost_qembed_layer_norm, {}, inputs(18, 18).outputs(2, 2)},
       {ms, "Inverse", infer_inverse, cost_inverse, {}, inputs(1, 1)},
-      {ms, "Trilu", infer_trilu, cost_data_movement, {}, inputs(1, 2)},
       {ms, "GatedRelativePositionBias", infer_gated_relative_position_bias, cost_gated_relative_position_bias, {}, inputs(6, 7)},
       {ms, "RelativePositionBias", infer_relative_position_bias, cost_relative_position_bias, {}, inputs(3, 3)},
       {ms, "Rfft", infer_rfft, cost_rfft, {}, inputs(1, 1)},

@@ -449,7 +449,7 @@ OpCost cost_scan(const OpContext& c) {
 }  // namespace
 
 void register_controlflow_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kOther, {
       {"", "If", infer_if, cost_if, plan_if},
       {"", "Loop", infer_loop, cost_loop, not_measured("control flow (subgraphs)")},
       {"", "Scan", infer_scan, cost_scan, not_measured("control flow (subgraphs)")},

@@ -320,7 +320,7 @@ void infer_optional_has_element(OpContext& c) {
 }  // namespace
 
 void register_sequence_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kOther, {
       {"", "SequenceEmpty", infer_sequence_empty, cost_data_movement, not_measured("sequence op")},
       {"", "SequenceConstruct", infer_sequence_construct, cost_data_movement, not_measured("sequence op")},
       {"", "SequenceInsert", infer_sequence_insert, cost_data_movement, not_measured("sequence op")},

@@ -140,7 +140,7 @@ OpPlan plan_range(const OpContext& c) {
 }  // namespace
 
 void register_generator_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kOther, {
       {"", "Constant", infer_constant, cost_data_movement, plan_reinterpret},
       {"", "ConstantOfShape", infer_constant_of_shape, cost_data_movement, plan_constant_of_shape},
       {"", "Range", infer_range, cost_per_output<1>, plan_range},

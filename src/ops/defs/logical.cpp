@@ -53,7 +53,7 @@ void infer_bool_unary(OpContext& c) { c.set_output(0, 9 /* BOOL */, c.in_shape(0
 }  // namespace
 
 void register_logical_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kPointwise, {
       {"", "Equal", infer_compare<eq>, cost_per_output<1>, plan_elementwise},
       {"", "Less", infer_compare<lt>, cost_per_output<1>, plan_elementwise},
       {"", "LessOrEqual", infer_compare<le>, cost_per_output<1>, plan_elementwise},

@@ -349,7 +349,12 @@ OpPlan plan_matmul(const OpContext& c);
 OpPlan plan_gemm(const OpContext& c);
 
 void register_math_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kGemm, {
+      {"", "MatMul", infer_matmul, cost_matmul, plan_matmul},
+      {"", "Gemm", infer_gemm, cost_gemm, plan_gemm},
+      {"", "Einsum", infer_einsum, cost_einsum, plan_einsum},
+  });
+  r.add(OpForm::kPointwise, {
       {"", "Add", infer_add, cost_per_output<1>, plan_elementwise},
       {"", "Sub", infer_sub, cost_per_output<1>, plan_elementwise},
       {"", "Mul", infer_mul, cost_per_output<1>, plan_elementwise},
@@ -401,14 +406,15 @@ void register_math_ops(OpRegistry& r) {
       {"", "Min", infer_min, cost_variadic, plan_elementwise},
       {"", "Sum", infer_broadcast, cost_variadic, plan_elementwise},
       {"", "Mean", infer_broadcast, cost_variadic, plan_elementwise},
-      {"", "MatMul", infer_matmul, cost_matmul, plan_matmul},
-      {"", "Gemm", infer_gemm, cost_gemm, plan_gemm},
-      {"", "Einsum", infer_einsum, cost_einsum, plan_einsum},
+  });
+  r.add(OpForm::kReduction, {
       {"", "Softmax", infer_softmax, cost_softmax, plan_softmax},
       {"", "LogSoftmax", infer_softmax, cost_softmax, plan_softmax},
       {"", "Hardmax", infer_softmax, cost_per_output<1>, not_measured("no GPU kernel yet")},
-      {"", "TopK", infer_topk, cost_topk, plan_topk},
       {"", "CumSum", infer_unary, cost_per_output<1>, plan_cumsum},
+  });
+  r.add(OpForm::kOther, {
+      {"", "TopK", infer_topk, cost_topk, plan_topk},
       {"", "Det", infer_det, cost_det, not_measured("no GPU kernel yet")},
       {"", "DFT", infer_with_onnx_schema, cost_dft, not_measured("no GPU kernel yet")},
       {"", "STFT", infer_stft, cost_stft, not_measured("no GPU kernel yet")},

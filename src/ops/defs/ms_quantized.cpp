@@ -55,10 +55,12 @@ void infer_reduce_sum_integer(OpContext& c) { c.set_output(0, onnx::TensorProto:
 
 void register_ms_quantized_ops(OpRegistry& r) {
   constexpr std::string_view ms = "com.microsoft";
-  r.add({
-      {ms, "QLinearReduceMean", infer_qlinear_reduce_mean, cost_qlinear_reduce_mean, {}, inputs(4, 5)},
+  r.add(OpForm::kPointwise, {
       {ms, "QLinearWhere", infer_qlinear_where, cost_qlinear_where, {}, inputs(9, 9)},
       {ms, "MulInteger", infer_mul_integer, cost_data_movement, {}, inputs(3, 4)},
+  });
+  r.add(OpForm::kReduction, {
+      {ms, "QLinearReduceMean", infer_qlinear_reduce_mean, cost_qlinear_reduce_mean, {}, inputs(4, 5)},
       {ms, "ReduceSumInteger", infer_reduce_sum_integer, cost_data_movement, {}, inputs(1, 1)},
   });
 }

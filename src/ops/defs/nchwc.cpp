@@ -82,9 +82,11 @@ OpCost cost_upsample(const OpContext& c) {
 
 void register_nchwc_ops(OpRegistry& r) {
   constexpr std::string_view nchwc = "com.microsoft.nchwc";
-  r.add({
+  r.add(OpForm::kLayout, {
       {nchwc, "ReorderInput", infer_reorder_input, cost_data_movement, {}, inputs(1, 1)},
       {nchwc, "ReorderOutput", infer_reorder_output, cost_data_movement, {}, inputs(1, 1)},
+  });
+  r.add(OpForm::kOther, {
       {nchwc, "Upsample", infer_upsample, cost_upsample, {}, inputs(1, 1)},
   });
 }

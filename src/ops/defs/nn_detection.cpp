@@ -169,7 +169,7 @@ OpPlan plan_roi_align(const OpContext& c);  // nn_detection_plans.cpp
 OpPlan plan_nms(const OpContext& c);
 
 void register_nn_detection_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kOther, {
       {"", "NonMaxSuppression", infer_nms, cost_nms, plan_nms},
       {"", "RoiAlign", infer_roi_align, cost_roi_align, plan_roi_align},
       {"", "MaxRoiPool", infer_max_roi_pool, cost_max_roi_pool, not_measured("no GPU kernel yet")},

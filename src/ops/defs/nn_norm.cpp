@@ -248,15 +248,17 @@ OpCost cost_dropout(const OpContext& c) {
 }  // namespace
 
 void register_nn_norm_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kPointwise, {
       {"", "BatchNormalization", infer_batch_norm, cost_batch_norm, plan_batch_norm},
+      {"", "Dropout", infer_dropout, cost_dropout, plan_reinterpret},
+  });
+  r.add(OpForm::kNorm, {
       {"", "InstanceNormalization", infer_instance_norm, cost_instance_norm, not_measured("no GPU kernel yet")},
       {"", "LayerNormalization", infer_layer_norm, cost_layer_norm, plan_layer_norm},
       {"", "GroupNormalization", infer_group_norm, cost_group_norm, not_measured("no GPU kernel yet"), inputs(3, 3)},
       {"", "MeanVarianceNormalization", infer_mvn, cost_mvn, not_measured("no GPU kernel yet")},
       {"", "LpNormalization", infer_lp_norm, cost_lp_norm, not_measured("no GPU kernel yet")},
       {"", "LRN", infer_lrn, cost_lrn, not_measured("no GPU kernel yet")},
-      {"", "Dropout", infer_dropout, cost_dropout, plan_reinterpret},
   });
 }
 

@@ -125,18 +125,20 @@ void infer_max_unpool(OpContext& c) {
 }  // namespace
 
 void register_nn_pool_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kPooling, {
       {"", "AveragePool", infer_pool, cost_window_pool, plan_pool},
       {"", "MaxPool", infer_max_pool, cost_window_pool, plan_pool},
       {"", "LpPool", infer_lp_pool, cost_lp_pool, not_measured("no GPU kernel yet")},
       {"", "GlobalAveragePool", infer_global_pool, cost_per_input<1>, plan_global_pool},
       {"", "GlobalMaxPool", infer_global_pool, cost_per_input<1>, plan_global_pool},
       {"", "GlobalLpPool", infer_global_pool, cost_global_lp_pool, not_measured("no GPU kernel yet")},
+  });
+  r.add(OpForm::kScatter, {
       {"", "MaxUnpool", infer_max_unpool, cost_data_movement, not_measured("no GPU kernel yet")},
   });
   // ORT's blocked-channel (NCHWc) forms: the same shapes on the block-padded channel count.
   constexpr std::string_view nchwc = "com.microsoft.nchwc";
-  r.add({
+  r.add(OpForm::kPooling, {
       {nchwc, "AveragePool", infer_pool, cost_window_pool, {}, inputs(1, 1)},
       {nchwc, "MaxPool", infer_pool, cost_window_pool, {}, inputs(1, 1)},
       {nchwc, "GlobalAveragePool", infer_global_pool, cost_per_input<1>, {}, inputs(1, 1)},

@@ -132,10 +132,12 @@ OpCost cost_dynamic_quantize_lstm(const OpContext& c) {
 }  // namespace
 
 void register_nn_rnn_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kGemm, {
       {"", "RNN", infer_rnn, cost_rnn, plan_recurrent},
       {"", "GRU", infer_gru, cost_gru, plan_recurrent},
       {"", "LSTM", infer_lstm, cost_lstm, plan_recurrent},
+  });
+  r.add(OpTraits{OpForm::kGemm, true}, {
       {"com.microsoft", "DynamicQuantizeLSTM", infer_dynamic_quantize_lstm, cost_dynamic_quantize_lstm, {}, inputs(12, 12).outputs(0, 3)},
   });
 }

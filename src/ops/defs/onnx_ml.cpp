@@ -275,7 +275,7 @@ OpCost cost_normalizer(const OpContext& c) {
 
 void register_onnx_ml_ops(OpRegistry& r) {
   constexpr std::string_view ml = "ai.onnx.ml";
-  r.add({
+  r.add(OpForm::kOther, {
       {ml, "Scaler", infer_same_shape_float, cost_per_output<2>},  // (x - offset) * scale
       {ml, "Normalizer", infer_same_shape_float, cost_normalizer},
       {ml, "Binarizer", infer_unary, cost_per_output<1>},

@@ -47,11 +47,17 @@ OpCost cost_tensor_scatter(const OpContext& c) {
 }  // namespace
 
 void register_recent_onnx_ops(OpRegistry& r) {
-  r.add({
-      {"", "RMSNormalization", infer_rms_norm, cost_rms_norm, not_measured("no GPU kernel yet"), inputs(2, 2)},
+  r.add(OpForm::kPointwise, {
       {"", "Swish", infer_unary, cost_per_output<kSwishFlops>, not_measured("no GPU kernel yet"), inputs(1, 1)},
-      {"", "TensorScatter", infer_tensor_scatter, cost_tensor_scatter, not_measured("no GPU kernel yet"), inputs(2, 3)},
+  });
+  r.add(OpForm::kReduction, {
       {"", "CumProd", infer_unary, cost_per_output<1>, not_measured("no GPU kernel yet"), inputs(2, 2)},
+  });
+  r.add(OpForm::kNorm, {
+      {"", "RMSNormalization", infer_rms_norm, cost_rms_norm, not_measured("no GPU kernel yet"), inputs(2, 2)},
+  });
+  r.add(OpForm::kScatter, {
+      {"", "TensorScatter", infer_tensor_scatter, cost_tensor_scatter, not_measured("no GPU kernel yet"), inputs(2, 3)},
   });
 }
 

@@ -393,31 +393,45 @@ OpPlan plan_qlinear_conv(const OpContext& c);
 
 void register_quantization_ops(OpRegistry& r) {
   constexpr std::string_view ms = "com.microsoft";
-  r.add({
-      {"", "QuantizeLinear", infer_quantize_linear, cost_quantize_linear, plan_quantize_linear},
-      {"", "DequantizeLinear", infer_dequantize_linear, cost_dequantize_linear, plan_dequantize_linear},
-      {"", "DynamicQuantizeLinear", infer_dynamic_quantize_linear, cost_dynamic_quantize_linear, plan_dynamic_quantize_linear},
+  r.add(OpTraits{OpForm::kConv, true}, {
       {"", "QLinearConv", infer_qlinear_conv, cost_qlinear_conv, plan_qlinear_conv},
+      {"", "ConvInteger", infer_conv_integer, cost_conv_integer, not_measured("no GPU kernel yet (integer conv)")},
+      {ms, "QLinearConv", infer_qlinear_conv, cost_qlinear_conv, {}, inputs(8, 9)},
+  });
+  r.add(OpForm::kGemm, {
+      {ms, "MatMulNBits", infer_matmul_nbits, cost_matmul_nbits, {}, inputs(3, 6)},
+      {ms, "MatMulBnb4", infer_matmul_bnb4, cost_matmul_bnb4, {}, inputs(3, 3)},
+  });
+  r.add(OpTraits{OpForm::kGemm, true}, {
       {"", "QLinearMatMul", infer_qlinear_matmul, cost_qlinear_matmul, plan_qlinear_matmul},
       {"", "MatMulInteger", infer_matmul_integer, cost_matmul_integer, plan_matmul_integer},
-      {"", "ConvInteger", infer_conv_integer, cost_conv_integer, not_measured("no GPU kernel yet (integer conv)")},
+      {ms, "QGemm", infer_qgemm, cost_qgemm, {}, inputs(6, 9)},
+      {ms, "DynamicQuantizeMatMul", infer_dynamic_quantize_matmul, cost_dynamic_quantize_matmul, {}, inputs(3, 5)},
+      {ms, "MatMulIntegerToFloat", infer_matmul_integer_to_float, cost_matmul_integer_to_float, {}, inputs(4, 7)},
+  });
+  r.add(OpTraits{OpForm::kAttention, true}, {
+      {ms, "QAttention", infer_qattention, cost_qattention, {}, inputs(5, 9).outputs(1, 2)},
+  });
+  r.add(OpForm::kPointwise, {
+      {"", "QuantizeLinear", infer_quantize_linear, cost_quantize_linear, plan_quantize_linear},
+      {"", "DequantizeLinear", infer_dequantize_linear, cost_dequantize_linear, plan_dequantize_linear},
       {ms, "QuantizeLinear", infer_quantize_linear, cost_quantize_linear, {}, inputs(2, 3)},
       {ms, "DequantizeLinear", infer_dequantize_linear, cost_dequantize_linear, {}, inputs(2, 3)},
-      {ms, "QLinearConv", infer_qlinear_conv, cost_qlinear_conv, {}, inputs(8, 9)},
       {ms, "QLinearAdd", infer_qlinear_binary, cost_qlinear_elementwise<1, 2>, {}, inputs(7, 8)},
       {ms, "QLinearMul", infer_qlinear_binary, cost_qlinear_elementwise<1, 2>, {}, inputs(7, 8)},
       {ms, "QLinearSigmoid", infer_unary, cost_qlinear_elementwise<static_cast<int>(kSigmoidFlops), 1>, {}, inputs(4, 5)},
       {ms, "QLinearLeakyRelu", infer_unary, cost_qlinear_elementwise<2, 1>, {}, inputs(4, 5)},
+  });
+  r.add(OpForm::kReduction, {  // a min/max over the tensor, then the scale
+      {"", "DynamicQuantizeLinear", infer_dynamic_quantize_linear, cost_dynamic_quantize_linear, plan_dynamic_quantize_linear},
       {ms, "QLinearSoftmax", infer_qlinear_softmax, cost_qlinear_elementwise<static_cast<int>(kSoftmaxFlops), 1>, {}, inputs(5, 5)},
-      {ms, "QLinearConcat", infer_qlinear_concat, cost_qlinear_concat, {}, inputs(3, kNoLimit)},
+  });
+  r.add(OpForm::kPooling, {
       {ms, "QLinearGlobalAveragePool", infer_qlinear_global_average_pool, cost_qlinear_global_average_pool, {}, inputs(5, 5)},
       {ms, "QLinearAveragePool", infer_qlinear_average_pool, cost_qlinear_average_pool, {}, inputs(4, 5)},
-      {ms, "QGemm", infer_qgemm, cost_qgemm, {}, inputs(6, 9)},
-      {ms, "DynamicQuantizeMatMul", infer_dynamic_quantize_matmul, cost_dynamic_quantize_matmul, {}, inputs(3, 5)},
-      {ms, "MatMulIntegerToFloat", infer_matmul_integer_to_float, cost_matmul_integer_to_float, {}, inputs(4, 7)},
-      {ms, "MatMulNBits", infer_matmul_nbits, cost_matmul_nbits, {}, inputs(3, 6)},
-      {ms, "MatMulBnb4", infer_matmul_bnb4, cost_matmul_bnb4, {}, inputs(3, 3)},
-      {ms, "QAttention", infer_qattention, cost_qattention, {}, inputs(5, 9).outputs(1, 2)},
+  });
+  r.add(OpForm::kLayout, {
+      {ms, "QLinearConcat", infer_qlinear_concat, cost_qlinear_concat, {}, inputs(3, kNoLimit)},
   });
 }
 

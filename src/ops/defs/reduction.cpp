@@ -200,7 +200,7 @@ OpPlan plan_arg_reduce(const OpContext& c) {
 }  // namespace
 
 void register_reduction_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kReduction, {
       {"", "ReduceSum", infer_reduce<Fold::kSum>, cost_reduce<1, 0>, plan_reduce<ReduceOp::kSum>},
       {"", "ReduceProd", infer_reduce<Fold::kProd>, cost_reduce<1, 0>, plan_reduce<ReduceOp::kProd>},
       {"", "ReduceMax", infer_reduce<Fold::kMax>, cost_reduce<1, 0>, plan_reduce<ReduceOp::kMax>},

@@ -51,7 +51,7 @@ OpCost cost_rotary(const OpContext& c) {
 }  // namespace
 
 void register_rotary_embedding_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kPointwise, {
       {"com.microsoft", "RotaryEmbedding", infer_rotary<ms_rotated_elements>, cost_rotary<ms_rotated_elements>, {}, inputs(4, 4)},
       {"", "RotaryEmbedding", infer_rotary<onnx_rotated_elements>, cost_rotary<onnx_rotated_elements>, not_measured("no GPU kernel yet"), inputs(3, 4)},
   });

@@ -353,16 +353,17 @@ void infer_trilu(OpContext& c) {
 }  // namespace
 
 void register_tensor_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kPointwise, {
+      {"", "Cast", infer_cast, cost_data_movement, plan_elementwise},
+      {"", "CastLike", infer_cast_like, cost_data_movement, plan_elementwise},
+      {"", "Trilu", infer_trilu, cost_data_movement, not_measured("no GPU kernel yet")},
+  });
+  r.add(OpForm::kLayout, {
       {"", "Identity", infer_identity, cost_reinterpret, plan_reinterpret},
       {"", "Reshape", infer_reshape, cost_reinterpret, plan_reinterpret},
       {"", "Flatten", infer_flatten, cost_reinterpret, plan_reinterpret},
       {"", "Squeeze", infer_squeeze, cost_reinterpret, plan_reinterpret},
       {"", "Unsqueeze", infer_unsqueeze, cost_reinterpret, plan_reinterpret},
-      {"", "Shape", infer_shape, cost_reinterpret, plan_reinterpret},  // reads metadata only
-      {"", "Size", infer_size, cost_reinterpret, plan_reinterpret},
-      {"", "Cast", infer_cast, cost_data_movement, plan_elementwise},
-      {"", "CastLike", infer_cast_like, cost_data_movement, plan_elementwise},
       {"", "Concat", infer_concat, cost_data_movement, plan_concat},
       {"", "Split", infer_split, cost_data_movement, plan_split},
       {"", "Slice", infer_slice, cost_selective_read, plan_slice},
@@ -372,7 +373,10 @@ void register_tensor_ops(OpRegistry& r) {
       {"", "Pad", infer_pad, cost_data_movement, plan_pad},
       {"", "DepthToSpace", infer_depth_to_space, cost_data_movement, not_measured("no GPU kernel yet")},
       {"", "SpaceToDepth", infer_space_to_depth, cost_data_movement, not_measured("no GPU kernel yet")},
-      {"", "Trilu", infer_trilu, cost_data_movement, not_measured("no GPU kernel yet")},
+  });
+  r.add(OpForm::kOther, {
+      {"", "Shape", infer_shape, cost_reinterpret, plan_reinterpret},  // reads metadata only
+      {"", "Size", infer_size, cost_reinterpret, plan_reinterpret},
   });
   register_tensor_indexing_ops(r);
 }

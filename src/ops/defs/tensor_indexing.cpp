@@ -343,22 +343,32 @@ OpPlan plan_resize(const OpContext& c) {
 OpPlan plan_nonzero(const OpContext& c);  // tensor_plans.cpp
 
 void register_tensor_indexing_ops(OpRegistry& r) {
-  r.add({
+  r.add(OpForm::kPointwise, {
+      {"", "Where", infer_where, cost_data_movement, plan_elementwise},
+  });
+  r.add(OpForm::kLayout, {
+      {"", "CenterCropPad", infer_center_crop_pad, cost_data_movement, not_measured("no GPU kernel yet"), inputs(2, 2)},
+  });
+  r.add(OpForm::kGather, {
       {"", "Gather", infer_gather, cost_selective_read, plan_gather},
       {"", "GatherElements", infer_gather_elements, cost_selective_read, plan_elements<IndexedPlan::Kind::kGatherElements>},
       {"", "GatherND", infer_gather_nd, cost_selective_read, plan_nd<IndexedPlan::Kind::kGatherND>},
+  });
+  r.add(OpForm::kOther, {  // a data-dependent output size: runs alone
+      {"", "Compress", infer_compress, cost_data_movement, not_measured("data-dependent output shape")},
+  });
+  r.add(OpForm::kScatter, {
       {"", "Scatter", infer_scatter, cost_scatter, plan_elements<IndexedPlan::Kind::kScatterElements>},
       {"", "ScatterElements", infer_scatter, cost_scatter, plan_elements<IndexedPlan::Kind::kScatterElements>},
       {"", "ScatterND", infer_scatter, cost_scatter, plan_nd<IndexedPlan::Kind::kScatterND>},
-      {"", "Where", infer_where, cost_data_movement, plan_elementwise},
+  });
+  r.add(OpForm::kOther, {
       {"", "NonZero", infer_nonzero, cost_data_movement, plan_nonzero},
-      {"", "Compress", infer_compress, cost_data_movement, not_measured("data-dependent output shape")},
       {"", "OneHot", infer_one_hot, cost_data_movement, not_measured("no GPU kernel yet")},
       {"", "Unique", infer_unique, cost_unique, not_measured("data-dependent output shape")},
       {"", "ReverseSequence", infer_unary, cost_data_movement, not_measured("no GPU kernel yet")},
       {"", "Resize", infer_resize, cost_resize, plan_resize},
       {"", "Upsample", infer_upsample, cost_resize, plan_resize},
-      {"", "CenterCropPad", infer_center_crop_pad, cost_data_movement, not_measured("no GPU kernel yet"), inputs(2, 2)},
       {"", "StringNormalizer", infer_string_normalizer, cost_data_movement, not_measured("strings")},
       {"", "RegexFullMatch", infer_regex_full_match, cost_data_movement, not_measured("strings"), inputs(1, 1)},
       {"", "StringConcat", infer_broadcast, cost_data_movement, not_measured("strings"), inputs(2, 2)},

@@ -1,0 +1,58 @@
+// The kernel plan: the closed set of kernel classes a runtime launches, and the class and shape
+// of each kernel the fusion stage plans (docs/fusion.md, "Kernel plan"). The roofline prices each
+// class with one model and measurement runs each with one runner: a switch over KernelClass with no
+// default case makes the compiler name any class a consumer forgets.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "modelcost/analysis.h"
+
+namespace modelcost {
+
+enum class KernelClass : uint8_t {
+  kNone,          // runs nothing: folded, reinterpreting or empty
+  kGemm,          // matrix products (MatMul, Gemm, Einsum, fused and quantized forms), batched or not
+  kConv,          // dense convolution with a window larger than one pixel
+  kConv1x1,       // 1x1 convolution: one GEMM over the pixels
+  kGroupedConv,   // groups > 1 with several channels per group
+  kDepthwise,     // one input channel per group: a window sum per channel (K = the taps)
+  kAttention,     // one fused attention kernel: scores, softmax, mask and the value product
+  kPointwise,     // a chain of elementwise work
+  kReduction,     // a reduction (reduce, softmax, cumulative) with its pointwise prologue and epilogue
+  kNorm,          // a normalisation: row statistics with their prologue and epilogue
+  kPooling,       // window and global pooling
+  kLayoutCopy,    // a copy that changes layout: transpose, concat, slice, pad, tile
+  kGatherScatter, // indexed reads and writes
+  kOther,         // runs alone: resize, sort, selection, control flow, sequence and ml ops
+};
+constexpr KernelClass kAllKernelClasses[] = {
+    KernelClass::kNone,      KernelClass::kGemm,      KernelClass::kConv,      KernelClass::kConv1x1,
+    KernelClass::kGroupedConv, KernelClass::kDepthwise, KernelClass::kAttention, KernelClass::kPointwise,
+    KernelClass::kReduction, KernelClass::kNorm,      KernelClass::kPooling,   KernelClass::kLayoutCopy,
+    KernelClass::kGatherScatter, KernelClass::kOther};
+const char* kernel_class_name(KernelClass c);  // "gemm", "conv1x1", "grouped_conv", ...
+bool kernel_class_is_matrix(KernelClass c);    // gemm, the convs and attention: a K loop and a FLOP term
+
+// One kernel's class and the parameters its time depends on beyond its FLOPs and bytes.
+struct KernelShape {
+  KernelClass cls = KernelClass::kNone;
+  double k = 0;            // reduction length: a GEMM's K, a conv's input channels per group x taps,
+                           // a depthwise conv's taps, attention's key length
+  double taps = 0;         // convolutions: window elements
+  double group_width = 0;  // grouped convolutions: output channels per group
+  double groups = 0;       // grouped and depthwise convolutions
+};
+
+// `count` independent GEMMs of M x N outputs, each summing over K (groups, heads, batch).
+struct GemmShape {
+  double m = 0, n = 0, k = 0, count = 1;
+};
+// The GEMMs a matrix node runs; empty when its shapes are unknown or it has none (depthwise).
+std::vector<GemmShape> gemm_shapes(const NodeAnalysis& node);
+
+// The kernel one node runs as written.
+KernelShape node_kernel(const NodeAnalysis& node);
+
+}  // namespace modelcost

@@ -1,0 +1,22 @@
+#!/bin/bash
+# One device call of the zoo validation: unpacks the carried build (.carry/pack.tar.xz: bin/ with
+# modelcost and its CUDA module, lib/ with the libraries the GPU machine lacks), exports the zoo
+# if asked, and measures what it can before the deadline. Usage: scripts/gpu/zoo_call.sh GPU_ENTRY DEADLINE_S [export]
+set -o pipefail
+GPU=$1; DEADLINE=$2
+mkdir -p /tmp/c && tar xJf .carry/pack.tar.xz -C /tmp/c
+mkdir -p /work; ln -sfn "$PWD" /work/main; export MODELCOST_HWDB=$PWD/hwdb   # the binary's compiled-in hwdb
+CUDNN=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
+LT=$(dirname "$(find / -name 'libcublasLt.so.13' -not -path '/proc/*' 2>/dev/null | head -1)")
+export LD_LIBRARY_PATH=/tmp/c/pack/lib:$CUDNN:$LT:/usr/local/cuda/lib64:$LD_LIBRARY_PATH
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+/tmp/c/pack/bin/modelcost --version | head -3
+ZOO=tests/models/zoo; [ -d /tmp/zoo ] && ZOO=/tmp/zoo
+if [ "$3" = export ]; then
+  mkdir -p /tmp/zoo; PYTHONUNBUFFERED=1 timeout 300 python3 scripts/gpu/zoo.py /tmp/zoo --jobs 14 2>&1 | grep -E "^(OK|FAIL)" | tee $OUT/export.log
+  tar cJf $OUT/zoo.tar.xz -C /tmp zoo; ZOO=/tmp/zoo
+fi
+cp tests/models/zoo/measured-$GPU.csv $OUT/measured-$GPU.csv 2>/dev/null
+LEFT=$((DEADLINE - SECONDS)); echo "measuring for ${LEFT} s"
+PYTHONUNBUFFERED=1 python3 scripts/gpu/zoo_measure.py /tmp/c/pack/bin/modelcost $ZOO $OUT/measured-$GPU.csv --gpu $GPU \
+  --skip-done $OUT/measured-$GPU.csv --deadline $LEFT --timeout 60 ${PART:+--part $PART} 2>&1 | tail -80

@@ -1,0 +1,207 @@
+// The kernel plan's classes (include/modelcost/kernel_plan.h): which class of kernel a node or a
+// fused group runs as, read from the op's traits and its shapes.
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "modelcost/fusion.h"
+#include "ops/op_registry.h"
+
+namespace modelcost {
+
+const char* kernel_class_name(KernelClass c) {
+  switch (c) {
+    case KernelClass::kNone: return "none";
+    case KernelClass::kGemm: return "gemm";
+    case KernelClass::kConv: return "conv";
+    case KernelClass::kConv1x1: return "conv1x1";
+    case KernelClass::kGroupedConv: return "grouped_conv";
+    case KernelClass::kDepthwise: return "depthwise";
+    case KernelClass::kAttention: return "attention";
+    case KernelClass::kPointwise: return "pointwise";
+    case KernelClass::kReduction: return "reduction";
+    case KernelClass::kNorm: return "norm";
+    case KernelClass::kPooling: return "pooling";
+    case KernelClass::kLayoutCopy: return "layout_copy";
+    case KernelClass::kGatherScatter: return "gather_scatter";
+    case KernelClass::kOther: return "other";
+  }
+  return "none";
+}
+
+bool kernel_class_is_matrix(KernelClass c) {
+  switch (c) {
+    case KernelClass::kGemm:
+    case KernelClass::kConv:
+    case KernelClass::kConv1x1:
+    case KernelClass::kGroupedConv:
+    case KernelClass::kDepthwise:
+    case KernelClass::kAttention: return true;
+    case KernelClass::kNone:
+    case KernelClass::kPointwise:
+    case KernelClass::kReduction:
+    case KernelClass::kNorm:
+    case KernelClass::kPooling:
+    case KernelClass::kLayoutCopy:
+    case KernelClass::kGatherScatter:
+    case KernelClass::kOther: return false;
+  }
+  return false;
+}
+
+namespace {
+
+const TensorInfo* shaped(const NodeAnalysis& node, size_t index, bool output) {
+  const auto& ids = output ? node.node->outputs : node.node->inputs;
+  if (index >= ids.size() || ids[index] < 0) return nullptr;
+  const TensorInfo& t = node.graph->tensors[ids[index]];
+  if (!t.has_shape) return nullptr;
+  for (int64_t d : t.shape)
+    if (d <= 0) return nullptr;
+  return &t;
+}
+
+double product(const Shape& s, size_t from, size_t to) {
+  double p = 1;
+  for (size_t i = from; i < to && i < s.size(); ++i) p *= static_cast<double>(s[i]);
+  return p;
+}
+
+int64_t int_attribute(const Node& node, const char* name, int64_t fallback) {
+  if (!node.proto) return fallback;
+  for (const auto& a : node.proto->attribute())
+    if (a.name() == name && a.has_i()) return a.i();
+  return fallback;
+}
+
+// Window elements from the kernel_shape attribute, else from an OIHW weight (input 1).
+double conv_taps(const NodeAnalysis& node) {
+  if (node.node->proto)
+    for (const auto& a : node.node->proto->attribute())
+      if (a.name() == "kernel_shape" && a.ints_size() > 0) {
+        double taps = 1;
+        for (int64_t v : a.ints()) taps *= static_cast<double>(std::max<int64_t>(v, 1));
+        return taps;
+      }
+  const TensorInfo* w = shaped(node, 1, false);
+  return w && w->shape.size() >= 3 ? product(w->shape, 2, w->shape.size()) : 0;
+}
+
+// K of a matrix node when its GEMM shapes are unknown: its MACs over its output elements.
+double k_from_outputs(const NodeAnalysis& node) {
+  const TensorInfo* y = shaped(node, 0, true);
+  const double out = y ? product(y->shape, 0, y->shape.size()) : 0;
+  return out > 0 && node.cost.macs > 0 ? node.cost.macs / out : 0;
+}
+
+KernelShape conv_kernel(const NodeAnalysis& node) {
+  KernelShape s;
+  s.taps = conv_taps(node);
+  s.groups = static_cast<double>(std::max<int64_t>(int_attribute(*node.node, "group", 0), 0));
+  const TensorInfo* x = shaped(node, 0, false);
+  const TensorInfo* w = shaped(node, 1, false);
+  if (s.groups == 0 && x && w && x->shape.size() >= 2 && w->shape.size() >= 2)  // no attribute: NCHW operands
+    s.groups = std::max(1.0, std::floor(static_cast<double>(x->shape[1]) / static_cast<double>(w->shape[1])));
+  s.groups = std::max(1.0, s.groups);
+  const std::vector<GemmShape> gemms = gemm_shapes(node);
+  s.k = gemms.empty() ? k_from_outputs(node) : gemms.front().k;
+  const TensorInfo* y = shaped(node, 0, true);
+  const double out_channels = y && y->shape.size() >= 2 ? static_cast<double>(y->shape[1]) : 0;
+  s.group_width = s.groups > 0 ? out_channels / s.groups : 0;
+  if (s.groups > 1 && s.k > 0 && s.taps > 0 && s.k <= s.taps && s.group_width <= 1) {
+    s.cls = KernelClass::kDepthwise;  // one input and one output channel per group
+    s.k = s.taps;
+  } else if (s.groups > 1) {
+    s.cls = KernelClass::kGroupedConv;
+  } else {
+    s.cls = s.taps == 1 ? KernelClass::kConv1x1 : KernelClass::kConv;
+  }
+  return s;
+}
+
+}  // namespace
+
+KernelShape node_kernel(const NodeAnalysis& node) {
+  if (!node.node) return {};
+  OpForm form = op_traits(node.node->domain, node.node->op_type).form;
+  if (form == OpForm::kUnset) form = node.cost.macs > 0 ? OpForm::kGemm : OpForm::kOther;
+  KernelShape s;
+  switch (form) {
+    case OpForm::kConv: return conv_kernel(node);
+    case OpForm::kGemm: {
+      const std::vector<GemmShape> gemms = gemm_shapes(node);
+      s.cls = KernelClass::kGemm;
+      s.k = gemms.empty() ? k_from_outputs(node) : gemms.front().k;
+      return s;
+    }
+    case OpForm::kAttention:
+      // Two products per output element (scores and values), each over the key length.
+      s.cls = KernelClass::kAttention;
+      s.k = k_from_outputs(node) / 2;
+      return s;
+    case OpForm::kPointwise: s.cls = KernelClass::kPointwise; return s;
+    case OpForm::kReduction: s.cls = KernelClass::kReduction; return s;
+    case OpForm::kNorm: s.cls = KernelClass::kNorm; return s;
+    case OpForm::kPooling: s.cls = KernelClass::kPooling; return s;
+    case OpForm::kLayout: s.cls = KernelClass::kLayoutCopy; return s;
+    case OpForm::kGather:
+    case OpForm::kScatter: s.cls = KernelClass::kGatherScatter; return s;
+    case OpForm::kUnset:
+    case OpForm::kOther: s.cls = KernelClass::kOther; return s;
+  }
+  return s;
+}
+
+namespace {
+
+// Which member class names a group without a matrix member: the one that bounds how the kernel
+// is written (a norm's two passes over a reduction's one over pooling windows over a pointwise map).
+int weight(KernelClass c) {
+  switch (c) {
+    case KernelClass::kNorm: return 7;
+    case KernelClass::kReduction: return 6;
+    case KernelClass::kPooling: return 5;
+    case KernelClass::kOther: return 4;
+    case KernelClass::kGatherScatter: return 3;
+    case KernelClass::kPointwise: return 2;
+    case KernelClass::kLayoutCopy: return 1;
+    case KernelClass::kNone:
+    case KernelClass::kGemm:
+    case KernelClass::kConv:
+    case KernelClass::kConv1x1:
+    case KernelClass::kGroupedConv:
+    case KernelClass::kDepthwise:
+    case KernelClass::kAttention: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+KernelShape group_kernel(const FusedGroup& group, const Analysis& analysis) {
+  if (group.pattern == "attention") {
+    KernelShape s;
+    s.cls = KernelClass::kAttention;
+    for (size_t member : group.members) {
+      const std::vector<GemmShape> gemms = gemm_shapes(analysis.nodes[member]);  // the first product: Q K^T
+      if (!gemms.empty()) {
+        s.k = gemms.front().n;
+        break;
+      }
+    }
+    return s;
+  }
+  const KernelShape anchor = node_kernel(analysis.nodes[group.anchor]);
+  if (kernel_class_is_matrix(anchor.cls)) return anchor;
+  // A spelled-out norm (ReduceMean, Sub, Pow, ... or Mul by a Sigmoid over a pooled mean) is a norm.
+  if (group.label.find("norm") != std::string::npos) return {KernelClass::kNorm};
+  KernelShape best = anchor;
+  for (size_t member : group.members) {
+    const KernelShape s = node_kernel(analysis.nodes[member]);
+    if (weight(s.cls) > weight(best.cls)) best = s;
+  }
+  return best;
+}
+
+}  // namespace modelcost
