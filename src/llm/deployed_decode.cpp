@@ -52,7 +52,7 @@ double weight_element_bytes(const StepSetup& s) {
   double bytes = 0, elements = 0;
   for (const WeightGemm& g : s.model->gemms) {
     bytes += gemm_weight_bytes(s, g);
-    elements += static_cast<double>(g.k) * static_cast<double>(g.n);
+    elements += static_cast<double>(g.k) * static_cast<double>(g.n) * static_cast<double>(g.experts);
   }
   return elements > 0 ? bytes / elements : s.act_bytes;
 }
