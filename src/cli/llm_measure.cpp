@@ -77,6 +77,8 @@ LlmMeasuredStep run_phase(const LlmMeasureRequest& request, const DecoderModel& 
 // Why the deployed step cannot be measured for this plan; "" when it can.
 std::string deployed_step_problem(const LlmPlan& plan) {
   const DecoderModel& m = plan.model;
+  if (m.experts.routed > 0 || m.latent.present())
+    return "the deployed step is a dense block with ordinary attention: mixtures of experts and MLA are planned, not measured";
   if (m.mlp_intermediate <= 0)
     return "the layers' GEMMs show no MLP (a down projection fed by an up or a gate/up projection): no shapes for the "
            "deployed step";
@@ -188,7 +190,8 @@ void measure_exported_graph(const LlmMeasureRequest& request, const LlmPlan& pla
 std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request, const LlmPlan& plan, Backend& backend) {
   std::vector<LlmMeasuredStep> steps;
   // The exported graph runs on one GPU; with --tp only the deployed step is sharded.
-  if (plan.options.tensor_parallel == 1) measure_exported_graph(request, plan, backend, steps);
+  // A config.json has no graph: only the deployed step runs.
+  if (plan.options.tensor_parallel == 1 && plan.model.source == "onnx") measure_exported_graph(request, plan, backend, steps);
   for (const LlmBatchRow& row : plan.rows)
     for (const LlmContextRow& c : row.contexts) steps.push_back(measure_deployed_step(plan, row.batch, c));
   return steps;
