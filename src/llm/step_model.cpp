@@ -201,8 +201,9 @@ void communication(const StepSetup& s, double rows, double head_rows, double gro
 
 StepTime predict_step(const StepSetup& s, int64_t batch, int64_t new_tokens, int64_t past) {
   const DecoderModel& m = *s.model;
-  // With expert parallelism each attention replica runs its share of the sequences.
-  const double b = static_cast<double>(batch) / s.attention_replicas, q = static_cast<double>(new_tokens);
+  // With expert parallelism each attention replica runs its share of the sequences; the step
+  // waits for the busiest one.
+  const double b = std::ceil(static_cast<double>(batch) / s.attention_replicas), q = static_cast<double>(new_tokens);
   const double rows_all = b * q;
   const double head_rows = m.logits_every_position ? rows_all : b;
   const double group_tokens = static_cast<double>(batch) * q;
@@ -230,7 +231,7 @@ MemoryPerDevice memory_per_device(const StepSetup& s, int64_t batch, int64_t con
                                   double workspace_bytes) {
   const DecoderModel& m = *s.model;
   const double tp = static_cast<double>(s.tp);
-  const double sequences = static_cast<double>(batch) / s.attention_replicas;  // on this device's replica
+  const double sequences = std::ceil(static_cast<double>(batch) / s.attention_replicas);  // on the busiest replica
   MemoryPerDevice mem;
   const double routed = routed_weight_bytes_per_device(s);
   mem.weights_bytes = (model_weight_bytes(s) - routed * (s.ep > 1 ? s.ep : s.tp)) / tp + routed;
