@@ -256,6 +256,15 @@ struct LlmPlan {
 // tensor parallelism an all-reduce after the output and down products and a gather of the logits.
 int64_t deployed_decode_kernels(const DecoderModel& model, int64_t tensor_parallel);
 
+// `--measure` of a model too large for the GPU: the deployed decode step's fp16 bytes on one
+// device at `layers` layers (weights, KV cache of batch x context, embedding and LM head); the
+// depths to run it at with `free_bytes` of device memory ({layers} when it fits, else the deepest
+// that fits and half of it, {} when two layers do not); and a value measured at two depths
+// extrapolated linearly in the layers to `full`.
+double deployed_step_device_bytes(const DecoderModel& model, int64_t layers, int64_t batch, int64_t context, int64_t tp);
+std::vector<int64_t> measurable_depths(const DecoderModel& model, int64_t batch, int64_t context, int64_t tp, double free_bytes);
+double extrapolate_to_depth(int64_t full, int64_t deep, double deep_value, int64_t shallow, double shallow_value);
+
 // Throws Error(kExitUsage) for bad options (prompt < 1, a context below 1, TP not dividing the heads).
 LlmPlan plan_llm(const DecoderModel& model, const Device& device, const LlmOptions& options);
 
