@@ -115,6 +115,8 @@ DecoderModel decoder_from_config(const std::string& path);
 // True when `path` reads as a JSON object with a "model_type" or "architectures" member (a
 // config.json rather than an ONNX file); false for anything else, never throws.
 bool is_model_config(const std::string& path);
+// True when the file's first non-space byte is '{': JSON (an ONNX protobuf starts with a field tag).
+bool looks_like_json(const std::string& path);
 // One line for the main command: what the config describes and how to plan it.
 std::string describe_model_config(const std::string& path);
 

@@ -85,7 +85,7 @@ const Device& resolve_device(const HardwareDb& db, const std::string& gpu, std::
 
 // The decoder of an ONNX graph (recognised at the probe's dims) or of a config.json.
 DecoderModel read_decoder(const LlmCommandOptions& o) {
-  if (is_model_config(o.model_path)) {
+  if (looks_like_json(o.model_path)) {  // a config.json, or JSON that says why it is not one
     if (!o.dims.empty()) throw Error(kExitUsage, "--dim sets a graph's dims; a config.json has none");
     return decoder_from_config(o.model_path);
   }

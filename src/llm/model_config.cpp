@@ -15,6 +15,7 @@ namespace modelcost {
 namespace {
 
 constexpr std::streamsize kLargestConfig = 16 << 20;  // config.json files are a few KiB
+constexpr int64_t kMostLayers = 4096;                 // published decoders have at most a few hundred
 
 const std::set<std::string>& llama_like() {
   static const std::set<std::string> types = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3",
@@ -25,6 +26,26 @@ const std::set<std::string>& llama_like() {
 
 const char* kSupported = "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, mixtral, qwen2_moe, qwen3_moe, "
                          "deepseek_v2, deepseek_v3, gpt_neox, falcon";
+
+// Deeper than any config.json (a few levels), shallow enough for every recursive use of the value.
+bool nested_too_deep(const std::string& text) {
+  constexpr int kDeepest = 64;
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') depth += 1;
+    else if (c == ']' || c == '}') depth -= 1;
+    if (depth > kDeepest) return true;
+  }
+  return false;
+}
 
 std::optional<nlohmann::json> read_json_object(const std::string& path, bool quiet) {
   std::ifstream in(path, std::ios::binary);
@@ -38,6 +59,10 @@ std::optional<nlohmann::json> read_json_object(const std::string& path, bool qui
   if (text.size() > static_cast<size_t>(kLargestConfig)) {
     if (quiet) return std::nullopt;
     throw Error(kExitInvalidModel, "config.json: larger than 16 MiB, not a model description");
+  }
+  if (nested_too_deep(text)) {
+    if (quiet) return std::nullopt;
+    throw Error(kExitInvalidModel, "config.json: nested more than 64 deep, not a model description");
   }
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
@@ -81,6 +106,14 @@ void read_quantization(const ConfigFields& top, ConfigShape& s) {
   }
   s.how.push_back(fmt::format("quantization_config '{}' is not modelled: weights at torch_dtype (use --weights int4 or int8)",
                               method.empty() ? "?" : method));
+}
+
+// num_hidden_layers (Falcon: n_layer), bounded so that a hostile file cannot ask for millions of layers.
+int64_t layer_count(const ConfigFields& f) {
+  const int64_t layers = f.count_either("num_hidden_layers", "n_layer", "decoder layers");
+  if (layers > kMostLayers)
+    throw Error(kExitInvalidModel, fmt::format("config.json field 'num_hidden_layers': {} layers (at most {})", layers, kMostLayers));
+  return layers;
 }
 
 void read_attention_heads(const ConfigFields& f, ConfigShape& s) {
@@ -137,7 +170,7 @@ void read_qwen_moe(const ConfigFields& f, const nlohmann::json& j, ConfigShape& 
 
 void read_llama_like(const ConfigFields& f, const nlohmann::json& j, ConfigShape& s) {
   const std::string& t = s.architecture;
-  s.layers = f.count("num_hidden_layers", "decoder layers");
+  s.layers = layer_count(f);
   s.hidden = f.count("hidden_size", "hidden width");
   s.vocab = f.count("vocab_size", "vocabulary");
   s.intermediate = f.count("intermediate_size", "MLP width");
@@ -165,7 +198,7 @@ void read_llama_like(const ConfigFields& f, const nlohmann::json& j, ConfigShape
 // GPT-NeoX (Pythia) and Falcon: LayerNorm, a plain GELU MLP, fused QKV.
 void read_neox_falcon(const ConfigFields& f, ConfigShape& s) {
   const bool falcon = s.architecture == "falcon";
-  s.layers = f.count_either("num_hidden_layers", "n_layer", "decoder layers");
+  s.layers = layer_count(f);
   s.hidden = f.count("hidden_size", "hidden width");
   s.vocab = f.count("vocab_size", "vocabulary");
   s.heads = f.count_either("num_attention_heads", "n_head", "query heads");
@@ -259,12 +292,16 @@ DecoderModel decoder_from_config(const std::string& path) {
   return decoder_of(read_shape(*read_json_object(path, false)));
 }
 
-bool is_model_config(const std::string& path) {
+bool looks_like_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char first = 0;
   while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
   }
-  if (!in || first != '{') return false;
+  return in && first == '{';
+}
+
+bool is_model_config(const std::string& path) {
+  if (!looks_like_json(path)) return false;
   const std::optional<nlohmann::json> j = read_json_object(path, true);
   return j && (j->contains("model_type") || j->contains("architectures") || j->contains("text_config"));
 }

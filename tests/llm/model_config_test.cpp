@@ -156,6 +156,14 @@ TEST(ModelConfig, BadFilesAreOneLineErrorsNamingTheField) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'num_hidden_layers'"), std::string::npos) << e.what();
   }
+  // Hostile JSON: nested far deeper than a config, a value too large, too many layers.
+  TempFile deep("{\"model_type\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  EXPECT_THROW(decoder_from_config(deep.path()), Error);
+  EXPECT_FALSE(is_model_config(deep.path()));
+  TempFile huge("{\"model_type\": \"llama\", \"num_hidden_layers\": 1e300}");
+  EXPECT_THROW(decoder_from_config(huge.path()), Error);
+  TempFile layers("{\"model_type\": \"llama\", \"num_hidden_layers\": 1000000000}");
+  EXPECT_THROW(decoder_from_config(layers.path()), Error);
   TempFile text("not json");
   EXPECT_THROW(decoder_from_config(text.path()), Error);
   EXPECT_FALSE(is_model_config(text.path()));
