@@ -83,11 +83,19 @@ const Device& resolve_device(const HardwareDb& db, const std::string& gpu, std::
   return *device;
 }
 
+// A model folder (a Hugging Face checkout) stands for its config.json.
+std::string model_file(const std::string& path) {
+  std::error_code ignored;
+  const std::filesystem::path config = std::filesystem::path(path) / "config.json";
+  return std::filesystem::is_directory(path, ignored) && std::filesystem::is_regular_file(config, ignored) ? config.string() : path;
+}
+
 // The decoder of an ONNX graph (recognised at the probe's dims) or of a config.json.
 DecoderModel read_decoder(const LlmCommandOptions& o) {
-  if (looks_like_json(o.model_path)) {  // a config.json, or JSON that says why it is not one
+  const std::string file = model_file(o.model_path);
+  if (looks_like_json(file)) {  // a config.json, or JSON that says why it is not one
     if (!o.dims.empty()) throw Error(kExitUsage, "--dim sets a graph's dims; a config.json has none");
-    return decoder_from_config(o.model_path);
+    return decoder_from_config(file);
   }
   Model model = load_model(o.model_path);
   CliOptions dims_only;
@@ -99,9 +107,9 @@ DecoderModel read_decoder(const LlmCommandOptions& o) {
   return recognise_decoder(analysis);
 }
 
-// "path/Llama-3-8B/config.json" is "Llama-3-8B"; any other file its stem.
+// "path/Llama-3-8B/config.json" (or the folder itself) is "Llama-3-8B"; any other file its stem.
 std::string model_name(const std::string& path) {
-  const std::filesystem::path p(path);
+  const std::filesystem::path p(model_file(path));
   if (p.filename() == "config.json" && p.has_parent_path() && !p.parent_path().filename().empty())
     return p.parent_path().filename().string();
   return p.stem().string();
@@ -111,7 +119,7 @@ std::string model_name(const std::string& path) {
 
 void add_llm_command(CLI::App& app, LlmCommandOptions& o) {
   auto* llm = app.add_subcommand("llm", "Serving plan of a decoder LLM: prefill, decode, KV cache, tokens/s, concurrency");
-  llm->add_option("model", o.model_path, "ONNX decoder (weights need not be present) or Hugging Face config.json")->required();
+  llm->add_option("model", o.model_path, "ONNX decoder (weights need not be present), Hugging Face config.json, or a folder holding one")->required();
   llm->add_option("--gpu", o.gpu, "Device from the hardware database (id or alias; auto = this machine's GPU)")
       ->type_name("NAME")
       ->required();

@@ -2,6 +2,8 @@
 // main command names it; --gpu auto and --ep.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "cli/cli_runner.h"
 #include "report/report.h"
 
@@ -33,6 +35,16 @@ TEST(LlmConfigCommand, MixtureOfExpertsJsonCarriesTheExpertsAndActiveParameters)
   EXPECT_EQ(j.at("expert_parallel"), 2);
   EXPECT_EQ(j.at("devices_per_replica"), 2);
   EXPECT_GT(j.at("batches")[1].at("contexts")[0].at("decode").at("communication_ms").get<double>(), 0);
+}
+
+TEST(LlmConfigCommand, AModelFolderStandsForItsConfig) {
+  TempDir dir;
+  std::filesystem::create_directory(dir.file("Qwen2-0.5B"));
+  write_text(dir.file("Qwen2-0.5B/config.json"), read_text(config_path("qwen2-0.5b")));
+  const CliResult r = run_modelcost("llm " + dir.file("Qwen2-0.5B") + " --gpu h100 --batch 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Qwen2-0.5B: decoder LLM (config.json), 24 layers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("parameters 494,032,768"), std::string::npos) << r.out;
 }
 
 TEST(LlmConfigCommand, LatentAttentionKvBytesPerToken) {

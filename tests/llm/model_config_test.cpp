@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "llm/llm_test_support.h"
 #include "modelcost/errors.h"
 
@@ -58,6 +60,8 @@ const PublishedCount kPublished[] = {
     {"qwen1.5-moe-a2.7b", 14'315'784'192, "model card: 14.3B total"},
     {"deepseek-v2-lite", 15'706'484'224, "model card: 15.7B total"},
     {"deepseek-v3", 671'026'419'200, "model card and paper: 671B total (the 14B multi-token-prediction module apart)"},
+    {"gemma-3-1b", 999'885'952, "model card: 1B; 999,885,952 with the tied embedding stored once"},
+    {"qwen3-30b-a3b", 30'532'122'624, "model card: 30.5B total"},
     {"pythia-160m", 162'322'944, "Pythia paper, table 1: 162,322,944"},
     {"falcon-7b", 6'921'720'704, "model card: 7B; the layer shapes of falcon-7b"},
 };
@@ -79,7 +83,9 @@ TEST(ModelConfig, ActiveParametersPerTokenOfTheMixtures) {
   EXPECT_EQ(static_cast<int64_t>(count_parameters(config("deepseek-v2-lite")).active_per_token), 2'661'150'208);
   // DeepSeek-V3: 8 of 256 and 1 shared; "37B activated".
   EXPECT_EQ(static_cast<int64_t>(count_parameters(config("deepseek-v3")).active_per_token), 37'552'297'472);
-  // A dense model uses every parameter.
+  // Qwen3-30B-A3B: 8 of 128 experts, no shared expert; "3.3B activated".
+  EXPECT_EQ(static_cast<int64_t>(count_parameters(config("qwen3-30b-a3b")).active_per_token), 3'353'032'704);
+    // A dense model uses every parameter.
   const ParameterCount dense = count_parameters(config("llama-3-8b"));
   EXPECT_EQ(dense.active_per_token, dense.total);
 }
@@ -135,6 +141,17 @@ TEST(ModelConfig, StructureOfTheMixtures) {
   EXPECT_EQ(llama.attention, "GQA");
   EXPECT_EQ(llama.gemms.size(), 32u * 6 + 1);  // q, k, v, o, gate/up, down per layer; the LM head
   EXPECT_FALSE(llama.logits_every_position);
+}
+
+// Multimodal Gemma 3 describes its language model in text_config: that is what is planned.
+TEST(ModelConfig, TextConfigOfAMultimodalConfig) {
+  std::ifstream in(config_path("gemma-3-1b"));
+  nlohmann::json text = nlohmann::json::parse(in);
+  const nlohmann::json wrapper = {{"model_type", "gemma3"}, {"architectures", {"Gemma3ForConditionalGeneration"}},
+                                  {"torch_dtype", "bfloat16"}, {"text_config", text}, {"vision_config", {{"hidden_size", 1152}}}};
+  TempFile file(wrapper.dump());
+  EXPECT_TRUE(is_model_config(file.path()));
+  EXPECT_EQ(static_cast<int64_t>(count_parameters(decoder_from_config(file.path())).total), 999'885'952);
 }
 
 TEST(ModelConfig, BadFilesAreOneLineErrorsNamingTheField) {
