@@ -87,6 +87,9 @@ struct DecoderModel {
   // deployed decode step of docs/llm.md.
   int64_t mlp_intermediate = 0;
   bool gated_mlp = false;
+  // Sliding-window attention (config.json): `window_layers` of the layers attend to, and cache,
+  // only the last `sliding_window` positions. 0 = every layer attends to the whole context.
+  int64_t sliding_window = 0, window_layers = 0;
   ExpertLayers experts;          // mixture of experts (config.json); routed == 0 for a dense model
   LatentAttention latent;        // MLA (config.json); kv_lora_rank == 0 otherwise
   bool decode_derived = false;   // no cache in the graph: the decode step is derived (see `how`)
@@ -103,6 +106,10 @@ ParameterCount count_parameters(const DecoderModel& model);
 // KV-cache elements per token of one layer with `kv_heads` heads: key and value (2 x kv_heads x
 // head_dim), or MLA's latent and rotary key (shared by the heads, so not split by tensor parallelism).
 double kv_elements_per_token_per_layer(const DecoderModel& model, int64_t kv_heads);
+
+// Cached positions per layer, averaged over the layers, at `context` positions: the context, or
+// less where sliding-window layers keep only their window.
+double cached_positions(const DecoderModel& model, double context);
 
 // Distinct experts a batch of `tokens` tokens touches in expectation when each picks `per_token`
 // of `experts` uniformly: E (1 - (1 - k/E)^tokens) (docs/llm.md, "Mixture of experts").

@@ -21,6 +21,7 @@ struct ConfigShape {
   bool qk_norm = false;               // a norm of head_dim on queries and keys (Qwen3, Gemma 3)
   bool tied_embeddings = false;       // the LM head reads the embedding table
   int64_t max_positions = 0;
+  int64_t sliding_window = 0, window_layers = 0;  // layers that attend to (and cache) only the last sliding_window positions
   LatentAttention latent;             // MLA (DeepSeek-V2/V3)
   ExpertLayers experts;               // routed experts (moe_layers filled from moe_layer below)
   std::vector<bool> moe_layer;        // per layer: experts instead of the dense MLP

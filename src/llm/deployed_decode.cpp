@@ -128,7 +128,8 @@ int64_t deployed_decode_kernels(const DecoderModel& m, int64_t tp) {
 
 StepTime predict_deployed_decode(const StepSetup& s, int64_t batch, int64_t context) {
   const DecoderModel& m = *s.model;
-  const double tp = static_cast<double>(s.tp), b = static_cast<double>(batch), ctx = static_cast<double>(context);
+  const double tp = static_cast<double>(s.tp), b = static_cast<double>(batch);
+  const double ctx = cached_positions(m, static_cast<double>(context));  // sliding-window layers read their window
   const double a = s.act_bytes, w = weight_element_bytes(s), h = static_cast<double>(m.hidden), d = static_cast<double>(m.head_dim);
   const double heads = s.heads_per_device, kv_heads = static_cast<double>(s.kv_heads_per_device);
   const double q = heads * d, qkv = (heads + 2 * kv_heads) * d;

@@ -1,6 +1,7 @@
 // Mixture of experts in the step model (docs/llm.md, "Mixture of experts"): the routed experts'
 // products on one device, the experts a batch touches, the all-to-all of expert parallelism; and
 // the model-level counts (parameters, KV elements) that also hold for dense decoders.
+#include <algorithm>
 #include <cmath>
 
 #include "llm/step_model.h"
@@ -31,6 +32,12 @@ ParameterCount count_parameters(const DecoderModel& m) {
 double kv_elements_per_token_per_layer(const DecoderModel& m, int64_t kv_heads) {
   if (m.latent.present()) return static_cast<double>(m.latent.kv_lora_rank + m.latent.rope_head_dim);
   return 2.0 * static_cast<double>(kv_heads) * static_cast<double>(m.head_dim);
+}
+
+double cached_positions(const DecoderModel& m, double context) {
+  if (m.sliding_window <= 0 || m.window_layers <= 0 || m.layers <= 0) return context;
+  const double windowed = static_cast<double>(m.window_layers) / static_cast<double>(m.layers);
+  return (1 - windowed) * context + windowed * std::min(context, static_cast<double>(m.sliding_window));
 }
 
 // Routed experts are whole on each device with expert parallelism, else split like every GEMM.

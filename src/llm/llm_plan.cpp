@@ -152,7 +152,7 @@ LlmPlan plan_llm(const DecoderModel& model, const Device& device, const LlmOptio
   plan.kv_bytes_per_token = kv_bytes_per_token(model, s.kv_bytes);
   plan.parameters = count_parameters(model);
   plan.devices = s.devices;
-  plan.kv_bytes_full_context = plan.kv_bytes_per_token * static_cast<double>(options.prompt + options.generate);
+  plan.kv_bytes_full_context = plan.kv_bytes_per_token * cached_positions(model, static_cast<double>(options.prompt + options.generate));
   if (s.tp > 1) {
     plan.link = options.link.empty() ? (device.interconnect.count("allreduce_bus_gbps") ? "calibrated" : "") : options.link;
     if (plan.link.empty()) plan.link = device.interconnect.count("nvlink_gbps") ? "nvlink" : "pcie";

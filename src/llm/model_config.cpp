@@ -72,6 +72,28 @@ std::optional<nlohmann::json> read_json_object(const std::string& path, bool qui
   return j;
 }
 
+// Sliding-window layers: listed in layer_types where the config has it, else by each family's rule
+// (Mistral: all of them; Gemma 2: every other one; Gemma 3: all but every sliding_window_pattern-th;
+// Qwen with use_sliding_window: those from max_window_layers on).
+void read_sliding_window(const ConfigFields& f, const nlohmann::json& j, ConfigShape& s) {
+  const std::string& t = s.architecture;
+  s.sliding_window = f.count_or("sliding_window", 0);
+  if (s.sliding_window == 0) return;
+  if (j.contains("layer_types") && j.at("layer_types").is_array()) {
+    for (const auto& kind : j.at("layer_types")) s.window_layers += kind.is_string() && kind.get<std::string>() == "sliding_attention";
+  } else if (t == "mistral") {
+    s.window_layers = s.layers;
+  } else if (t == "gemma2") {
+    s.window_layers = (s.layers + 1) / 2;
+  } else if (t == "gemma3" || t == "gemma3_text") {
+    s.window_layers = s.layers - s.layers / std::max<int64_t>(1, f.count_or("sliding_window_pattern", 6));
+  } else if (t.rfind("qwen", 0) == 0 && f.flag_or("use_sliding_window", false)) {
+    s.window_layers = std::max<int64_t>(0, s.layers - f.count_or("max_window_layers", s.layers));
+  }
+  s.window_layers = std::min(s.window_layers, s.layers);
+  if (s.window_layers == 0) s.sliding_window = 0;
+}
+
 // Multimodal configs (Gemma 3) describe the language model in text_config.
 const nlohmann::json& language_model(const nlohmann::json& j) {
   auto it = j.find("text_config");
@@ -233,6 +255,7 @@ ConfigShape read_shape(const nlohmann::json& j) {
     throw Error(kExitInvalidModel, fmt::format("config.json field 'model_type': '{}' is not a supported decoder ({})",
                                                s.architecture, kSupported));
   s.max_positions = f.count_or("max_position_embeddings", 0);
+  if (llama_like().count(s.architecture)) read_sliding_window(f, language_model(j), s);
   s.weights_dtype = weights_dtype(f, top, s);
   read_quantization(top, s);
   if (s.experts.routed > 0 && s.experts.per_token > s.experts.routed)
@@ -255,6 +278,9 @@ void describe(const ConfigShape& s, DecoderModel& m) {
                                 s.experts.shared_width > 0 ? fmt::format(", shared experts of width {}", s.experts.shared_width) : ""));
   else
     m.how.push_back(fmt::format("MLP: {} of width {}", s.gated_mlp ? "gated" : "plain", s.intermediate));
+  if (s.sliding_window > 0)
+    m.how.push_back(fmt::format("sliding window: {} of {} layers attend to and cache the last {} positions", s.window_layers,
+                                s.layers, s.sliding_window));
   m.how.insert(m.how.end(), s.how.begin(), s.how.end());
 }
 
@@ -275,6 +301,8 @@ DecoderModel decoder_of(const ConfigShape& s) {
   m.logits_every_position = false;  // serving runtimes take the last position's logits
   m.act_dtype = m.kv_dtype = s.weights_dtype == "fp8" ? "bf16" : s.weights_dtype;
   m.latent = s.latent;
+  m.sliding_window = s.sliding_window;
+  m.window_layers = s.window_layers;
   m.experts = s.experts;
   // The deployed decode step (and --measure) is a dense, ordinary-attention block.
   if (s.experts.routed == 0 && !s.latent.present()) {

@@ -152,7 +152,9 @@ AttentionWidths attention_widths(const StepSetup& s, int64_t new_tokens) {
 // per kv-head group, never a score matrix in memory. `b`: sequences on this device.
 double attention_ms(const StepSetup& s, double b, int64_t new_tokens, int64_t past) {
   const AttentionWidths w = attention_widths(s, new_tokens);
-  const double q = static_cast<double>(new_tokens), p = static_cast<double>(past), h = s.heads_per_device;
+  // Sliding-window layers attend to (and read) only their window of the cached positions.
+  const double q = static_cast<double>(new_tokens), p = cached_positions(*s.model, static_cast<double>(past));
+  const double h = s.heads_per_device;
   const double pairs = q * p + q * (q + 1) / 2;
   const double flops = 2 * b * h * (w.qk + w.v) * pairs;
   const double bytes = b * (q * h * (w.qk + w.v) * s.act_bytes + (p + 2 * q) * w.cache * s.kv_bytes);
@@ -235,7 +237,7 @@ MemoryPerDevice memory_per_device(const StepSetup& s, int64_t batch, int64_t con
   MemoryPerDevice mem;
   const double routed = routed_weight_bytes_per_device(s);
   mem.weights_bytes = (model_weight_bytes(s) - routed * (s.ep > 1 ? s.ep : s.tp)) / tp + routed;
-  mem.kv_bytes = sequences * static_cast<double>(context) * kv_bytes_per_token_per_device(s);
+  mem.kv_bytes = sequences * cached_positions(m, static_cast<double>(context)) * kv_bytes_per_token_per_device(s);
   // The largest GEMM's input and output of the prefill, beside the residual stream.
   const double rows_all = sequences * static_cast<double>(prefill_tokens);
   double largest = 0;

@@ -135,6 +135,7 @@ nlohmann::json model_json(const DecoderModel& m) {
           {"decode_derived", m.decode_derived}, {"weight_gemms", m.gemms.size()},
           {"stored_weight_bytes", m.gemm_weight_bytes + m.other_weight_bytes}, {"how", m.how},
           {"source", m.source}, {"architecture", m.architecture},
+          {"sliding_window", m.sliding_window}, {"window_layers", m.window_layers},
           {"experts", {{"routed", m.experts.routed}, {"per_token", m.experts.per_token}, {"width", m.experts.width},
                        {"shared_width", m.experts.shared_width}, {"moe_layers", m.experts.moe_layers}}},
           {"latent_attention", {{"kv_lora_rank", m.latent.kv_lora_rank}, {"q_lora_rank", m.latent.q_lora_rank},

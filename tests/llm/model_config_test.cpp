@@ -124,6 +124,33 @@ TEST(ModelConfig, KvBytesPerTokenOrdinaryAndLatent) {
   EXPECT_EQ(plan_llm(falcon, d, o).kv_bytes_per_token, 2.0 * 32 * 1 * 64 * 2);
 }
 
+// Sliding-window layers cache only their window: Gemma 2 every other layer (4096), Gemma 3 five
+// layers in six (512 for the 1B), Mistral-7B v0.1 every layer (4096).
+TEST(ModelConfig, SlidingWindowLayersCacheTheirWindow) {
+  const Device d = test_device(1e6);
+  LlmOptions o;
+  o.prompt = 8000;
+  o.generate = 192;
+  const LlmPlan gemma2 = plan_llm(config("gemma-2-9b"), d, o);
+  EXPECT_EQ(gemma2.model.window_layers, 21);
+  EXPECT_EQ(gemma2.kv_bytes_per_token, 2.0 * 42 * 8 * 256 * 4);
+  EXPECT_EQ(gemma2.kv_bytes_full_context, gemma2.kv_bytes_per_token / 42 * (21 * 8192 + 21 * 4096));
+  const LlmPlan gemma3 = plan_llm(config("gemma-3-1b"), d, o);
+  EXPECT_EQ(gemma3.model.window_layers, 22);  // layers 5, 11, 17 and 23 are global
+  EXPECT_EQ(gemma3.kv_bytes_full_context, 2.0 * 1 * 256 * 2 * (4 * 8192 + 22 * 512));
+  const LlmPlan mistral = plan_llm(config("mistral-7b"), d, o);
+  EXPECT_EQ(mistral.kv_bytes_full_context, mistral.kv_bytes_per_token * 4096);
+  EXPECT_EQ(config("llama-3-8b").sliding_window, 0);
+  EXPECT_EQ(config("qwen2-0.5b").sliding_window, 0);  // use_sliding_window false
+  // Past the window a decode step's attention reads more only in the global layers.
+  o.prompt = 16;
+  o.generate = 16;
+  o.batches = {1};
+  o.contexts = {5000, 7000, 8000};
+  const LlmPlan steps = plan_llm(config("mistral-7b"), d, o);
+  EXPECT_DOUBLE_EQ(steps.rows[0].contexts[0].decode.attention_ms, steps.rows[0].contexts[2].decode.attention_ms);
+}
+
 TEST(ModelConfig, StructureOfTheMixtures) {
   const DecoderModel v2 = config("deepseek-v2-lite");
   EXPECT_EQ(v2.attention, "MLA");
