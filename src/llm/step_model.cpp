@@ -148,6 +148,17 @@ AttentionWidths attention_widths(const StepSetup& s, int64_t new_tokens) {
   return {static_cast<double>(a.nope_head_dim + a.rope_head_dim), static_cast<double>(a.v_head_dim), cache};
 }
 
+// Query-key pairs of one layer, averaged over the layers: each of the q new positions attends to
+// the p cached ones and to the new ones up to itself, or to at most the window in a sliding layer.
+double attended_pairs(const DecoderModel& m, double q, double p) {
+  const double full = q * p + q * (q + 1) / 2;
+  if (m.sliding_window <= 0 || m.window_layers <= 0) return full;
+  const double w = static_cast<double>(m.sliding_window), before_full = std::clamp(w - p, 0.0, q);
+  const double windowed = before_full * p + before_full * (before_full + 1) / 2 + (q - before_full) * w;
+  const double share = static_cast<double>(m.window_layers) / static_cast<double>(m.layers);
+  return (1 - share) * full + share * windowed;
+}
+
 // Flash attention: causal over the new positions, full over the cached ones; the cache read once
 // per kv-head group, never a score matrix in memory. `b`: sequences on this device.
 double attention_ms(const StepSetup& s, double b, int64_t new_tokens, int64_t past) {
@@ -155,7 +166,7 @@ double attention_ms(const StepSetup& s, double b, int64_t new_tokens, int64_t pa
   // Sliding-window layers attend to (and read) only their window of the cached positions.
   const double q = static_cast<double>(new_tokens), p = cached_positions(*s.model, static_cast<double>(past));
   const double h = s.heads_per_device;
-  const double pairs = q * p + q * (q + 1) / 2;
+  const double pairs = attended_pairs(*s.model, q, static_cast<double>(past));
   const double flops = 2 * b * h * (w.qk + w.v) * pairs;
   const double bytes = b * (q * h * (w.qk + w.v) * s.act_bytes + (p + 2 * q) * w.cache * s.kv_bytes);
   return static_cast<double>(s.model->layers) * std::max(flops / s.attention_peak.flops_per_s, bytes / s.bandwidth) * 1e3;

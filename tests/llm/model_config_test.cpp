@@ -149,6 +149,13 @@ TEST(ModelConfig, SlidingWindowLayersCacheTheirWindow) {
   o.contexts = {5000, 7000, 8000};
   const LlmPlan steps = plan_llm(config("mistral-7b"), d, o);
   EXPECT_DOUBLE_EQ(steps.rows[0].contexts[0].decode.attention_ms, steps.rows[0].contexts[2].decode.attention_ms);
+  // A prefill of 16384 tokens in 4096-position windows: each position attends to at most 4096.
+  const Device compute_bound = make_custom_device(1, 1e9, 1e6, 0);  // 1 TFLOP/s: attention time is its FLOPs
+  o.prompt = 16384;
+  o.contexts = {};
+  const double pairs = 4096.0 * 4097 / 2 + (16384.0 - 4096) * 4096;
+  const double flops = 32 * 4 * 32 * 128 * pairs;  // layers x 4 x heads x head_dim x pairs
+  EXPECT_NEAR(plan_llm(config("mistral-7b"), compute_bound, o).rows[0].prefill.attention_ms, flops / 1e12 * 1e3, 1e-6);
 }
 
 TEST(ModelConfig, StructureOfTheMixtures) {
