@@ -49,6 +49,7 @@ struct PublishedCount {
 const PublishedCount kPublished[] = {
     {"llama-3-8b", 8'030'261'248, "model card: 8.03B; safetensors index total_size 16,060,522,496 bytes at bf16"},
     {"llama-3-70b", 70'553'706'496, "model card: 70.6B"},
+    {"llama-3.1-405b", 405'853'388'800, "model card: 405B (the sum of its layer shapes: 405.85B)"},
     {"llama-2-7b", 6'738'415'616, "model card: 6.74B (Llama 2 paper, 7B)"},
     {"mistral-7b", 7'241'732'096, "model card: 7.24B"},
     {"qwen2-0.5b", 494'032'768, "model card: 0.49B (494,032,768 with the tied embedding stored once)"},
