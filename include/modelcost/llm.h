@@ -263,7 +263,9 @@ struct LlmPlan {
 // and cache append, the attention's chunks and merge, the output product, the gate/up product, the
 // activation and the down product; then the embedding, the final norm and the LM head; with
 // tensor parallelism an all-reduce after the output and down products and a gather of the logits.
-int64_t deployed_decode_kernels(const DecoderModel& model, int64_t tensor_parallel);
+// A MoE layer (docs/llm.md, "Mixture of experts") runs its router, routing, experts and combine
+// (and shared experts) instead of the MLP, and with expert parallelism two all-to-alls.
+int64_t deployed_decode_kernels(const DecoderModel& model, int64_t tensor_parallel, int64_t expert_parallel = 1);
 
 // `--measure` of a model too large for the GPU: the deployed decode step's fp16 bytes on one
 // device at `layers` layers (weights, KV cache of batch x context, embedding and LM head); the

@@ -191,7 +191,7 @@ LlmPlan plan_llm(const DecoderModel& model, const Device& device, const LlmOptio
   if (model.mlp_intermediate > 0) {
     const bool curves = device.achievable.kernel_curves.count("decode_gemm_m1") > 0;
     plan.notes.push_back(fmt::format("decode is priced as the deployed step of {} kernels per device (docs/llm.md), each {}",
-                                     deployed_decode_kernels(model, s.tp),
+                                     deployed_decode_kernels(model, s.tp, s.ep),
                                      curves ? "on the curve calibrate measured for its kernel class (decode_*)"
                                             : fmt::format("at the roofline plus {:.2f} us of kernel overhead and gap",
                                                           deployed_fixed_us(device))));

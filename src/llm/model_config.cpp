@@ -304,8 +304,8 @@ DecoderModel decoder_of(const ConfigShape& s) {
   m.sliding_window = s.sliding_window;
   m.window_layers = s.window_layers;
   m.experts = s.experts;
-  // The deployed decode step (and --measure) is a dense, ordinary-attention block.
-  if (s.experts.routed == 0 && !s.latent.present()) {
+  // The deployed decode step is an ordinary-attention block (dense or MoE); --measure runs the dense one.
+  if (!s.latent.present()) {
     m.mlp_intermediate = s.intermediate;
     m.gated_mlp = s.gated_mlp;
   }

@@ -2,6 +2,7 @@
 // experts a batch touches, the weights a decode step reads, expert parallelism and MLA's cache.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "llm/llm_test_support.h"
@@ -109,6 +110,29 @@ TEST(Experts, LatentAttentionReadsTheCompressedCacheOncePerToken) {
   const double expected_ms = 4 * 2000 * 27 * (512 + 64) * 2 / d.bandwidth_bytes_per_s() * 1e3;
   const double grown = longer.rows[0].contexts[0].decode.attention_ms - plan.rows[0].contexts[0].decode.attention_ms;
   EXPECT_NEAR(grown, expected_ms, expected_ms * 1e-9);
+}
+
+// A MoE layer in the deployed decode step: router, routing, the routed experts' products over the
+// experts the batch touches, their combine, and the shared expert.
+TEST(Experts, AMixtureDecodesAsTheDeployedStepWithItsExpertKernels) {
+  const DecoderModel m = config("qwen1.5-moe-a2.7b");
+  const Device d = test_device(1e6);  // no kernel overhead: each kernel is its bytes over the bandwidth
+  const LlmPlan plan = plan_llm(m, d, options_for({1, 16}, 128));
+  EXPECT_EQ(plan.rows[0].contexts[0].decode.kernels, 24 * (10 + 3 + 3) + 3);
+  EXPECT_EQ(deployed_decode_kernels(m, 1), 24 * (10 + 3 + 3) + 3);
+  for (const LlmBatchRow& r : plan.rows) {
+    const double b = static_cast<double>(r.batch), touched = expected_experts_touched(60, 4, b);
+    // 24 layers x (the touched experts' gate/up weights + each token-expert pair's rows), bf16.
+    const double bytes = 24 * (touched * 2048.0 * 2 * 1408 * 2 + b * 4 * (2048 + 2 * 1408) * 2);
+    double ms = -1;
+    for (const KernelRoleTime& role : r.contexts[0].decode.by_role)
+      if (role.role == "expert gate/up product") ms = role.ms;
+    EXPECT_NEAR(ms, bytes / d.bandwidth_bytes_per_s() * 1e3, 1e-9) << "batch " << r.batch;
+  }
+  std::vector<std::string> roles;
+  for (const KernelRoleTime& role : plan.rows[0].contexts[0].decode.by_role) roles.push_back(role.role);
+  for (const char* role : {"router product", "routing", "expert down product", "expert combine", "shared gate/up product"})
+    EXPECT_NE(std::find(roles.begin(), roles.end(), role), roles.end()) << role;
 }
 
 TEST(Experts, ADenseConfigDecodesAsTheDeployedStep) {
