@@ -21,6 +21,28 @@ struct WeightGemm {
   std::string stored_dtype;    // "fp32", "fp16", "int4", "int8", ...
   bool lm_head = false;        // N is the vocabulary: the output projection
   bool per_position = true;    // runs on every position of the sequence (false: last position only)
+  // Routed experts (mixture of experts, from a config.json): `experts` matrices of this shape, of
+  // which each token runs `experts_per_token`; stored_bytes covers all of them. 1 and 0 otherwise.
+  int64_t experts = 1;
+  int64_t experts_per_token = 0;
+  bool routed() const { return experts_per_token > 0; }
+};
+
+// Mixture of experts in the decoder's layers (config.json): routed experts chosen top-k per token
+// by a router product, and shared experts every token runs. All 0 for a dense model.
+struct ExpertLayers {
+  int64_t routed = 0;          // experts per MoE layer
+  int64_t per_token = 0;       // top-k
+  int64_t width = 0;           // one routed expert's MLP width
+  int64_t shared_width = 0;    // the shared experts' MLP width together (0: none)
+  int64_t moe_layers = 0;      // layers with experts (the others have a dense MLP)
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3): keys and values are cached as one compressed
+// latent of kv_lora_rank elements plus a rotary key of rope_head_dim shared by every head.
+struct LatentAttention {
+  int64_t kv_lora_rank = 0, q_lora_rank = 0, rope_head_dim = 0, nope_head_dim = 0, v_head_dim = 0;
+  bool present() const { return kv_lora_rank > 0; }
 };
 
 // One KV-cache tensor pair of a layer: the graph input (past) and output (present).
@@ -31,6 +53,8 @@ struct KvCacheTensor {
 
 // What the graph says about the decoder.
 struct DecoderModel {
+  std::string source = "onnx";   // "onnx" (recognised in a graph) | "config.json" (a Hugging Face model description)
+  std::string architecture;      // config.json's model_type ("llama", "mixtral", ...); "" for a graph
   std::string token_input;       // "input_ids"
   std::string batch_symbol;      // symbolic dim names ("" when the file fixes the dim)
   std::string sequence_symbol;
@@ -63,9 +87,45 @@ struct DecoderModel {
   // deployed decode step of docs/llm.md.
   int64_t mlp_intermediate = 0;
   bool gated_mlp = false;
+  // Sliding-window attention (config.json): `window_layers` of the layers attend to, and cache,
+  // only the last `sliding_window` positions. 0 = every layer attends to the whole context.
+  int64_t sliding_window = 0, window_layers = 0;
+  ExpertLayers experts;          // mixture of experts (config.json); routed == 0 for a dense model
+  LatentAttention latent;        // MLA (config.json); kv_lora_rank == 0 otherwise
   bool decode_derived = false;   // no cache in the graph: the decode step is derived (see `how`)
   std::vector<std::string> how;  // how each figure was found, one line each
 };
+
+// Parameters of the decoder: every weight element, and those one token's forward pass uses (the
+// routed experts it is not sent to left out; the embedding table counted whole, as model cards do).
+struct ParameterCount {
+  double total = 0, active_per_token = 0;
+};
+ParameterCount count_parameters(const DecoderModel& model);
+
+// KV-cache elements per token of one layer with `kv_heads` heads: key and value (2 x kv_heads x
+// head_dim), or MLA's latent and rotary key (shared by the heads, so not split by tensor parallelism).
+double kv_elements_per_token_per_layer(const DecoderModel& model, int64_t kv_heads);
+
+// Cached positions per layer, averaged over the layers, at `context` positions: the context, or
+// less where sliding-window layers keep only their window.
+double cached_positions(const DecoderModel& model, double context);
+
+// Distinct experts a batch of `tokens` tokens touches in expectation when each picks `per_token`
+// of `experts` uniformly: E (1 - (1 - k/E)^tokens) (docs/llm.md, "Mixture of experts").
+double expected_experts_touched(double experts, double per_token, double tokens);
+
+// A Hugging Face config.json (docs/llm.md, "From a config.json"): the decoder it describes, every
+// weight GEMM with its exact shape, at the config's torch_dtype. Throws Error(kExitUnreadable) for
+// a file that cannot be read, Error(kExitInvalidModel) naming the missing or unknown field.
+DecoderModel decoder_from_config(const std::string& path);
+// True when `path` reads as a JSON object with a "model_type" or "architectures" member (a
+// config.json rather than an ONNX file); false for anything else, never throws.
+bool is_model_config(const std::string& path);
+// True when the file's first non-space byte is '{': JSON (an ONNX protobuf starts with a field tag).
+bool looks_like_json(const std::string& path);
+// One line for the main command: what the config describes and how to plan it.
+std::string describe_model_config(const std::string& path);
 
 // Graph shapes for recognition: the probe values given to symbolic dims.
 struct RecognitionProbe {
@@ -99,6 +159,7 @@ struct LlmOptions {
   std::vector<int64_t> contexts;  // decode contexts; empty = prompt + generate
   Precision precision;
   int64_t tensor_parallel = 1;
+  int64_t expert_parallel = 1;    // routed experts spread over this many devices (a multiple of tensor_parallel)
   std::string link;               // "nvlink" | "pcie" | "" (nvlink when the device has it)
   Collective collective = Collective::kBest;
   double workspace_bytes = 0.5e9;
@@ -183,6 +244,8 @@ struct LlmPlan {
   LlmOptions options;
   std::string weights_dtype, act_dtype, kv_dtype, compute_dtype;  // after defaults
   double weights_bytes = 0;            // whole model at the weights precision (as stored by default)
+  ParameterCount parameters;
+  int64_t devices = 1;                 // devices of one replica: max(tensor_parallel, expert_parallel)
   double kv_bytes_per_token = 0;       // 2 x layers x kv_heads x head_dim x bytes(kv)
   double kv_bytes_full_context = 0;    // per sequence at prompt + generate
   double peak_activation_bytes = 0;    // per device, prefill of the largest batch
@@ -200,7 +263,18 @@ struct LlmPlan {
 // and cache append, the attention's chunks and merge, the output product, the gate/up product, the
 // activation and the down product; then the embedding, the final norm and the LM head; with
 // tensor parallelism an all-reduce after the output and down products and a gather of the logits.
-int64_t deployed_decode_kernels(const DecoderModel& model, int64_t tensor_parallel);
+// A MoE layer (docs/llm.md, "Mixture of experts") runs its router, routing, experts and combine
+// (and shared experts) instead of the MLP, and with expert parallelism two all-to-alls.
+int64_t deployed_decode_kernels(const DecoderModel& model, int64_t tensor_parallel, int64_t expert_parallel = 1);
+
+// `--measure` of a model too large for the GPU: the deployed decode step's fp16 bytes on one
+// device at `layers` layers (weights, KV cache of batch x context, embedding and LM head); the
+// depths to run it at with `free_bytes` of device memory ({layers} when it fits, else the deepest
+// that fits and half of it, {} when two layers do not); and a value measured at two depths
+// extrapolated linearly in the layers to `full`.
+double deployed_step_device_bytes(const DecoderModel& model, int64_t layers, int64_t batch, int64_t context, int64_t tp);
+std::vector<int64_t> measurable_depths(const DecoderModel& model, int64_t batch, int64_t context, int64_t tp, double free_bytes);
+double extrapolate_to_depth(int64_t full, int64_t deep, double deep_value, int64_t shallow, double shallow_value);
 
 // Throws Error(kExitUsage) for bad options (prompt < 1, a context below 1, TP not dividing the heads).
 LlmPlan plan_llm(const DecoderModel& model, const Device& device, const LlmOptions& options);

@@ -17,6 +17,7 @@
 #include "cli/version_info.h"
 #include "load/model_loader.h"
 #include "modelcost/errors.h"
+#include "modelcost/llm.h"
 #include "ops/op_registry.h"
 #include "ops/user_rules.h"
 #include "report/csv_writer.h"
@@ -151,6 +152,7 @@ void measure_deployed_view(AnalysedModel& run, Backend& backend, const MeasureOp
 std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::string& path, RunSetup& setup,
                                        std::ostream& err) {
   auto run = std::make_unique<AnalysedModel>();
+  if (is_model_config(path)) throw Error(kExitUsage, describe_model_config(path));
   run->model = std::make_unique<Model>(load_model(path));
   Model& model = *run->model;
   check_shape_options(model, setup.shape_options);
@@ -203,16 +205,16 @@ int analyse_and_report(const CliOptions& options, std::ostream& out, std::ostrea
   RunSetup setup = set_up(options);
   const std::unique_ptr<AnalysedModel> run = analyse(options, options.model_path, setup, err);
   const Report& report = *run->report;
-  if (!options.roofline_svg.empty()) write_report_file(options.roofline_svg, run->svg);
+  if (!options.roofline_svg.empty()) emit_report(options.roofline_svg, run->svg, out);
   if (!options.csv_path.empty()) emit_report(options.csv_path, csv_report_text(report), out);
   if (!options.groups_csv.empty()) {
     std::ostringstream groups;
     write_groups_csv(*run->analysis, *run->hardware->roofline(), groups, run->deployed.get());
-    write_report_file(options.groups_csv, groups.str());
+    emit_report(options.groups_csv, groups.str(), out);
   }
   if (!options.json_path.empty()) emit_report(options.json_path, json_report_text(report), out);
   if (!options.html_path.empty())
-    write_report_file(options.html_path, render([&](std::ostream& s) { write_html(report, HtmlOptions{run->svg}, s); }));
+    emit_report(options.html_path, render([&](std::ostream& s) { write_html(report, HtmlOptions{run->svg}, s); }), out);
   // A report on stdout stays machine-readable: no table, the warnings on stderr.
   if (report_to_stdout(options)) {
     if (!options.quiet)

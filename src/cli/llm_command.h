@@ -21,6 +21,7 @@ struct LlmCommandOptions {
   std::string contexts;
   std::string dtype, weights, activations, kv_cache;
   int64_t tensor_parallel = 1;
+  int64_t expert_parallel = 1;  // --ep: routed experts over N devices
   std::string link, collective = "best";
   double workspace_gb = 0.5;
   std::optional<double> tpot_slo_ms, ttft_slo_ms, target_tokens_per_s;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "costs/cost_model.h"
 #include "load/model_loader.h"
@@ -77,6 +78,8 @@ LlmMeasuredStep run_phase(const LlmMeasureRequest& request, const DecoderModel& 
 // Why the deployed step cannot be measured for this plan; "" when it can.
 std::string deployed_step_problem(const LlmPlan& plan) {
   const DecoderModel& m = plan.model;
+  if (m.experts.routed > 0 || m.latent.present())
+    return "the deployed step is a dense block with ordinary attention: mixtures of experts and MLA are planned, not measured";
   if (m.mlp_intermediate <= 0)
     return "the layers' GEMMs show no MLP (a down projection fed by an up or a gate/up projection): no shapes for the "
            "deployed step";
@@ -104,8 +107,48 @@ std::vector<LlmMeasuredStep::RoleComparison> compare_roles(const std::vector<Ker
   return out;
 }
 
+// One run of the deployed step at `layers` layers (the model's own, or fewer when it does not fit).
+DecodeStepTiming run_deployed_step(const DecoderModel& m, const LlmMeasuredStep& step, int64_t layers) {
+  DecodeStepSpec spec;
+  spec.layers = layers;
+  spec.hidden = m.hidden;
+  spec.heads = m.heads;
+  spec.kv_heads = m.kv_heads;
+  spec.head_dim = m.head_dim;
+  spec.intermediate = m.mlp_intermediate;
+  spec.vocab = m.vocab;
+  spec.gated_mlp = m.gated_mlp;
+  spec.batch = step.batch;
+  spec.context = step.tokens;
+  spec.tensor_parallel = step.tensor_parallel;
+  return measure_decode_step(spec);
+}
+
+// The step at the model's depth from runs at two reduced depths: every time, the kernel count and
+// each role's time extrapolated linearly in the layers.
+DecodeStepTiming extrapolated_step(const DecodeStepTiming& deep, int64_t deep_layers, const DecodeStepTiming& shallow,
+                                   int64_t shallow_layers, int64_t full) {
+  auto at_full = [&](double a, double b) { return extrapolate_to_depth(full, deep_layers, a, shallow_layers, b); };
+  DecodeStepTiming t = deep;
+  t.median_us = at_full(deep.median_us, shallow.median_us);
+  t.p10_us = at_full(deep.p10_us, shallow.p10_us);
+  t.p90_us = at_full(deep.p90_us, shallow.p90_us);
+  t.kernels = static_cast<int64_t>(std::llround(at_full(static_cast<double>(deep.kernels), static_cast<double>(shallow.kernels))));
+  t.kernel_busy_us = at_full(deep.kernel_busy_us, shallow.kernel_busy_us);
+  for (KernelRoleTiming& role : t.by_role) {
+    auto it = std::find_if(shallow.by_role.begin(), shallow.by_role.end(), [&](const auto& r) { return r.role == role.role; });
+    if (it == shallow.by_role.end()) continue;
+    role.us = at_full(role.us, it->us);
+    role.kernels = static_cast<int64_t>(std::llround(at_full(static_cast<double>(role.kernels), static_cast<double>(it->kernels))));
+  }
+  t.kernel_breakdown = fmt::format("at {} layers: {}", deep_layers, deep.kernel_breakdown);
+  t.implementation = fmt::format("run at {} and {} of the {} layers (the model does not fit the GPU), extrapolated "
+                                 "linearly in the layers; {}", deep_layers, shallow_layers, full, deep.implementation);
+  return t;
+}
+
 // The deployed decode step (docs/llm.md) at one batch and context, beside its prediction.
-LlmMeasuredStep measure_deployed_step(const LlmPlan& plan, int64_t batch, const LlmContextRow& c) {
+LlmMeasuredStep measure_deployed_step(const LlmPlan& plan, int64_t batch, const LlmContextRow& c, double free_bytes) {
   const DecoderModel& m = plan.model;
   LlmMeasuredStep step;
   step.phase = "decode";
@@ -117,20 +160,18 @@ LlmMeasuredStep measure_deployed_step(const LlmPlan& plan, int64_t batch, const 
   step.predicted_kernels = deployed_decode_kernels(m, step.tensor_parallel);
   step.reason = deployed_step_problem(plan);
   if (!step.reason.empty()) return step;
-  DecodeStepSpec spec;
-  spec.layers = m.layers;
-  spec.hidden = m.hidden;
-  spec.heads = m.heads;
-  spec.kv_heads = m.kv_heads;
-  spec.head_dim = m.head_dim;
-  spec.intermediate = m.mlp_intermediate;
-  spec.vocab = m.vocab;
-  spec.gated_mlp = m.gated_mlp;
-  spec.batch = batch;
-  spec.context = c.context;
-  spec.tensor_parallel = step.tensor_parallel;
+  const std::vector<int64_t> depths = measurable_depths(m, batch, c.context, step.tensor_parallel, free_bytes);
+  if (depths.empty()) {
+    step.reason = fmt::format("two layers at batch {} and context {} do not fit the GPU's {:.1f} GB", batch, c.context, free_bytes / 1e9);
+    return step;
+  }
   try {
-    const DecodeStepTiming t = measure_decode_step(spec);
+    DecodeStepTiming t = run_deployed_step(m, step, depths.front());
+    if (depths.size() == 2 && t.measured) {
+      const DecodeStepTiming shallow = run_deployed_step(m, step, depths.back());
+      if (shallow.measured) t = extrapolated_step(t, depths.front(), shallow, depths.back(), m.layers);
+      else t = shallow;
+    }
     step.measured = t.measured;
     step.reason = t.reason;
     step.measured_ms = t.median_us / 1e3;
@@ -188,9 +229,12 @@ void measure_exported_graph(const LlmMeasureRequest& request, const LlmPlan& pla
 std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request, const LlmPlan& plan, Backend& backend) {
   std::vector<LlmMeasuredStep> steps;
   // The exported graph runs on one GPU; with --tp only the deployed step is sharded.
-  if (plan.options.tensor_parallel == 1) measure_exported_graph(request, plan, backend, steps);
+  // A config.json has no graph: only the deployed step runs.
+  if (plan.options.tensor_parallel == 1 && plan.model.source == "onnx") measure_exported_graph(request, plan, backend, steps);
+  // The GPU's memory less the runtime reserve: a deeper model runs at reduced depth.
+  const double free_bytes = backend.device().memory_bytes - plan.options.workspace_bytes;
   for (const LlmBatchRow& row : plan.rows)
-    for (const LlmContextRow& c : row.contexts) steps.push_back(measure_deployed_step(plan, row.batch, c));
+    for (const LlmContextRow& c : row.contexts) steps.push_back(measure_deployed_step(plan, row.batch, c, free_bytes));
   return steps;
 }
 

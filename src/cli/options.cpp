@@ -53,7 +53,7 @@ void add_report_options(CLI::App& app, CliOptions& options) {
       ->check(non_negative);
   app.add_option("--csv", options.csv_path, "Write one row per node to FILE (- for stdout)")->type_name("FILE");
   app.add_option("--json", options.json_path, "Write the full report as JSON to FILE (- for stdout)")->type_name("FILE");
-  app.add_option("--html", options.html_path, "Write one self-contained HTML page (totals, sortable nodes, roofline, plan) to FILE")
+  app.add_option("--html", options.html_path, "Write one self-contained HTML page (totals, sortable nodes, roofline, plan) to FILE (- for stdout)")
       ->type_name("FILE");
   app.add_option("--by-module", options.by_module, "Totals per node-name scope, DEPTH levels deep (/layer1/0/conv1/Conv at 2: /layer1/0)")
       ->type_name("DEPTH")
@@ -80,7 +80,7 @@ void add_device_options(CLI::App& app, CliOptions& options) {
   app.add_flag("--list-gpus", options.list_gpus, "List the devices of the hardware database and exit");
   app.add_option("--peak-tflops", options.peak_tflops, "Custom device peak (TFLOP/s, every math path)")->check(positive);
   app.add_option("--bandwidth-gbps", options.bandwidth_gbps, "Custom device memory bandwidth (GB/s)")->check(positive);
-  app.add_option("--roofline-svg", options.roofline_svg, "Write the roofline plot (SVG) to FILE")->type_name("FILE");
+  app.add_option("--roofline-svg", options.roofline_svg, "Write the roofline plot (SVG) to FILE (- for stdout)")->type_name("FILE");
   app.add_option("--view", options.view,
                  "Which kernels the verdict, plan and plot count: deployed (fused, as a runtime runs them) or as-written")
       ->check(CLI::IsMember({"deployed", "as-written"}))
@@ -89,7 +89,7 @@ void add_device_options(CLI::App& app, CliOptions& options) {
                  "Device figures: achievable (measured ceilings where the hwdb gives them) or datasheet peaks")
       ->check(CLI::IsMember({"achievable", "datasheet"}))
       ->type_name("KIND");
-  app.add_option("--groups-csv", options.groups_csv, "Write one row per fused kernel (group) to FILE")->type_name("FILE");
+  app.add_option("--groups-csv", options.groups_csv, "Write one row per fused kernel (group) to FILE (- for stdout)")->type_name("FILE");
 }
 
 void add_plan_options(CLI::App& app, CliOptions& options) {

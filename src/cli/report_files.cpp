@@ -45,8 +45,8 @@ void check_report_paths(const CliOptions& options) {
   check_one("--roofline-svg", options.roofline_svg, options);
   check_one("--html", options.html_path, options);
   check_one("--groups-csv", options.groups_csv, options);
-  if (options.csv_path == kStdoutPath && options.json_path == kStdoutPath)
-    throw Error(kExitUsage, "--csv - and --json - both name standard output; send one of them to a file");
+  check_one_stdout_report({{"--csv", options.csv_path}, {"--json", options.json_path}, {"--html", options.html_path},
+                           {"--roofline-svg", options.roofline_svg}, {"--groups-csv", options.groups_csv}});
   if (!options.csv_path.empty() && !options.json_path.empty()) {
     struct stat csv {}, json {};
     const bool same = options.csv_path == options.json_path ||
@@ -56,8 +56,21 @@ void check_report_paths(const CliOptions& options) {
   }
 }
 
+void check_one_stdout_report(const std::vector<std::pair<std::string, std::string>>& reports) {
+  std::string first;
+  for (const auto& [option, path] : reports) {
+    if (path != kStdoutPath) continue;
+    if (!first.empty())
+      throw Error(kExitUsage, first + " - and " + option + " - both name standard output; send one of them to a file");
+    first = option;
+  }
+}
+
 bool report_to_stdout(const CliOptions& options) {
-  return options.csv_path == kStdoutPath || options.json_path == kStdoutPath;
+  for (const std::string* path : {&options.csv_path, &options.json_path, &options.html_path, &options.roofline_svg,
+                                  &options.groups_csv})
+    if (*path == kStdoutPath) return true;
+  return false;
 }
 
 void emit_report(const std::string& path, const std::string& contents, std::ostream& stdout_stream) {

@@ -3,6 +3,8 @@
 #pragma once
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/options.h"
 
@@ -11,7 +13,10 @@ namespace modelcost {
 // Throws Error(kExitUsage) naming the report file when --csv/--json is the model itself (same
 // inode, however it is spelled), both name one file (or both are "-"), or a path is a directory.
 void check_report_paths(const CliOptions& options);
-// True when --csv or --json is "-": the report takes stdout and the terminal table is left out.
+// Throws Error(kExitUsage) when more than one of the (option, path) reports is "-".
+void check_one_stdout_report(const std::vector<std::pair<std::string, std::string>>& reports);
+// True when a report (--csv, --json, --html, --roofline-svg, --groups-csv) is "-": it takes stdout
+// and the terminal table is left out.
 bool report_to_stdout(const CliOptions& options);
 // Writes `contents` to `path`, or to `stdout` when the path is "-".
 void emit_report(const std::string& path, const std::string& contents, std::ostream& stdout_stream);

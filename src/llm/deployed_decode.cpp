@@ -12,6 +12,10 @@ namespace modelcost {
 namespace {
 
 constexpr int64_t kKernelsPerLayer = 10;
+// A MoE layer replaces the MLP's 3 kernels by the router product, the routing (softmax and top-k),
+// the experts' gate/up, activation and down, and their combine into the residual; the shared
+// experts add their own 3.
+constexpr int64_t kExtraKernelsPerMoeLayer = 3, kSharedExpertKernels = 3;
 constexpr int64_t kKernelsOutsideLayers = 3;  // embedding, final norm, LM head
 constexpr double kSkinnyRows = 32;             // the products' curves span batch 1 to 32
 
@@ -52,7 +56,7 @@ double weight_element_bytes(const StepSetup& s) {
   double bytes = 0, elements = 0;
   for (const WeightGemm& g : s.model->gemms) {
     bytes += gemm_weight_bytes(s, g);
-    elements += static_cast<double>(g.k) * static_cast<double>(g.n);
+    elements += static_cast<double>(g.k) * static_cast<double>(g.n) * static_cast<double>(g.experts);
   }
   return elements > 0 ? bytes / elements : s.act_bytes;
 }
@@ -64,10 +68,12 @@ class StepPricer {
       : c_(ceilings(s)), batch_(batch), collective_fixed_us_(s.allreduce_calibrated ? 0 : c_.fixed_us), t_(t) {}
   // A weight product of `batch` rows: the products' curves between batch 1 and 32 (linear in the
   // rows), the roofline beyond or without them.
-  void product(const char* role, double flops, double bytes) {
-    const bool curves = c_.gemm_one && c_.gemm_many && c_.gemm_one->gbps > 0 && c_.gemm_many->gbps > 0 && batch_ <= kSkinnyRows;
+  void product(const char* role, double flops, double bytes) { product_of_rows(role, batch_, flops, bytes); }
+  // The same at `rows` rows per weight (a routed expert's share of the tokens).
+  void product_of_rows(const char* role, double rows, double flops, double bytes) {
+    const bool curves = c_.gemm_one && c_.gemm_many && c_.gemm_one->gbps > 0 && c_.gemm_many->gbps > 0 && rows <= kSkinnyRows;
     if (!curves) return roofline(role, t_.gemm_ms, flops / c_.matrix_flops, bytes, 1);
-    const double f = (std::max(1.0, batch_) - 1) / (kSkinnyRows - 1);
+    const double f = (std::max(1.0, rows) - 1) / (kSkinnyRows - 1);
     const double fixed = (1 - f) * c_.gemm_one->fixed_us + f * c_.gemm_many->fixed_us;
     const double stream = (1 - f) * c_.gemm_one->memory_us(bytes) + f * c_.gemm_many->memory_us(bytes);
     calibrated(role, t_.gemm_ms, fixed, stream, 1);
@@ -114,6 +120,33 @@ class StepPricer {
   StepTime& t_;
 };
 
+// A MoE layer's MLP on one device (docs/llm.md, "Mixture of experts"): the router and its top-k
+// for this replica's `b` sequences; the experts the group's `tokens` are routed to, whole on each
+// device with --ep (else split by tp); their outputs combined into the residual; the shared
+// experts. `w`: weight bytes per element.
+void price_expert_mlp(const StepSetup& s, double b, double tokens, double w, StepPricer& price) {
+  const DecoderModel& m = *s.model;
+  const ExpertLayers& e = m.experts;
+  const double a = s.act_bytes, h = static_cast<double>(m.hidden), experts = static_cast<double>(e.routed);
+  const double k = static_cast<double>(e.per_token), shards = static_cast<double>(s.ep > 1 ? s.ep : s.tp);
+  const double width = static_cast<double>(e.width), out = (m.gated_mlp ? 2 : 1) * width;
+  const double touched = expected_experts_touched(experts, k, tokens) / shards, pairs = tokens * k / shards;
+  const double rows = touched > 0 ? pairs / touched : 1;
+  price.product("router product", 2 * b * h * experts, h * experts * w + b * (h + experts) * a);
+  price.rowwise("routing", b * experts * a + b * k * 8);  // the scores in, expert ids and weights out
+  if (s.ep > 1) price.collective("all-to-all", 0.5 * expert_all_to_all_ms(s, tokens));
+  price.product_of_rows("expert gate/up product", rows, 2 * pairs * h * out, touched * h * out * w + pairs * (h + out) * a);
+  price.rowwise("expert activation", pairs * (out + width) * a);
+  price.product_of_rows("expert down product", rows, 2 * pairs * width * h, touched * width * h * w + pairs * (width + h) * a);
+  if (s.ep > 1) price.collective("all-to-all", 0.5 * expert_all_to_all_ms(s, tokens));
+  price.rowwise("expert combine", b * k * h * a + 2 * b * h * a);  // weighted into the residual
+  if (e.shared_width == 0) return;
+  const double shared = static_cast<double>(e.shared_width) / static_cast<double>(s.tp), shared_out = (m.gated_mlp ? 2 : 1) * shared;
+  price.product("shared gate/up product", 2 * b * h * shared_out, h * shared_out * w + b * (h + shared_out) * a);
+  price.rowwise("shared activation", b * (shared_out + shared) * a);
+  price.product("shared down product", 2 * b * shared * h, shared * h * w + b * (shared + 2 * h) * a);
+}
+
 }  // namespace
 
 double deployed_fixed_us(const Device& d) {
@@ -121,14 +154,18 @@ double deployed_fixed_us(const Device& d) {
   return (a.kernel_overhead_us > 0 ? a.kernel_overhead_us : d.launch_overhead_us) + a.kernel_gap_us;
 }
 
-int64_t deployed_decode_kernels(const DecoderModel& m, int64_t tp) {
-  const int64_t kernels = kKernelsPerLayer * m.layers + kKernelsOutsideLayers;
+int64_t deployed_decode_kernels(const DecoderModel& m, int64_t tp, int64_t ep) {
+  const int64_t per_moe_layer = kExtraKernelsPerMoeLayer + (m.experts.shared_width > 0 ? kSharedExpertKernels : 0);
+  int64_t kernels = kKernelsPerLayer * m.layers + kKernelsOutsideLayers + per_moe_layer * m.experts.moe_layers;
+  if (ep > 1) kernels += 2 * m.experts.moe_layers;  // the all-to-alls
   return tp > 1 ? kernels + 2 * m.layers + 1 : kernels;
 }
 
 StepTime predict_deployed_decode(const StepSetup& s, int64_t batch, int64_t context) {
   const DecoderModel& m = *s.model;
-  const double tp = static_cast<double>(s.tp), b = static_cast<double>(batch), ctx = static_cast<double>(context);
+  // With expert parallelism each attention replica runs its share of the sequences (the busiest's).
+  const double tp = static_cast<double>(s.tp), b = std::ceil(static_cast<double>(batch) / s.attention_replicas);
+  const double ctx = cached_positions(m, static_cast<double>(context));  // sliding-window layers read their window
   const double a = s.act_bytes, w = weight_element_bytes(s), h = static_cast<double>(m.hidden), d = static_cast<double>(m.head_dim);
   const double heads = s.heads_per_device, kv_heads = static_cast<double>(s.kv_heads_per_device);
   const double q = heads * d, qkv = (heads + 2 * kv_heads) * d;
@@ -146,6 +183,11 @@ StepTime predict_deployed_decode(const StepSetup& s, int64_t batch, int64_t cont
     price.product("output product", 2 * b * q * h, q * h * w + b * (q + 2 * h) * a);  // the residual added
     if (s.tp > 1) price.collective("all-reduce", block);
     price.rowwise("RMSNorm", 2 * b * h * a + h * a);
+    if (layer >= m.layers - m.experts.moe_layers) {  // a MoE layer (the dense ones come first)
+      price_expert_mlp(s, b, static_cast<double>(batch), w, price);
+      if (s.tp > 1) price.collective("all-reduce", block);
+      continue;
+    }
     price.product("gate/up product", 2 * b * h * mlp_out, h * mlp_out * w + b * (h + mlp_out) * a);
     price.rowwise("MLP activation", b * (mlp_out + width) * a);
     price.product("down product", 2 * b * width * h, width * h * w + b * (width + 2 * h) * a);  // the residual added

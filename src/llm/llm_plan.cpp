@@ -48,9 +48,9 @@ LlmContextRow context_row(const StepSetup& s, const LlmOptions& o, int64_t batch
   r.decode = decode_step(s, batch, context);
   r.tpot_ms = r.decode.total_ms();
   r.tokens_per_s_per_sequence = 1e3 / r.tpot_ms;
-  r.tokens_per_s_per_device = r.tokens_per_s_per_sequence * batch / s.tp;
+  r.tokens_per_s_per_device = r.tokens_per_s_per_sequence * static_cast<double>(batch) / static_cast<double>(s.devices);
   r.memory = memory_per_device(s, batch, context, o.prompt, o.workspace_bytes);
-  r.kv_bytes = r.memory.kv_bytes * s.tp;
+  r.kv_bytes = r.memory.kv_bytes * static_cast<double>(s.devices);
   r.fits = fits(*s.device, r.memory);
   r.beyond_graph = limit > 0 && context > limit;
   return r;
@@ -71,7 +71,7 @@ LlmBatchRow batch_row(const StepSetup& s, const LlmOptions& o, int64_t batch, in
   }
   r.mean_tpot_ms = sum / static_cast<double>(steps);
   r.tokens_per_s_per_sequence = 1e3 / r.mean_tpot_ms;
-  r.tokens_per_s_per_device = r.tokens_per_s_per_sequence * batch / s.tp;
+  r.tokens_per_s_per_device = r.tokens_per_s_per_sequence * static_cast<double>(batch) / static_cast<double>(s.devices);
   r.memory = memory_per_device(s, batch, o.prompt + o.generate, o.prompt, o.workspace_bytes);
   r.fits = fits(*s.device, r.memory);
   r.meets_slo = (!o.tpot_slo_ms || r.mean_tpot_ms <= *o.tpot_slo_ms) && (!o.ttft_slo_ms || r.ttft_ms <= *o.ttft_slo_ms);
@@ -106,9 +106,32 @@ void choose_best(const StepSetup& s, const LlmOptions& o, int64_t limit, LlmPlan
   }
   plan.best_batch = best->batch;
   if (o.target_tokens_per_s) {
-    const double per_replica = best->tokens_per_s_per_device * s.tp;
-    plan.devices_needed = static_cast<int64_t>(std::ceil(*o.target_tokens_per_s / per_replica)) * s.tp;
+    const double per_replica = best->tokens_per_s_per_device * static_cast<double>(s.devices);
+    plan.devices_needed = static_cast<int64_t>(std::ceil(*o.target_tokens_per_s / per_replica)) * s.devices;
   }
+}
+
+double kv_bytes_per_token(const DecoderModel& m, double kv_element_bytes) {
+  return static_cast<double>(m.layers) * kv_elements_per_token_per_layer(m, m.kv_heads) * kv_element_bytes;
+}
+
+// What the plan assumes of the experts: how many a decode step reads at each batch, and the all-to-all.
+void add_expert_notes(const StepSetup& s, LlmPlan& plan) {
+  const ExpertLayers& e = plan.model.experts;
+  if (e.routed == 0) return;
+  std::string touched;
+  for (const LlmBatchRow& r : plan.rows)
+    touched += fmt::format("{}batch {}: {:.1f}", touched.empty() ? "" : ", ", r.batch,
+                           expected_experts_touched(static_cast<double>(e.routed), static_cast<double>(e.per_token),
+                                                    static_cast<double>(r.batch)));
+  plan.notes.push_back(fmt::format("mixture of experts: a decode step reads the weights of the distinct experts its tokens "
+                                   "are routed to, E (1 - (1 - k/E)^tokens) of the {} per layer in expectation ({})",
+                                   e.routed, touched));
+  if (s.ep > 1)
+    plan.notes.push_back(fmt::format("expert parallelism over {} devices: {} experts per device, attention and the dense "
+                                     "layers split over {} device(s) in each of {} replica(s); an all-to-all dispatch and "
+                                     "combine per MoE layer at {} GB/s, {} us per step", s.ep, e.routed / s.ep, s.tp,
+                                     s.devices / s.tp, s.link_gbps, s.link_latency_us));
 }
 
 }  // namespace
@@ -126,14 +149,18 @@ LlmPlan plan_llm(const DecoderModel& model, const Device& device, const LlmOptio
   plan.kv_dtype = s.kv;
   plan.compute_dtype = s.gemm_peak.dtype;
   plan.weights_bytes = model_weight_bytes(s);
-  plan.kv_bytes_per_token = 2.0 * model.layers * model.kv_heads * model.head_dim * s.kv_bytes;
-  plan.kv_bytes_full_context = plan.kv_bytes_per_token * static_cast<double>(options.prompt + options.generate);
+  plan.kv_bytes_per_token = kv_bytes_per_token(model, s.kv_bytes);
+  plan.parameters = count_parameters(model);
+  plan.devices = s.devices;
+  plan.kv_bytes_full_context = plan.kv_bytes_per_token * cached_positions(model, static_cast<double>(options.prompt + options.generate));
   if (s.tp > 1) {
     plan.link = options.link.empty() ? (device.interconnect.count("allreduce_bus_gbps") ? "calibrated" : "") : options.link;
     if (plan.link.empty()) plan.link = device.interconnect.count("nvlink_gbps") ? "nvlink" : "pcie";
     plan.allreduce_bus_gbps = s.allreduce_gbps;
     plan.allreduce_latency_us = s.allreduce_latency_us;
-    if (model.kv_heads < s.tp)
+    if (model.latent.present())
+      plan.notes.push_back(fmt::format("the MLA latent cache is shared by the heads: each of the {} devices keeps all of it", s.tp));
+    else if (model.kv_heads < s.tp)
       plan.notes.push_back(fmt::format("{} kv heads over {} devices: each device keeps a copy of one kv head", model.kv_heads, s.tp));
   }
   const int64_t limit = graph_context_limit(model);
@@ -144,8 +171,11 @@ LlmPlan plan_llm(const DecoderModel& model, const Device& device, const LlmOptio
     int64_t beyond = 0;
     for (int64_t c : plan.options.contexts) beyond += c > limit ? 1 : 0;
     if (options.prompt + options.generate > limit || beyond > 0)
-      plan.notes.push_back(fmt::format("the graph holds at most {} positions (its cache or position table); longer contexts "
-                                       "are planned from the same weights but the export cannot run them", limit));
+      plan.notes.push_back(model.source == "onnx"
+                               ? fmt::format("the graph holds at most {} positions (its cache or position table); longer "
+                                             "contexts are planned from the same weights but the export cannot run them", limit)
+                               : fmt::format("the model was trained for at most {} positions (max_position_embeddings); "
+                                             "longer contexts are planned all the same", limit));
   }
   if (model.fixed_batch > 0 && std::any_of(options.batches.begin(), options.batches.end(), [&](int64_t b) { return b != model.fixed_batch; }))
     plan.notes.push_back(fmt::format("the file fixes batch {}; other batches are planned from its per-token costs", model.fixed_batch));
@@ -161,11 +191,12 @@ LlmPlan plan_llm(const DecoderModel& model, const Device& device, const LlmOptio
   if (model.mlp_intermediate > 0) {
     const bool curves = device.achievable.kernel_curves.count("decode_gemm_m1") > 0;
     plan.notes.push_back(fmt::format("decode is priced as the deployed step of {} kernels per device (docs/llm.md), each {}",
-                                     deployed_decode_kernels(model, s.tp),
+                                     deployed_decode_kernels(model, s.tp, s.ep),
                                      curves ? "on the curve calibrate measured for its kernel class (decode_*)"
                                             : fmt::format("at the roofline plus {:.2f} us of kernel overhead and gap",
                                                           deployed_fixed_us(device))));
   }
+  add_expert_notes(s, plan);
   choose_best(s, plan.options, limit, plan);
   return plan;
 }

@@ -32,20 +32,36 @@ double link_figure(const Device& device, const std::string& key) {
 }
 
 void set_interconnect(StepSetup& s, const Device& device, const LlmOptions& options) {
-  if (s.tp <= 1) return;
+  if (s.devices <= 1) return;
   // A calibrated all-reduce (measured with NCCL) beats the link's datasheet figure.
   s.allreduce_gbps = link_figure(device, "allreduce_bus_gbps");
   s.allreduce_latency_us = link_figure(device, "allreduce_latency_us");
   const std::string link = options.link.empty() ? (link_figure(device, "nvlink_gbps") > 0 ? "nvlink" : "pcie") : options.link;
   if (link != "nvlink" && link != "pcie") throw Error(kExitUsage, "--link '" + link + "': expected nvlink or pcie");
   s.allreduce_calibrated = s.allreduce_gbps > 0 && options.link.empty();
+  s.link_gbps = link_figure(device, link + "_gbps");
+  s.link_latency_us = link_figure(device, link + "_latency_us");
   if (!s.allreduce_calibrated) {
-    s.allreduce_gbps = link_figure(device, link + "_gbps");
-    s.allreduce_latency_us = link_figure(device, link + "_latency_us");
+    s.allreduce_gbps = s.link_gbps;
+    s.allreduce_latency_us = s.link_latency_us;
   }
-  if (s.allreduce_gbps <= 0)
-    throw Error(kExitUsage, fmt::format("--tp {}: the device '{}' has no {} figures in the hardware database "
-                                        "([interconnect] {}_gbps, {}_latency_us)", s.tp, device.id, link, link, link));
+  if (s.allreduce_gbps <= 0 || (s.ep > 1 && s.link_gbps <= 0))
+    throw Error(kExitUsage, fmt::format("{} {}: the device '{}' has no {} figures in the hardware database "
+                                        "([interconnect] {}_gbps, {}_latency_us)", s.ep > 1 ? "--ep" : "--tp",
+                                        s.ep > 1 ? s.ep : s.tp, device.id, link, link, link));
+}
+
+// --ep: the routed experts spread whole over ep devices, attention and the dense parts split by tp
+// within each of the ep / tp replicas that share them.
+void set_expert_parallel(StepSetup& s, const DecoderModel& model, const LlmOptions& options) {
+  s.ep = options.expert_parallel;
+  if (s.ep < 1) throw Error(kExitUsage, "--ep must be at least 1");
+  if (s.ep > 1 && model.experts.routed == 0) throw Error(kExitUsage, "--ep: the model has no routed experts");
+  if (s.ep > 1 && s.ep % s.tp != 0) throw Error(kExitUsage, fmt::format("--ep {} is not a multiple of --tp {}", s.ep, s.tp));
+  if (s.ep > 1 && model.experts.routed % s.ep != 0)
+    throw Error(kExitUsage, fmt::format("--ep {} does not divide the {} routed experts", s.ep, model.experts.routed));
+  s.devices = std::max(s.tp, s.ep);
+  s.attention_replicas = static_cast<double>(s.devices / s.tp);
 }
 
 }  // namespace
@@ -87,16 +103,18 @@ StepSetup make_step_setup(const DecoderModel& model, const Device& device, const
   s.kv_heads_per_device = std::max<int64_t>(1, model.kv_heads / s.tp);
   s.heads_per_device = static_cast<double>(model.heads) / s.tp;
   s.collective = options.collective;
+  set_expert_parallel(s, model, options);
   set_interconnect(s, device, options);
   return s;
 }
 
 double gemm_weight_bytes(const StepSetup& s, const WeightGemm& g) {
   if (s.weights.empty()) return g.stored_bytes;
-  const double elements = static_cast<double>(g.k) * static_cast<double>(g.n);
+  const double experts = static_cast<double>(g.experts);
+  const double elements = static_cast<double>(g.k) * static_cast<double>(g.n) * experts;
   // int4: an fp16 scale per 128-weight block; int8/fp8: an fp16 scale per output channel.
   if (s.weights == "int4") return elements * 0.5 + elements / 128 * 2;
-  if (s.weights == "int8" || s.weights == "fp8") return elements + static_cast<double>(g.n) * 2;
+  if (s.weights == "int8" || s.weights == "fp8") return elements + static_cast<double>(g.n) * experts * 2;
   return elements * precision_bytes(s.weights);
 }
 
@@ -109,32 +127,103 @@ double model_weight_bytes(const StepSetup& s) {
 }
 
 double kv_bytes_per_token_per_device(const StepSetup& s) {
-  return 2.0 * s.model->layers * s.kv_heads_per_device * s.model->head_dim * s.kv_bytes;
+  return static_cast<double>(s.model->layers) * kv_elements_per_token_per_layer(*s.model, s.kv_heads_per_device) * s.kv_bytes;
 }
+
+namespace {
+
+// Per-head widths the attention kernel multiplies, and the cache elements per token it reads, on
+// one device. MLA decodes in the latent (the key and value up-projections absorbed into the query
+// and output products) and prefills with the heads' own widths.
+struct AttentionWidths {
+  double qk = 0, v = 0, cache = 0;
+};
+
+AttentionWidths attention_widths(const StepSetup& s, int64_t new_tokens) {
+  const DecoderModel& m = *s.model;
+  const double cache = kv_elements_per_token_per_layer(m, s.kv_heads_per_device);
+  if (!m.latent.present()) return {static_cast<double>(m.head_dim), static_cast<double>(m.head_dim), cache};
+  const LatentAttention& a = m.latent;
+  if (new_tokens == 1) return {static_cast<double>(a.kv_lora_rank + a.rope_head_dim), static_cast<double>(a.kv_lora_rank), cache};
+  return {static_cast<double>(a.nope_head_dim + a.rope_head_dim), static_cast<double>(a.v_head_dim), cache};
+}
+
+// Query-key pairs of one layer, averaged over the layers: each of the q new positions attends to
+// the p cached ones and to the new ones up to itself, or to at most the window in a sliding layer.
+double attended_pairs(const DecoderModel& m, double q, double p) {
+  const double full = q * p + q * (q + 1) / 2;
+  if (m.sliding_window <= 0 || m.window_layers <= 0) return full;
+  const double w = static_cast<double>(m.sliding_window), before_full = std::clamp(w - p, 0.0, q);
+  const double windowed = before_full * p + before_full * (before_full + 1) / 2 + (q - before_full) * w;
+  const double share = static_cast<double>(m.window_layers) / static_cast<double>(m.layers);
+  return (1 - share) * full + share * windowed;
+}
+
+// Flash attention: causal over the new positions, full over the cached ones; the cache read once
+// per kv-head group, never a score matrix in memory. `b`: sequences on this device.
+double attention_ms(const StepSetup& s, double b, int64_t new_tokens, int64_t past) {
+  const AttentionWidths w = attention_widths(s, new_tokens);
+  // Sliding-window layers attend to (and read) only their window of the cached positions.
+  const double q = static_cast<double>(new_tokens), p = cached_positions(*s.model, static_cast<double>(past));
+  const double h = s.heads_per_device;
+  const double pairs = attended_pairs(*s.model, q, static_cast<double>(past));
+  const double flops = 2 * b * h * (w.qk + w.v) * pairs;
+  const double bytes = b * (q * h * (w.qk + w.v) * s.act_bytes + (p + 2 * q) * w.cache * s.kv_bytes);
+  return static_cast<double>(s.model->layers) * std::max(flops / s.attention_peak.flops_per_s, bytes / s.bandwidth) * 1e3;
+}
+
+// Every weight GEMM on one device: the dense ones on this replica's rows split by tp, the routed
+// experts on the whole group's tokens. Adds the GEMMs' output widths per token to `outputs`.
+double gemms_ms(const StepSetup& s, double rows, double head_rows, double group_tokens, double& outputs) {
+  const double tp = static_cast<double>(s.tp);
+  double ms = 0;
+  for (const WeightGemm& g : s.model->gemms) {
+    GemmWork w;
+    if (g.routed()) {
+      w = routed_gemm_work(s, g, group_tokens);
+    } else {
+      const double r = g.lm_head ? head_rows : rows;
+      w.flops = 2 * r * g.k * g.n / tp;
+      w.bytes = (gemm_weight_bytes(s, g) + r * (g.k + g.n) * s.act_bytes) / tp;
+    }
+    if (!g.lm_head) outputs += static_cast<double>(g.n) * static_cast<double>(g.routed() ? g.experts_per_token : 1) / tp;
+    ms += std::max(w.flops / s.gemm_peak.flops_per_s, w.bytes / s.bandwidth) * 1e3;
+  }
+  return ms;
+}
+
+// Megatron all-reduces (after the attention output and the MLP), the logits gather, and expert
+// parallelism's all-to-alls; their kernels added to the step's.
+void communication(const StepSetup& s, double rows, double head_rows, double group_tokens, StepTime& t) {
+  const DecoderModel& m = *s.model;
+  if (s.tp > 1) {
+    const double block_bytes = rows * m.hidden * s.act_bytes;
+    t.communication_ms += 2 * m.layers * allreduce_ms(block_bytes, s.tp, s.allreduce_gbps, s.allreduce_latency_us, s.collective);
+    // The vocabulary-split LM head gathers its logits: an all-gather moves half an all-reduce's data.
+    t.communication_ms +=
+        0.5 * allreduce_ms(head_rows * m.vocab * s.act_bytes, s.tp, s.allreduce_gbps, s.allreduce_latency_us, s.collective);
+    t.kernels += 2 * m.layers + 1;
+  }
+  if (s.ep > 1) {
+    t.communication_ms += static_cast<double>(m.experts.moe_layers) * expert_all_to_all_ms(s, group_tokens);
+    t.kernels += 2 * static_cast<double>(m.experts.moe_layers);
+  }
+}
+
+}  // namespace
 
 StepTime predict_step(const StepSetup& s, int64_t batch, int64_t new_tokens, int64_t past) {
   const DecoderModel& m = *s.model;
-  const double tp = static_cast<double>(s.tp);
-  const double b = static_cast<double>(batch), q = static_cast<double>(new_tokens), p = static_cast<double>(past);
+  // With expert parallelism each attention replica runs its share of the sequences; the step
+  // waits for the busiest one.
+  const double b = std::ceil(static_cast<double>(batch) / s.attention_replicas), q = static_cast<double>(new_tokens);
   const double rows_all = b * q;
   const double head_rows = m.logits_every_position ? rows_all : b;
+  const double group_tokens = static_cast<double>(batch) * q;
   StepTime t;
-  for (const WeightGemm& g : m.gemms) {
-    const double rows = g.lm_head ? head_rows : rows_all;
-    const double flops = 2 * rows * g.k * g.n / tp;
-    const double bytes = (gemm_weight_bytes(s, g) + rows * (g.k + g.n) * s.act_bytes) / tp;
-    t.gemm_ms += std::max(flops / s.gemm_peak.flops_per_s, bytes / s.bandwidth) * 1e3;
-  }
-  // Flash attention: causal over the new positions, full over the cached ones; K and V read once
-  // per kv head group, never a score matrix in memory.
-  const double d = static_cast<double>(m.head_dim), h = s.heads_per_device, kvh = static_cast<double>(s.kv_heads_per_device);
-  const double pairs = q * p + q * (q + 1) / 2;
-  const double attention_flops = 4 * b * h * d * pairs;
-  const double attention_bytes = b * (q * h * d * 2 * s.act_bytes + (p + 2 * q) * 2 * kvh * d * s.kv_bytes);
-  t.attention_ms = m.layers * std::max(attention_flops / s.attention_peak.flops_per_s, attention_bytes / s.bandwidth) * 1e3;
   double gemm_outputs = 0;
-  for (const WeightGemm& g : m.gemms)
-    if (!g.lm_head) gemm_outputs += static_cast<double>(g.n) / tp;
+  t.gemm_ms = gemms_ms(s, rows_all, head_rows, group_tokens, gemm_outputs);
+  t.attention_ms = attention_ms(s, b, new_tokens, past);
   // The graph's deployed view where known (its elementwise bytes rescaled to the activations'
   // precision), else the estimate of a fused runtime.
   const double elementwise_bytes =
@@ -142,17 +231,11 @@ StepTime predict_step(const StepSetup& s, int64_t batch, int64_t new_tokens, int
           ? rows_all * m.elementwise_bytes_per_token * s.act_bytes / precision_bytes(m.act_dtype.empty() ? "fp32" : m.act_dtype)
           : rows_all * s.act_bytes * (m.layers * kElementwiseHiddenPerLayer * m.hidden + 2 * gemm_outputs + 2 * m.hidden);
   t.elementwise_ms = elementwise_bytes / s.bandwidth * 1e3;
+  // A MoE layer adds its routing kernel (softmax and top-k over the router's scores).
   t.kernels = m.deployed_kernels > 0 ? m.deployed_kernels
-                                     : static_cast<double>(m.gemms.size()) + m.layers * (1 + kElementwiseKernelsPerLayer) + 2;
-  if (s.tp > 1) {
-    // Megatron: an all-reduce after the attention output and after the MLP down projection.
-    const double block_bytes = rows_all * m.hidden * s.act_bytes;
-    t.communication_ms = 2 * m.layers * allreduce_ms(block_bytes, s.tp, s.allreduce_gbps, s.allreduce_latency_us, s.collective);
-    // The vocabulary-split LM head gathers its logits: an all-gather moves half an all-reduce's data.
-    t.communication_ms +=
-        0.5 * allreduce_ms(head_rows * m.vocab * s.act_bytes, s.tp, s.allreduce_gbps, s.allreduce_latency_us, s.collective);
-    t.kernels += 2 * m.layers + 1;
-  }
+                                     : static_cast<double>(m.gemms.size()) + m.layers * (1 + kElementwiseKernelsPerLayer) + 2 +
+                                           static_cast<double>(m.experts.moe_layers);
+  communication(s, rows_all, head_rows, group_tokens, t);
   t.launch_ms = t.kernels * s.device->launch_overhead_us * 1e-3;
   return t;
 }
@@ -161,14 +244,16 @@ MemoryPerDevice memory_per_device(const StepSetup& s, int64_t batch, int64_t con
                                   double workspace_bytes) {
   const DecoderModel& m = *s.model;
   const double tp = static_cast<double>(s.tp);
+  const double sequences = std::ceil(static_cast<double>(batch) / s.attention_replicas);  // on the busiest replica
   MemoryPerDevice mem;
-  mem.weights_bytes = model_weight_bytes(s) / tp;
-  mem.kv_bytes = static_cast<double>(batch) * static_cast<double>(context) * kv_bytes_per_token_per_device(s);
+  const double routed = routed_weight_bytes_per_device(s);
+  mem.weights_bytes = (model_weight_bytes(s) - routed * (s.ep > 1 ? s.ep : s.tp)) / tp + routed;
+  mem.kv_bytes = sequences * cached_positions(m, static_cast<double>(context)) * kv_bytes_per_token_per_device(s);
   // The largest GEMM's input and output of the prefill, beside the residual stream.
-  const double rows_all = static_cast<double>(batch) * static_cast<double>(prefill_tokens);
+  const double rows_all = sequences * static_cast<double>(prefill_tokens);
   double largest = 0;
   for (const WeightGemm& g : m.gemms) {
-    const double rows = g.lm_head && !m.logits_every_position ? static_cast<double>(batch) : rows_all;
+    const double rows = g.lm_head && !m.logits_every_position ? sequences : rows_all;
     largest = std::max(largest, rows * (g.k + g.n / tp) * s.act_bytes);
   }
   mem.activation_bytes = largest + rows_all * m.hidden * s.act_bytes;

@@ -15,6 +15,10 @@ struct StepSetup {
   PeakChoice gemm_peak, attention_peak;
   double bandwidth = 0;                   // bytes/s
   int64_t tp = 1;
+  int64_t ep = 1;                         // expert parallelism: routed experts whole on each of ep devices
+  int64_t devices = 1;                    // of one replica: max(tp, ep)
+  double attention_replicas = 1;          // ep / tp: each runs attention and the dense parts on its share of the batch
+  double link_gbps = 0, link_latency_us = 0;  // per GPU and direction, for the experts' all-to-all
   int64_t kv_heads_per_device = 0;        // at least 1: kv heads are replicated when fewer than tp
   double heads_per_device = 0;
   double allreduce_gbps = 0, allreduce_latency_us = 0;
@@ -44,6 +48,18 @@ StepTime predict_deployed_decode(const StepSetup& setup, int64_t batch, int64_t 
 // The fixed cost of each of its kernels, us: the achievable kernel overhead (launch_overhead_us
 // where the entry has none) plus the inter-kernel gap.
 double deployed_fixed_us(const Device& device);
+
+// FLOPs and bytes of one product on one device.
+struct GemmWork {
+  double flops = 0, bytes = 0;
+};
+// A routed-expert GEMM over `tokens` tokens of the whole group: the top-k share of the FLOPs, the
+// weights of the experts the batch touches (expected_experts_touched), split over the devices.
+GemmWork routed_gemm_work(const StepSetup& setup, const WeightGemm& gemm, double tokens);
+// The routed experts' weights held by one device.
+double routed_weight_bytes_per_device(const StepSetup& setup);
+// Expert parallelism: the dispatch and combine all-to-all of one MoE layer for `tokens` tokens.
+double expert_all_to_all_ms(const StepSetup& setup, double tokens);
 
 // Memory of one device while `batch` sequences hold `context` tokens of cache, with activations
 // of a prefill of `prefill_tokens` positions per sequence.

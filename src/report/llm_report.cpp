@@ -10,10 +10,18 @@ namespace {
 
 std::string gb(double bytes) { return fmt::format("{:.2f}", bytes / 1e9); }
 
+// 8030261248 -> "8,030,261,248 (8.03 B)": parameter counts are checked against model cards digit by digit.
+std::string grouped(double count) {
+  std::string digits = fmt::format("{:.0f}", count);
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(static_cast<size_t>(at), ",");
+  return fmt::format("{} ({:.2f} B)", digits, count / 1e9);
+}
+
 void print_model(const LlmPlan& plan, const std::string& name, std::ostream& out) {
   const DecoderModel& m = plan.model;
-  out << fmt::format("{}: decoder LLM, {} layers, hidden {}, vocab {}, {} {} query / {} kv heads of {}{}\n", name,
-                     m.layers, m.hidden, m.vocab, m.attention, m.heads, m.kv_heads, m.head_dim, m.rotary ? ", rotary" : "");
+  out << fmt::format("{}: decoder LLM{}, {} layers, hidden {}, vocab {}, {} {} query / {} kv heads of {}{}\n", name,
+                     m.source == "onnx" ? "" : " (" + m.source + ")", m.layers, m.hidden, m.vocab, m.attention, m.heads,
+                     m.kv_heads, m.head_dim, m.rotary ? ", rotary" : "");
   for (const std::string& line : m.how) out << "  " << line << "\n";
 }
 
@@ -24,6 +32,10 @@ void print_setup(const LlmPlan& plan, std::ostream& out) {
   if (o.tensor_parallel > 1)
     out << fmt::format("; tensor parallel over {} ({} all-reduce {} GB/s, {} us per step)", o.tensor_parallel, plan.link,
                        plan.allreduce_bus_gbps, plan.allreduce_latency_us);
+  out << "\n";
+  out << fmt::format("parameters {}", grouped(plan.parameters.total));
+  if (plan.model.experts.routed > 0) out << fmt::format(", {} active per token", grouped(plan.parameters.active_per_token));
+  if (plan.devices > o.tensor_parallel) out << fmt::format("; expert parallel over {}", plan.devices);
   out << "\n";
   out << fmt::format("weights {} GB; KV cache {} per token, {} per sequence at {} tokens; peak activations {} GB per device\n",
                      gb(plan.weights_bytes), human_bytes(plan.kv_bytes_per_token), human_bytes(plan.kv_bytes_full_context),
@@ -121,7 +133,14 @@ nlohmann::json model_json(const DecoderModel& m) {
           {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"attention", m.attention},
           {"attention_form", m.attention_form}, {"rotary", m.rotary}, {"kv_cache", cache},
           {"decode_derived", m.decode_derived}, {"weight_gemms", m.gemms.size()},
-          {"stored_weight_bytes", m.gemm_weight_bytes + m.other_weight_bytes}, {"how", m.how}};
+          {"stored_weight_bytes", m.gemm_weight_bytes + m.other_weight_bytes}, {"how", m.how},
+          {"source", m.source}, {"architecture", m.architecture},
+          {"sliding_window", m.sliding_window}, {"window_layers", m.window_layers},
+          {"experts", {{"routed", m.experts.routed}, {"per_token", m.experts.per_token}, {"width", m.experts.width},
+                       {"shared_width", m.experts.shared_width}, {"moe_layers", m.experts.moe_layers}}},
+          {"latent_attention", {{"kv_lora_rank", m.latent.kv_lora_rank}, {"q_lora_rank", m.latent.q_lora_rank},
+                                {"rope_head_dim", m.latent.rope_head_dim}, {"nope_head_dim", m.latent.nope_head_dim},
+                                {"v_head_dim", m.latent.v_head_dim}}}};
 }
 
 }  // namespace
@@ -156,6 +175,8 @@ void write_llm_json(const LlmPlan& plan, const std::string& model_name, std::ost
       {"precision", {{"weights", plan.weights_dtype}, {"activations", plan.act_dtype}, {"kv_cache", plan.kv_dtype},
                      {"gemm_peak", plan.compute_dtype}}},
       {"prompt", o.prompt}, {"generate", o.generate}, {"tensor_parallel", o.tensor_parallel},
+      {"expert_parallel", o.expert_parallel}, {"devices_per_replica", plan.devices},
+      {"parameters", plan.parameters.total}, {"active_parameters_per_token", plan.parameters.active_per_token},
       {"weights_bytes", plan.weights_bytes}, {"kv_bytes_per_token", plan.kv_bytes_per_token},
       {"kv_bytes_full_context", plan.kv_bytes_full_context}, {"peak_activation_bytes", plan.peak_activation_bytes},
       {"batches", batches}, {"notes", plan.notes}};

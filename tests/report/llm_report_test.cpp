@@ -99,5 +99,32 @@ TEST(LlmReport, PredictedRolesAreTheMeasuredStepsRoles) {
   for (const KernelRoleTime& r : predicted) EXPECT_NE(std::find(roles.begin(), roles.end(), r.role), roles.end()) << r.role;
 }
 
+// A mixture of experts from a config.json: parameters digit by digit, active ones, the experts.
+TEST(LlmReport, ParametersAndExpertsOfAConfig) {
+  Device device = make_custom_device(1000, 2000, 1000, 0);
+  device.interconnect = {{"nvlink_gbps", 100}, {"nvlink_latency_us", 2}};
+  LlmOptions o;
+  o.prompt = 16;
+  o.generate = 4;
+  o.expert_parallel = 2;
+  const LlmPlan plan =
+      plan_llm(decoder_from_config(std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/configs/mixtral-8x7b.json"), device, o);
+  std::ostringstream out;
+  print_llm_plan(plan, "mixtral", out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("mixtral: decoder LLM (config.json), 32 layers"), std::string::npos) << text;
+  EXPECT_NE(text.find("parameters 46,702,792,704 (46.70 B), 12,879,925,248 (12.88 B) active per token; expert parallel over 2\n"),
+            std::string::npos) << text;
+  std::ostringstream json;
+  write_llm_json(plan, "mixtral", json);
+  const nlohmann::json j = nlohmann::json::parse(json.str()).at("llm");
+  EXPECT_EQ(j["parameters"].get<double>(), 46702792704.0);
+  EXPECT_EQ(j["expert_parallel"], 2);
+  EXPECT_EQ(j["decoder"]["source"], "config.json");
+  EXPECT_EQ(j["decoder"]["architecture"], "mixtral");
+  EXPECT_EQ(j["decoder"]["experts"]["moe_layers"], 32);
+  EXPECT_EQ(j["decoder"]["latent_attention"]["kv_lora_rank"], 0);
+}
+
 }  // namespace
 }  // namespace modelcost::testing

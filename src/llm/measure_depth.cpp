@@ -1,0 +1,43 @@
+// The depth at which `--measure` runs the deployed decode step of a model too large for the GPU
+// (a 70B config.json on one 80 GB card): two reduced depths, the step time extrapolated linearly
+// in the layers to the model's own (docs/llm.md, "Measuring").
+#include <algorithm>
+
+#include "modelcost/llm.h"
+
+namespace modelcost {
+namespace {
+
+constexpr double kFp16 = 2;
+constexpr double kUsableShare = 0.9;  // of the free memory: the libraries' workspaces and the CUDA graph need the rest
+
+}  // namespace
+
+double deployed_step_device_bytes(const DecoderModel& m, int64_t layers, int64_t batch, int64_t context, int64_t tp) {
+  const double h = static_cast<double>(m.hidden), d = static_cast<double>(m.head_dim);
+  const double heads = static_cast<double>(m.heads / tp), kv = static_cast<double>(std::max<int64_t>(1, m.kv_heads / tp));
+  const double width = static_cast<double>(m.mlp_intermediate / tp), mlp_out = (m.gated_mlp ? 2 : 1) * width;
+  const double per_layer_weights = h * (heads + 2 * kv) * d + h * heads * d + h * mlp_out + width * h + 2 * h;
+  const double per_layer_cache = 2 * static_cast<double>(batch) * kv * static_cast<double>(context) * d;
+  const double vocab = static_cast<double>(m.vocab), vocab_per_device = static_cast<double>((m.vocab + tp - 1) / tp);
+  const double outside = vocab * h + h + vocab_per_device * h;  // embedding, final norm, LM head slice
+  return kFp16 * (static_cast<double>(layers) * (per_layer_weights + per_layer_cache) + outside);
+}
+
+std::vector<int64_t> measurable_depths(const DecoderModel& m, int64_t batch, int64_t context, int64_t tp, double free_bytes) {
+  const double budget = free_bytes * kUsableShare;
+  if (deployed_step_device_bytes(m, m.layers, batch, context, tp) <= budget) return {m.layers};
+  const double fixed = deployed_step_device_bytes(m, 0, batch, context, tp);
+  const double per_layer = deployed_step_device_bytes(m, 1, batch, context, tp) - fixed;
+  const int64_t deepest = per_layer > 0 ? static_cast<int64_t>((budget - fixed) / per_layer) : 0;
+  if (deepest < 2) return {};
+  return {deepest, deepest / 2};
+}
+
+double extrapolate_to_depth(int64_t full, int64_t deep, double deep_value, int64_t shallow, double shallow_value) {
+  if (deep == shallow) return deep_value;
+  const double per_layer = (deep_value - shallow_value) / static_cast<double>(deep - shallow);
+  return deep_value + per_layer * static_cast<double>(full - deep);
+}
+
+}  // namespace modelcost
