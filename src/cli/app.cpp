@@ -28,6 +28,7 @@
 #include "report/model_diff.h"
 #include "report/module_summary.h"
 #include "report/measured_columns.h"
+#include "report/roofline_columns.h"
 #include "report/roofline_svg.h"
 #include "report/report.h"
 #include "report/table_printer.h"
@@ -176,6 +177,7 @@ std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::str
   run->report = std::make_unique<Report>(build_report(analysis, kModelcostVersion));
   Report& report = *run->report;
 
+  if (!HardwareStage::requested(options)) show_figures_at_dtype(report, options.dtype);
   if (HardwareStage::requested(options)) {
     const DeviceInfo& local = setup.local;
     run->hardware = std::make_unique<HardwareStage>(options, local.name, local.multiprocessors, local.memory_bytes / 1e9);
@@ -264,7 +266,9 @@ int refit_grid(const CliOptions& options, std::ostream& out) {
   return kExitOk;
 }
 
-int calibrate(const CliOptions& options, std::ostream& out) {
+int calibrate(const CliOptions& options, std::ostream& terminal) {
+  std::ostringstream discarded;  // -q: the files are still written, nothing is printed
+  std::ostream& out = options.quiet ? discarded : terminal;
   if (!options.calibrate_from_grid.empty()) return refit_grid(options, out);
   std::unique_ptr<Backend> backend = make_backend(options.cpu);
   const DeviceInfo local = backend->device();

@@ -14,6 +14,7 @@
 #include "modelcost/llm.h"
 #include "ops/op_registry.h"
 #include "report/llm_report.h"
+#include "roofline/dtype_names.h"
 #include "shapes/shape_engine.h"
 
 namespace modelcost {
@@ -44,9 +45,9 @@ LlmOptions plan_options(const LlmCommandOptions& o) {
   p.batches = parse_positive_list("--batch", o.batches);
   if (!o.contexts.empty()) p.contexts = parse_positive_list("--context", o.contexts);
   // --dtype sets every precision; the specific options override it.
-  p.precision.weights = o.weights.empty() ? o.dtype : o.weights;
-  p.precision.activations = o.activations.empty() ? o.dtype : o.activations;
-  p.precision.kv_cache = o.kv_cache.empty() ? o.dtype : o.kv_cache;
+  p.precision.weights = canonical_dtype_name(o.weights.empty() ? o.dtype : o.weights);
+  p.precision.activations = canonical_dtype_name(o.activations.empty() ? o.dtype : o.activations);
+  p.precision.kv_cache = canonical_dtype_name(o.kv_cache.empty() ? o.dtype : o.kv_cache);
   p.tensor_parallel = o.tensor_parallel;
   p.link = o.link;
   p.collective = parse_collective(o.collective);

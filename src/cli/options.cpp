@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "hardware/edit_distance.h"
+#include "roofline/dtype_names.h"
 #include "modelcost/errors.h"
 
 namespace modelcost {
@@ -30,6 +31,16 @@ CLI::Validator positive_number() {
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
         const bool ok = ec == std::errc() && end == text.data() + text.size() && std::isfinite(value) && value > 0;
         return ok ? "" : "expected a number above 0, got '" + text + "'";
+      },
+      "");
+}
+
+// FP16, float16, half -> fp16 (the option's own check then names what is allowed).
+CLI::Validator dtype_alias() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        text = canonical_dtype_name(text);
+        return "";
       },
       "");
 }
@@ -72,10 +83,12 @@ void add_device_options(CLI::App& app, CliOptions& options) {
       ->type_name("NAME")
       ->allow_extra_args(false)
       ->join(',');
-  app.add_option("--dtype", options.dtype, "Re-cost as if every float tensor were this type: fp16|bf16|fp32|tf32|fp8|int8")
-      ->type_name("TYPE");
-  app.add_option("--hwdb", options.hwdb_dirs, "Extra directory of device .toml files (repeatable; also $MODELCOST_HWDB)")
-      ->type_name("DIR")
+  app.add_option("--dtype", options.dtype,
+                 "Re-cost as if every float tensor were this type: fp16|bf16|fp32|tf32|fp8|int8 (any case; float16, half, bfloat16, float32 too)")
+      ->type_name("TYPE")
+      ->transform(dtype_alias());
+  app.add_option("--hwdb", options.hwdb_dirs, "Extra device files: a directory of .toml files or one .toml (repeatable; also $MODELCOST_HWDB)")
+      ->type_name("PATH")
       ->allow_extra_args(false);
   app.add_flag("--list-gpus", options.list_gpus, "List the devices of the hardware database and exit");
   app.add_option("--peak-tflops", options.peak_tflops, "Custom device peak (TFLOP/s, every math path)")->check(positive);
@@ -122,8 +135,9 @@ void add_subcommands(CLI::App& app, CliOptions& options) {
   calibrate->add_option("--from-grid", options.calibrate_from_grid,
                         "Fit the kernel curves to a grid saved with --kernels-csv and print them (no GPU needed)")
       ->type_name("FILE");
-  calibrate->add_option("--hwdb", options.hwdb_dirs, "Extra directory of device .toml files")->type_name("DIR");
+  calibrate->add_option("--hwdb", options.hwdb_dirs, "Extra device files: a directory of .toml files, or one .toml")->type_name("PATH");
   calibrate->add_flag("--cpu", options.cpu, "Calibrate the CPU backend instead of the GPU");
+  calibrate->add_flag("-q,--quiet", options.quiet, "Print nothing on stdout (--out and --kernels-csv are still written)");
   calibrate->callback([&options] { options.calibrate = true; });
   // diff A B takes the analysis options of the main command (--dim, --gpu, --csv, ...).
   auto* diff = app.add_subcommand("diff", "Compare two models: per node, per op type and in total (MACs, FLOPs, bytes, times)");
