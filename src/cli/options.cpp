@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <set>
 
 #include "hardware/edit_distance.h"
 #include "roofline/dtype_names.h"
@@ -125,6 +126,21 @@ void add_measure_options(CLI::App& app, CliOptions& options) {
                "With --measure on the GPU: DRAM bytes and executed FLOPs per node (CUPTI range profiler)");
 }
 
+// `diff --help`: the main command's options diff takes (CLI11 lists only a subcommand's own).
+std::string diff_help_footer(const CLI::App& app) {
+  static const std::set<std::string> not_for_diff = {"help", "version", "list-gpus", "html", "roofline-svg", "by-module",
+                                                     "groups-csv"};
+  std::string text = "Options (those of `modelcost MODEL`, applied to both models):\n";
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->get_lnames().empty() || not_for_diff.count(option->get_lnames().front())) continue;
+    std::string name = "--" + option->get_lnames().front();
+    const std::string type = option->get_type_name().substr(0, option->get_type_name().find(':'));
+    if (!type.empty() && option->get_expected_min() > 0) name += " " + type;
+    text += "  " + name + std::string(name.size() < 26 ? 26 - name.size() : 1, ' ') + option->get_description() + "\n";
+  }
+  return text;
+}
+
 // calibrate, and diff A B (which takes the analysis options of the main command).
 void add_subcommands(CLI::App& app, CliOptions& options) {
   auto* calibrate = app.add_subcommand("calibrate", "Measure this machine's achievable roofline and write it as a hwdb entry");
@@ -143,6 +159,7 @@ void add_subcommands(CLI::App& app, CliOptions& options) {
   auto* diff = app.add_subcommand("diff", "Compare two models: per node, per op type and in total (MACs, FLOPs, bytes, times)");
   diff->add_option("models", options.diff_models, "The two ONNX model files, A then B")->expected(2);
   diff->fallthrough();
+  diff->footer(diff_help_footer(app));
   diff->callback([&options] { options.diff = true; });
 }
 
