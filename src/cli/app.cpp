@@ -378,4 +378,37 @@ int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
   }
 }
 
+namespace {
+
+// argv for CLI11: the program name, then `args`; the pointers live as long as `args`.
+std::vector<char*> argv_of(std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  return argv;
+}
+
+}  // namespace
+
+int run_app(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> with_name = {"modelcost"};
+  with_name.insert(with_name.end(), args.begin(), args.end());
+  std::vector<char*> argv = argv_of(with_name);
+  return run_app(static_cast<int>(argv.size()), argv.data(), out, err);
+}
+
+CliOptions parse_analysis_options(const std::vector<std::string>& args) {
+  CLI::App app{"modelcost", "modelcost"};
+  CliOptions options;
+  add_cli_options(app, options);
+  std::vector<std::string> with_name = {"modelcost"};
+  with_name.insert(with_name.end(), args.begin(), args.end());
+  std::vector<char*> argv = argv_of(with_name);
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    throw Error(kExitUsage, e.what());
+  }
+  return options;
+}
+
 }  // namespace modelcost
