@@ -113,6 +113,8 @@ class RooflinePlot {
     rank_heaviest();
   }
 
+  RooflineSvgAxes axes() const { return {x_.lo, x_.hi, y_.lo, y_.hi}; }
+
   std::string render() {
     s_ += fmt::format(R"(<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" font-family="DejaVu Sans, Arial, sans-serif" font-size="12">
@@ -203,6 +205,10 @@ class RooflinePlot {
     y_ = LogAxis{std::floor(std::log10(y_min)), std::ceil(std::log10(y_max * 1.5)), bottom_, kTop};
     y_.lo = std::max(y_.lo, y_.hi - 9);  // keep 9 decades at most: a stray tiny node must not squash the roofs
     if (y_.hi - y_.lo < 2) y_.lo = y_.hi - 2;
+    if (const auto& shared = options_.shared_axes) {
+      x_.lo = std::min(x_.lo, shared->x_lo), x_.hi = std::max(x_.hi, shared->x_hi);
+      y_.lo = std::min(y_.lo, shared->y_lo), y_.hi = std::max(y_.hi, shared->y_hi);
+    }
     x_floor_ = std::pow(10.0, x_.lo), x_ceiling_ = std::pow(10.0, x_.hi);
     y_floor_ = std::pow(10.0, y_.lo), y_ceiling_ = std::pow(10.0, y_.hi);
   }
@@ -229,10 +235,18 @@ class RooflinePlot {
 
   // Title, grid, decade ticks and both axis titles.
   void draw_frame() {
-    s_ += fmt::format("<text x=\"{}\" y=\"26\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, xml_escape(shorten(report_.verdict, 150)));
-    s_ += fmt::format("<text x=\"{}\" y=\"46\" fill=\"#444\">Roofline of {} ({:g} GB/s). x: arithmetic intensity (FLOP/byte); y: predicted "
-                      "FLOP/s incl. kernel overhead; dashed: datasheet roof. Hover a mark for the node or kernel.</text>\n",
-                      kLeft, xml_escape(device_.name), device_.memory_bandwidth_gbps);
+    // Three lines that fit the width: the verdict's subject, its finding, what the axes show.
+    const double room = options_.width - kLeft - 12;
+    const size_t colon = report_.verdict.find(": ");
+    const std::string subject = report_.verdict.substr(0, colon);
+    const std::string finding = colon == std::string::npos ? "" : report_.verdict.substr(colon + 2);
+    auto fitting = [room](const std::string& text, double font) { return shorten(text, static_cast<size_t>(room / (0.6 * font))); };
+    s_ += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, xml_escape(fitting(subject, 15)));
+    s_ += fmt::format("<text x=\"{}\" y=\"41\">{}</text>\n", kLeft, xml_escape(fitting(finding, 12)));
+    s_ += fmt::format("<text x=\"{}\" y=\"58\" fill=\"#444\" font-size=\"11\">{}<title>Hover a mark for the node or kernel.</title></text>\n",
+                      kLeft, xml_escape(fitting(fmt::format("Roofline of {} ({:g} GB/s). x: arithmetic intensity (FLOP/byte); y: predicted "
+                                                            "FLOP/s incl. kernel overhead; dashed: datasheet roof.",
+                                                            device_.name, device_.memory_bandwidth_gbps), 11)));
     s_ += "<g stroke=\"#e6e6e6\">\n";
     for (double d = x_.lo; d <= x_.hi + 1e-9; ++d)
       s_ += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>\n", x_(std::pow(10.0, d)), kTop, bottom_);
@@ -469,30 +483,8 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
   return RooflinePlot(report, analysis, options).render();
 }
 
-std::string render_roofline_svg_panels(const std::vector<RooflineSvgPanel>& panels, const Analysis& analysis) {
-  if (panels.size() == 1) return render_roofline_svg(*panels[0].report, analysis, panels[0].options);
-  double width = 0, height = 0;
-  for (const auto& p : panels) width = std::max<double>(width, p.options.width), height += p.options.height;
-  std::string s = fmt::format(R"(<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}">
-)", width, height);
-  double y = 0;
-  for (const auto& p : panels) {
-    std::string inner = render_roofline_svg(*p.report, analysis, p.options);
-    inner.erase(0, inner.find("<svg"));  // drop the XML declaration: a nested <svg> is an element
-    inner.insert(4, fmt::format(" x=\"0\" y=\"{}\"", y));
-    s += inner;
-    y += p.options.height;
-  }
-  return s + "</svg>\n";
-}
-
-void write_roofline_svg(const std::string& path, const RooflineReport& report, const Analysis& analysis,
-                        const RooflineSvgOptions& options) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(kExitUnreadable, "cannot write the roofline SVG '" + path + "'");
-  out << render_roofline_svg(report, analysis, options);
-  if (!out) throw Error(kExitUnreadable, "cannot write the roofline SVG '" + path + "'");
+RooflineSvgAxes roofline_svg_axes(const RooflineReport& report, const Analysis& analysis, const RooflineSvgOptions& options) {
+  return RooflinePlot(report, analysis, options).axes();
 }
 
 }  // namespace modelcost
