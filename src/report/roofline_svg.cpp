@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <unordered_set>
 #include <numeric>
 
 #include "modelcost/errors.h"
@@ -334,10 +335,13 @@ class RooflinePlot {
       return report_.nodes[a.node].predicted_us < report_.nodes[b.node].predicted_us;
     });
     s_ += "<g stroke=\"white\" stroke-width=\"0.6\">\n";
+    // A mark the same as one drawn (a repeated layer) adds nothing to the picture, only bytes.
+    std::unordered_set<std::string> drawn;
     for (const auto& m : marks_) {
       const NodeRoofline& n = report_.nodes[m.node];
       const double cx = m.intensity > 0 ? px(m.intensity) : right_, cy = py(m.achieved);
       const double r = 3 + 8 * std::sqrt(max_share > 0 ? n.share / max_share : 0);
+      if (!rank_[m.node] && !drawn.insert(fmt::format("{:.0f},{:.0f},{:.0f},{}", cx, cy, 2 * r, bound_name(n.bound))).second) continue;
       s_ += fmt::format("<circle class=\"node {}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}</title></circle>\n",
                         bound_name(n.bound), cx, cy, r, bound_colour(n.bound), tooltip(m.node));
       if (rank_[m.node]) numbered_.push_back({m.node, cx, cy, r});
@@ -392,17 +396,19 @@ class RooflinePlot {
   size_t draw_groups() {
     size_t drawn = 0;
     s_ += "<g fill=\"none\" stroke-width=\"1.2\">\n";
+    std::unordered_set<std::string> placed;  // one diamond per place, as for the marks
     for (size_t k = 0; k < report_.groups.size(); ++k) {
       const NodeRoofline& g = report_.groups[k];
       if (!g.launches || g.flops <= 0 || g.predicted_us <= 0 || !report_.fusion) continue;
       const FusedGroup& fg = report_.fusion->groups[k];
       const double gx = g.intensity > 0 ? px(g.intensity) : right_, gy = py(g.flops / (g.predicted_us * 1e-6));
+      ++drawn;
+      if (!placed.insert(fmt::format("{:.0f},{:.0f},{}", gx, gy, bound_name(g.bound))).second) continue;
       s_ += fmt::format("<path class=\"group {}\" d=\"M{:.1f},{:.1f} l5,5 l-5,5 l-5,-5 z\" stroke=\"{}\"><title>{}</title></path>\n",
                         bound_name(g.bound), gx, gy - 5, bound_colour(g.bound),
                         xml_escape(fmt::format("kernel #{} {} ({} nodes from {}): {}-bound, {:.3g} us deployed; {:.4g} FLOP, {:.4g} bytes",
                                                fg.id, fg.label, fg.members.size(), analysis_.nodes[fg.members.front()].node->name,
                                                bound_name(g.bound), g.predicted_us, g.flops, g.bytes)));
-      ++drawn;
     }
     s_ += "</g>\n";
     return drawn;
@@ -414,9 +420,11 @@ class RooflinePlot {
     s_ += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#333\">0-FLOP nodes (data movement): {}</text>\n", kLeft, strip_y - 8,
                       movers_.size());
     s_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"22\" fill=\"#f7f7f7\" stroke=\"#ddd\"/>\n<g>\n", kLeft, strip_y, right_ - kLeft);
+    std::unordered_set<std::string> placed;  // thousands of movers share each pixel column
     for (size_t k = 0; k < movers_.size(); ++k) {
       const size_t i = movers_[k];
       const double cx = kLeft + 6 + (right_ - kLeft - 12) * (movers_.size() == 1 ? 0.5 : static_cast<double>(k) / (movers_.size() - 1));
+      if (!rank_[i] && !placed.insert(fmt::format("{:.0f},{}", cx, node_colour(i))).second) continue;
       s_ += fmt::format("<rect class=\"node {}\" x=\"{:.1f}\" y=\"{}\" width=\"6\" height=\"12\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}</title></rect>\n",
                         bound_name(report_.nodes[i].bound), cx - 3, strip_y + 5, node_colour(i), tooltip(i));
       if (rank_[i])
