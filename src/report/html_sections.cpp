@@ -38,10 +38,10 @@ std::string cell(const std::string& key, const Json& value) {
   if (value.is_null()) return "<td>-</td>";
   if (value.is_boolean()) return std::string("<td class=\"t\">") + (value.get<bool>() ? "yes" : "no") + "</td>";
   if (value.is_string()) return "<td class=\"t\">" + html_escape(value.get<std::string>()) + "</td>";
-  if (value.is_array() && value.size() <= 8) {
+  if (value.is_array()) {  // a list (a kernel's member nodes): its length, the items in the tooltip
     std::string items;
     for (const auto& item : value) items += (items.empty() ? "" : ", ") + (item.is_string() ? item.get<std::string>() : item.dump());
-    return "<td class=\"t\">" + html_escape(items) + "</td>";
+    return "<td data-v=\"" + std::to_string(value.size()) + "\" title=\"" + html_escape(items) + "\">" + std::to_string(value.size()) + "</td>";
   }
   return "<td class=\"t\">" + html_escape(value.dump()) + "</td>";
 }
@@ -141,7 +141,13 @@ void write_html_sections(const Report& report, std::ostream& out) {
       {"comparison", "Devices side by side"}, {"groups", "Deployed kernels (fused groups)"}, {"by_module", "By module"}};
   bool several_plans = false;
   for (const auto& section : report.sections) several_plans = several_plans || section.name == "plans";
-  for (const auto& section : report.sections) {
+  // The short summaries first, the long lists (kernels, modules) after them.
+  std::vector<const ReportSection*> ordered;
+  for (const bool long_list : {false, true})
+    for (const auto& section : report.sections)
+      if ((section.name == "groups" || section.name == "by_module") == long_list) ordered.push_back(&section);
+  for (const ReportSection* listed : ordered) {
+    const ReportSection& section = *listed;
     const bool shown = section.print || (section.name == "plans");
     if (!shown || !section.json || (section.name == "plan" && several_plans)) continue;
     const Json json = section.json();
