@@ -8,14 +8,30 @@ import math
 from typing import Any, Dict, List, Optional, Sequence
 
 
-def _column_dtype(values: List[Any], complete: bool) -> Optional[str]:
+# Whole counts: int64 whenever every row has one. Every other number is float64, so a column's
+# dtype depends on its name, never on whether this model's values happen to be whole.
+_COUNT_COLUMNS = {"macs", "flops", "params", "bytes_read", "bytes_written", "bytes", "count", "count_a", "count_b",
+                  "nodes", "batch", "context", "id", "group", "depth", "compute_bound_nodes", "memory_bound_nodes",
+                  "max_batch_fits", "devices_needed", "kv_bytes", "memory_bytes"}
+
+
+def _is_count(name: str) -> bool:
+    base = name.split("@")[0]
+    for side in ("_a", "_b", "_delta"):
+        if base.endswith(side) and base[: -len(side)] in _COUNT_COLUMNS - {"count_a", "count_b"}:
+            return True
+    return base in _COUNT_COLUMNS
+
+
+def _column_dtype(name: str, values: List[Any], complete: bool) -> Optional[str]:
     present = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
     if not present:
         return None
     if all(isinstance(v, bool) for v in present):
         return "bool" if complete else "boolean"
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-        return "int64" if complete and all(isinstance(v, int) for v in present) else "float64"
+        whole = all(float(v).is_integer() for v in present)
+        return "int64" if complete and whole and _is_count(name) else "float64"
     return None  # text and nested values stay objects
 
 
@@ -28,7 +44,7 @@ def frame(rows: Sequence[Dict[str, Any]], columns: Optional[Sequence[str]] = Non
     df = pandas.DataFrame(list(rows), columns=list(columns) if columns is not None else None)
     for name in df.columns:
         values = list(df[name])
-        dtype = _column_dtype(values, all(v is not None for v in values))
+        dtype = _column_dtype(str(name), values, all(v is not None and not (isinstance(v, float) and math.isnan(v)) for v in values))
         if dtype == "float64":
             df[name] = pandas.to_numeric(df[name].astype(object).where(df[name].notna(), None), errors="coerce").astype("float64")
         elif dtype is not None:

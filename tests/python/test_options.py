@@ -38,8 +38,8 @@ def test_custom_device_and_dtype_without_gpu(sample):
 def test_by_module_strict_and_ops(sample, tmp_path):
     r = modelcost.analyze(sample, by_module=1, strict=True)
     assert {row["module"] for row in r.by_module} >= {"/layer1", "/layer4"}
-    rules = tmp_path / "none.toml"
-    rules.write_text("")
+    rules = tmp_path / "fancy.toml"
+    rules.write_text('[[op]]\ndomain = "com.example"\ntype = "FancyNorm"\nshape = "same_as_input"\nflops_per_output = 8\n')
     assert modelcost.analyze(sample, ops=str(rules)).totals["macs"] == 4089184256
 
 
