@@ -19,13 +19,8 @@ void check_options(const LlmOptions& o) {
   if (o.batches.empty()) throw Error(kExitUsage, "--batch needs at least one batch size");
   for (int64_t b : o.batches)
     if (b < 1) throw Error(kExitUsage, "--batch sizes must be positive");
-  for (int64_t c : o.contexts) {
+  for (int64_t c : o.contexts)
     if (c < 1) throw Error(kExitUsage, "--context lengths must be positive");
-    // Decoding starts after the prompt: a shorter context is a step that never runs.
-    if (c < o.prompt)
-      throw Error(kExitUsage, fmt::format("--context {} is shorter than --prompt {}: a decode step's context is the prompt plus "
-                                          "the tokens generated so far; give contexts of at least {}", c, o.prompt, o.prompt));
-  }
   if (o.workspace_bytes < 0) throw Error(kExitUsage, "--workspace-gb cannot be negative");
 }
 
