@@ -137,5 +137,20 @@ TEST(NewUserCommands, LlmContextShorterThanThePromptIsRefused) {
   EXPECT_NE(r.err.find("--context 100 is shorter than --prompt 512"), std::string::npos) << r.err;
 }
 
+TEST(NewUserCommands, LlmSvgHasGridlinesSlosAndATtftPanel) {
+  TempDir dir;
+  const std::string model = std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/llama_gqa_kv.onnx";
+  const CliResult r = run_modelcost("llm " + model + " --gpu l4 --batch 1,8,32 --prompt 512 --context 768,2048 --tpot-slo-ms 0.2" +
+                                    " --ttft-slo-ms 2 -q --svg " + dir.file("p.svg"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string svg = read_text(dir.file("p.svg"));
+  EXPECT_NE(svg.find(">TTFT (ms, prefill)<"), std::string::npos);
+  EXPECT_NE(svg.find(">SLO 0.2<"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">SLO 2<"), std::string::npos);
+  size_t gridlines = 0;
+  for (size_t at = svg.find("stroke='#e6e6e6'"); at != std::string::npos; at = svg.find("stroke='#e6e6e6'", at + 1)) ++gridlines;
+  EXPECT_EQ(gridlines, 3u * 4u);  // four per panel
+}
+
 }  // namespace
 }  // namespace modelcost::testing
