@@ -177,11 +177,12 @@ std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::str
   run->report = std::make_unique<Report>(build_report(analysis, kModelcostVersion));
   Report& report = *run->report;
 
-  if (!HardwareStage::requested(options)) show_figures_at_dtype(report, options.dtype);
   if (HardwareStage::requested(options)) {
     const DeviceInfo& local = setup.local;
     run->hardware = std::make_unique<HardwareStage>(options, local.name, local.multiprocessors, local.memory_bytes / 1e9);
     run->hardware->run(model, run_options, analysis, report);
+  } else {
+    show_figures_at_dtype(report, options.dtype);  // --dtype without a device: sizes only
   }
   if (options.measure) {
     MeasureOptions m = measure_options(options);
