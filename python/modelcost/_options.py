@@ -91,6 +91,8 @@ def option_args(options: Mapping[str, Any]) -> List[str]:
             args += [a for item in _assignments(name, value, _shape) for a in ("--input", item)]
         elif name in ("ops", "hwdb"):
             args += [a for path in _paths(name, value) for a in (_REPEATED[name], path)]
+        elif name == "by_module" and value is True:  # by_module=True: the first level
+            args += ["--by-module", "1"]
         elif name == "view":
             args += ["--view", str(value).replace("_", "-")]
         elif name in _VALUED:
