@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config
           libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev nlohmann-json3-dev libfmt-dev
-          libtomlplusplus-dev libeigen3-dev libgtest-dev python3-onnx python3-venv python3-dev python3-jsonschema)
+          libtomlplusplus-dev libeigen3-dev libgtest-dev python3-onnx python3-venv python3-dev python3-jsonschema
+          python3-torch chromium)
 # --with-sanitizers: also clang and its sanitizer and libFuzzer runtimes (scripts/sanitize.sh, fuzz/).
 if [ "${1:-}" = "--with-sanitizers" ]; then packages+=(clang libclang-rt-14-dev); fi
 missing=()

@@ -8,7 +8,8 @@ cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 
 rm -rf build/venv
-python3 -m venv build/venv
+# --system-site-packages: Debian's python3-torch (from setup.sh) for the torch.nn.Module tests.
+python3 -m venv --system-site-packages build/venv
 build/venv/bin/python -m pip install --quiet . pytest pandas
 status=0
 build/venv/bin/python -m pytest tests/python -q || status=$?

@@ -1,122 +1,114 @@
-"""What an ONNX model costs: per-node MACs, FLOPs, params and memory traffic, and on a named GPU
-the roofline and a capacity plan. The analysis is modelcost's C++ engine, the one behind the
-``modelcost`` command; its results are the JSON report's members (docs/reports.md)::
+"""What a model costs: per-node MACs, FLOPs, params and memory traffic, and on a named GPU the
+roofline, a capacity plan, LLM serving and measured times. The engine is modelcost's C++ code, the
+one behind the ``modelcost`` command, and every command-line option is a keyword here::
 
     import modelcost
     r = modelcost.analyze("resnet50.onnx", dims={"batch": 1}, gpu="a100", dtype="fp16")
-    r.totals["macs"], r.nodes[0]["flops"], r.roofline["verdict"], r.plan["rows"]
+    r.totals["macs"], r.latency_ms, r.to_pandas("nodes"), r.to_pandas("plan")
+    modelcost.analyze(torch_module, torch.randn(1, 3, 224, 224), by_module=2)
+    modelcost.diff("a.onnx", "b.onnx", gpu=["a100", "h100"], batch=[1, 32]).to_pandas("whole_model")
+    modelcost.llm("tinyllama.onnx", gpu="l4", dtype="fp16", prompt=512, generate=256).to_pandas()
+    modelcost.list_gpus(), modelcost.calibrate(out="local.toml")
+
+Errors raise ModelcostError with the command line's message (options named as Python keywords)
+and exit code.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
-from . import _modelcost
+from . import _commands
 from .errors import ModelcostError
+from .results import Calibration, DeviceList, DiffResult, LlmResult, Result
 
-__all__ = ["analyze", "Result", "ModelcostError"]
+__all__ = ["analyze", "diff", "llm", "list_gpus", "calibrate", "Result", "DiffResult", "LlmResult", "Calibration",
+           "DeviceList", "ModelcostError"]
 __version__ = "0.1.0"
 
-_PACKAGE_HWDB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hwdb")
+Path = Union[str, "os.PathLike[str]"]
+Paths = Union[None, Path, Sequence[Path]]
+Names = Union[None, str, Sequence[str]]
+Numbers = Union[None, float, Sequence[float]]
 
 
-class Result:
-    """One model's analysis.
-
-    ``totals``: model totals (macs, flops, params, bytes_read, bytes_written, arithmetic_intensity,
-    node counts; with a gpu also predicted_latency_ms and the bound counts).
-    ``nodes``: one dict per top-level node with the report's columns (name, op_type, domain, macs,
-    flops, params, bytes_read, bytes_written, arithmetic_intensity, outputs, estimate, known; with a
-    gpu also bound, predicted_us, share, peak).
-    ``roofline``: the device, dtype and predicted totals (None without a gpu).
-    ``plan``: the capacity plan per batch (None without a gpu, or for a model with no batch dim).
-    ``report``: the whole report, as ``modelcost MODEL --json`` writes it.
-    """
-
-    def __init__(self, report: Dict[str, Any]):
-        self.report = report
-        self.model: Dict[str, Any] = report["model"]
-        self.totals: Dict[str, Any] = report["totals"]
-        self.nodes: List[Dict[str, Any]] = report["nodes"]
-        self.by_op_type: List[Dict[str, Any]] = report["by_op_type"]
-        self.warnings: List[str] = report["warnings"]
-        self.roofline: Optional[Dict[str, Any]] = report.get("hardware")
-        self.plan: Optional[Dict[str, Any]] = report.get("plan")
-        self.comparison: Optional[List[Dict[str, Any]]] = report.get("comparison")
-
-    def to_pandas(self):
-        """The nodes as a pandas DataFrame, one row per node (needs pandas installed)."""
-        try:
-            import pandas
-        except ImportError as missing:
-            raise ImportError("Result.to_pandas() needs pandas: pip install pandas") from missing
-        return pandas.DataFrame(self.nodes)
-
-    def __repr__(self) -> str:
-        return "<modelcost.Result {}: {} nodes, {} MACs, {} params>".format(
-            self.model.get("path"), len(self.nodes), self.totals.get("macs"), self.totals.get("params"))
-
-
-def _assignments(values: Optional[Mapping[str, Any]], what: str, text) -> List[str]:
-    if values is None:
-        return []
-    if not isinstance(values, Mapping):
-        raise TypeError("{} must be a dict, not {}".format(what, type(values).__name__))
-    return ["{}={}".format(name, text(value)) for name, value in values.items()]
-
-
-def _integer(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError("dims values must be integers, not {!r}".format(value))
-    return str(value)
-
-
-def _shape(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return "x".join(_integer(d) for d in value)
-
-
-def _names(value: Union[None, str, Sequence[str]]) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else ",".join(value)
-
-
-def _batches(value: Union[None, int, Sequence[int]]) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return ",".join(_integer(b) for b in value)
-
-
-def analyze(path: Union[str, "os.PathLike[str]"],
+def analyze(model: Any, *example_inputs: Any,
             dims: Optional[Mapping[str, int]] = None,
             inputs: Optional[Mapping[str, Union[str, Sequence[int]]]] = None,
-            gpu: Union[None, str, Sequence[str]] = None,
-            dtype: Optional[str] = None,
-            batch: Union[None, int, Sequence[int]] = None,
-            hwdb: Optional[Sequence[str]] = None) -> Result:
-    """Analyse the ONNX model at ``path``, as ``modelcost path [options]`` does.
+            gpu: Names = None, dtype: Optional[str] = None,
+            batch: Union[None, int, Sequence[int]] = None, batch_dim: Optional[str] = None,
+            target_qps: Optional[float] = None, latency_slo_ms: Optional[float] = None,
+            price_per_hour: Numbers = None, view: Optional[str] = None, ceilings: Optional[str] = None,
+            by_module: Optional[int] = None, ops: Paths = None, strict: bool = False,
+            peak_tflops: Optional[float] = None, bandwidth_gbps: Optional[float] = None, hwdb: Paths = None,
+            measure: bool = False, cpu: bool = False, cold: bool = False, autotune: bool = False,
+            counters: bool = False) -> Result:
+    """Analyse a model as ``modelcost MODEL [options]`` does.
 
-    dims: symbolic input dims, ``{"batch": 1, "seq": 128}`` (``--dim``; unset ones are 1, with a warning).
-    inputs: whole input shapes, ``{"input": (1, 3, 224, 224)}`` or ``"1x3x224x224"`` (``--input``).
-    gpu: a device of the hardware database (``"a100"``) or several (``["a100", "h100"]``) (``--gpu``).
-    dtype: re-cost every float tensor as ``fp16``, ``bf16``, ``fp32``, ``tf32``, ``fp8`` or ``int8``.
-    batch: a batch size or list of them for the capacity plan (``--batch``); the nodes are at the first.
-    hwdb: extra folders of device files (``--hwdb``).
-
-    Raises ModelcostError (its message and exit_code as the command line's) for a file that cannot
-    be read, an invalid model or a bad option.
+    model: a path, the bytes of an ONNX file, an ``onnx.ModelProto``, or a ``torch.nn.Module``
+    followed by its example inputs (``analyze(net, torch.randn(1, 3, 224, 224))``: exported with
+    torch.onnx.export in-process; by_module then groups by the module names).
+    dims: symbolic input dims, ``{"batch": 1}``; inputs: whole shapes, ``{"input": (1, 3, 224, 224)}``.
+    gpu: a device (``"a100"``), several (``["a100", "h100"]``) or ``"auto"``; dtype: ``"fp16"``,
+    ``"bf16"``, ... (any case, ``"float16"``, ``"half"``; without a gpu it re-sizes bytes only).
+    batch, batch_dim, target_qps, latency_slo_ms, price_per_hour (one per gpu): the capacity plan
+    (with a gpu and none of them, the plan is at the model's own batch).
+    view: ``"deployed"`` (fused kernels, the default) or ``"as-written"``; ceilings: ``"achievable"``
+    or ``"datasheet"``; by_module: depth of the per-module totals; ops: op rule files; strict: an
+    op without a rule is an error; peak_tflops, bandwidth_gbps: a custom device or overrides;
+    hwdb: a device folder or file, or a list of them.
+    measure: time every node on this machine's NVIDIA GPU (cpu=True: the CPU reference kernels),
+    with cold, autotune, counters as on the command line; raises ModelcostError (exit_code 6)
+    without one.
     """
-    return Result(_modelcost.analyze(
-        os.fspath(path),
-        _assignments(dims, "dims", _integer),
-        _assignments(inputs, "inputs", _shape),
-        _names(gpu),
-        dtype or "",
-        _batches(batch),
-        [os.fspath(d) for d in (hwdb or [])],
-        _PACKAGE_HWDB))
+    options = dict(dims=dims, inputs=inputs, gpu=gpu, dtype=dtype, batch=batch, batch_dim=batch_dim,
+                   target_qps=target_qps, latency_slo_ms=latency_slo_ms, price_per_hour=price_per_hour, view=view,
+                   ceilings=ceilings, by_module=by_module, ops=ops, strict=strict, peak_tflops=peak_tflops,
+                   bandwidth_gbps=bandwidth_gbps, hwdb=hwdb, measure=measure, cpu=cpu, cold=cold, autotune=autotune,
+                   counters=counters)
+    return _commands.analyze(model, *example_inputs, **options)
+
+
+def diff(a: Any, b: Any, *, dims: Optional[Mapping[str, int]] = None,
+         inputs: Optional[Mapping[str, Union[str, Sequence[int]]]] = None, gpu: Names = None,
+         dtype: Optional[str] = None, batch: Union[None, int, Sequence[int]] = None, view: Optional[str] = None,
+         ceilings: Optional[str] = None, target_qps: Optional[float] = None,
+         latency_slo_ms: Optional[float] = None, hwdb: Paths = None, ops: Paths = None,
+         measure: bool = False, cpu: bool = False) -> DiffResult:
+    """Compare two models (paths, bytes or onnx.ModelProto) with the same options, as
+    ``modelcost diff A B``: per node, per op type, in total, and the whole-model latency in both
+    views on every gpu and per batch (``whole_model``)."""
+    return _commands.diff(a, b, dims=dims, inputs=inputs, gpu=gpu, dtype=dtype, batch=batch, view=view,
+                          ceilings=ceilings, target_qps=target_qps, latency_slo_ms=latency_slo_ms, hwdb=hwdb, ops=ops,
+                          measure=measure, cpu=cpu)
+
+
+def llm(model: Any, gpu: str, *, prompt: Optional[int] = None, generate: Optional[int] = None,
+        batch: Union[None, int, Sequence[int]] = None, context: Union[None, int, Sequence[int]] = None,
+        dtype: Optional[str] = None, weights: Optional[str] = None, activations: Optional[str] = None,
+        kv_cache: Optional[str] = None, tp: Optional[int] = None, link: Optional[str] = None,
+        collective: Optional[str] = None, workspace_gb: Optional[float] = None,
+        tpot_slo_ms: Optional[float] = None, ttft_slo_ms: Optional[float] = None,
+        target_tokens_per_s: Optional[float] = None, dims: Optional[Mapping[str, int]] = None,
+        hwdb: Paths = None, measure: bool = False) -> LlmResult:
+    """The serving plan of a decoder LLM, as ``modelcost llm MODEL --gpu GPU`` (docs/llm.md)."""
+    return _commands.llm(model, gpu, prompt=prompt, generate=generate, batch=batch, context=context, dtype=dtype,
+                         weights=weights, activations=activations, kv_cache=kv_cache, tp=tp, link=link,
+                         collective=collective, workspace_gb=workspace_gb, tpot_slo_ms=tpot_slo_ms,
+                         ttft_slo_ms=ttft_slo_ms, target_tokens_per_s=target_tokens_per_s, dims=dims, hwdb=hwdb,
+                         measure=measure)
+
+
+def list_gpus(hwdb: Paths = None) -> DeviceList:
+    """The devices of the hardware database (and of ``hwdb``), as ``modelcost --list-gpus``."""
+    return _commands.list_gpus(hwdb)
+
+
+def calibrate(out: Optional[Path] = None, *, gpu: Optional[str] = None, cpu: bool = False,
+              kernels_csv: Optional[Path] = None, from_grid: Optional[Path] = None,
+              hwdb: Paths = None) -> Calibration:
+    """This machine's achievable roofline as a hwdb entry (``modelcost calibrate``; needs an NVIDIA
+    GPU, or cpu=True), written to ``out`` when given; ``from_grid``: refit a saved kernel grid (no
+    GPU needed)."""
+    return _commands.calibrate(out, gpu=gpu, cpu=cpu, kernels_csv=kernels_csv, from_grid=from_grid, hwdb=hwdb)

@@ -1,6 +1,6 @@
 // The one place the Python package calls the C++ pipeline: the analysis the CLI runs for
-// `modelcost MODEL [--dim ...] [--input ...] [--gpu ...] [--dtype ...] [--batch ...]`, returned as
-// the JSON report's tree instead of printed.
+// `modelcost MODEL [options]`, returned as the JSON report's tree instead of printed. The options
+// are the command line's own (the Python layer spells each keyword as its option).
 #pragma once
 #include <string>
 #include <vector>
@@ -10,13 +10,7 @@
 namespace modelcost {
 
 struct PythonRequest {
-  std::string model_path;
-  std::vector<std::string> dims;    // "NAME=VALUE", as --dim
-  std::vector<std::string> inputs;  // "NAME=1x3x224x224", as --input
-  std::string gpus;                 // as --gpu ("" for none)
-  std::string dtype;                // as --dtype
-  std::string batches;              // as --batch ("1,8,32"); "" plans at the model's own batch
-  std::vector<std::string> hwdb_dirs;  // as --hwdb
+  std::vector<std::string> args;  // as after `modelcost`: MODEL --gpu a100 --batch 1,8 ...
   // The package's copy of hwdb/, used where the built-in database is not found (an installed
   // package whose source tree is gone).
   std::string package_hwdb_dir;

@@ -29,6 +29,7 @@
 #include "report/model_diff.h"
 #include "report/module_summary.h"
 #include "report/measured_columns.h"
+#include "report/roofline_columns.h"
 #include "report/roofline_svg.h"
 #include "report/report.h"
 #include "report/table_printer.h"
@@ -182,6 +183,8 @@ std::unique_ptr<AnalysedModel> analyse(const CliOptions& options, const std::str
     const DeviceInfo& local = setup.local;
     run->hardware = std::make_unique<HardwareStage>(options, local.name, local.multiprocessors, local.memory_bytes / 1e9);
     run->hardware->run(model, run_options, analysis, report);
+  } else {
+    show_figures_at_dtype(report, options.dtype);  // --dtype without a device: sizes only
   }
   if (options.measure) {
     MeasureOptions m = measure_options(options);
@@ -266,7 +269,9 @@ int refit_grid(const CliOptions& options, std::ostream& out) {
   return kExitOk;
 }
 
-int calibrate(const CliOptions& options, std::ostream& out) {
+int calibrate(const CliOptions& options, std::ostream& terminal) {
+  std::ostringstream discarded;  // -q: the files are still written, nothing is printed
+  std::ostream& out = options.quiet ? discarded : terminal;
   if (!options.calibrate_from_grid.empty()) return refit_grid(options, out);
   std::unique_ptr<Backend> backend = make_backend(options.cpu);
   const DeviceInfo local = backend->device();
@@ -374,6 +379,39 @@ int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
     print_error(err, options, std::string("internal error: ") + e.what());
     return kExitRuntime;
   }
+}
+
+namespace {
+
+// argv for CLI11: the program name, then `args`; the pointers live as long as `args`.
+std::vector<char*> argv_of(std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  return argv;
+}
+
+}  // namespace
+
+int run_app(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> with_name = {"modelcost"};
+  with_name.insert(with_name.end(), args.begin(), args.end());
+  std::vector<char*> argv = argv_of(with_name);
+  return run_app(static_cast<int>(argv.size()), argv.data(), out, err);
+}
+
+CliOptions parse_analysis_options(const std::vector<std::string>& args) {
+  CLI::App app{"modelcost", "modelcost"};
+  CliOptions options;
+  add_cli_options(app, options);
+  std::vector<std::string> with_name = {"modelcost"};
+  with_name.insert(with_name.end(), args.begin(), args.end());
+  std::vector<char*> argv = argv_of(with_name);
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    throw Error(kExitUsage, e.what());
+  }
+  return options;
 }
 
 }  // namespace modelcost

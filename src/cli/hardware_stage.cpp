@@ -9,6 +9,10 @@
 
 namespace modelcost {
 
+namespace {
+constexpr double kRuntimeReserveBytes = 0.5e9;
+}  // namespace
+
 bool HardwareStage::requested(const CliOptions& o) {
   return !o.gpus.empty() || o.peak_tflops || o.bandwidth_gbps;
 }
@@ -20,7 +24,8 @@ void HardwareStage::check_options(const CliOptions& o) {
     check_dtype_option(o.dtype);
     return;
   }
-  const char* needs = !o.dtype.empty() ? "--dtype" : !o.batches.empty() ? "--batch" : !o.roofline_svg.empty() ? "--roofline-svg"
+  check_dtype_option(o.dtype);  // without a device --dtype re-sizes bytes and weights only
+  const char* needs = !o.batches.empty() ? "--batch" : !o.roofline_svg.empty() ? "--roofline-svg"
                       : !o.groups_csv.empty() ? "--groups-csv"
                       : o.target_qps ? "--target-qps" : o.latency_slo_ms ? "--latency-slo-ms" : !o.prices.empty() ? "--price-per-hour" : nullptr;
   if (needs) throw Error(kExitUsage, std::string(needs) + " needs a device: --gpu NAME (see --list-gpus) or --peak-tflops with --bandwidth-gbps");
@@ -40,8 +45,10 @@ HardwareStage::HardwareStage(const CliOptions& options, const std::string& local
     if (name == "auto") {
       const Device* local = local_gpu_name.empty() ? nullptr : match_local_device(db_, local_gpu_name, local_sm_count, local_memory_gb);
       if (!local)
-        throw Error(kExitUsage, local_gpu_name.empty() ? "--gpu auto: no local NVIDIA GPU found; name the device with --gpu NAME"
-                                                       : "--gpu auto: '" + local_gpu_name + "' matches no hwdb entry; add one with --hwdb (modelcost calibrate writes one)");
+        // No GPU is a device problem (exit 6, as for --measure); an unknown one is a usage error.
+        throw Error(local_gpu_name.empty() ? kExitRuntime : kExitUsage,
+                    local_gpu_name.empty() ? "--gpu auto: no local NVIDIA GPU found; name the device with --gpu NAME"
+                                           : "--gpu auto: '" + local_gpu_name + "' matches no hwdb entry; add one with --hwdb (modelcost calibrate writes one)");
       resolution_ = "--gpu auto: this machine's " + local_gpu_name + " is " + local->id + " (" + local->name + ")";
       devices_.push_back(local);
       continue;
@@ -95,7 +102,7 @@ void HardwareStage::run(const Model& model, const ShapeOptions& shape_options, c
     auto rows = compare_devices(analysis, devices_, ro);
     for (size_t i = 0; i < rows.size(); ++i)
       if (prices_[i] && rows[i].throughput_per_s > 0) rows[i].cost_per_million_usd = *prices_[i] / 3600.0 / rows[i].throughput_per_s * 1e6;
-    add_device_comparison(report, rows, roofline_->dtype);
+    add_device_comparison(report, rows, roofline_->dtype, ro.view);
   }
   if (planning) plan(model, shape_options, batch_dim, report);
 }
@@ -108,6 +115,8 @@ void HardwareStage::plan(const Model& model, const ShapeOptions& shape_options, 
   po.datasheet = options_.ceilings == "datasheet";
   po.batches = options_.batches.empty() ? std::vector<int64_t>{} : parse_batch_list(options_.batches);
   if (po.batches.empty() && !options_.target_qps && !options_.latency_slo_ms) po.batches = {batch_dim.current};
+  // The CUDA context and library workspaces need room beside the model, as `llm` assumes too.
+  po.workspace_bytes = kRuntimeReserveBytes;
   po.target_qps = options_.target_qps;
   po.latency_slo_ms = options_.latency_slo_ms;
   // The same loaded model at each batch; the main run already reported its warnings.

@@ -27,6 +27,19 @@ std::string dims_text(const Shape& shape) {
   return text;
 }
 
+// --dim batch=4 --input x=8x3x224x224 where x is [batch,3,224,224]: the whole shape would win
+// silently, so two different values for one dim are refused.
+void check_dims_agree_with_input(const ShapeOptions& options, const std::string& name, const Shape& shape,
+                                 const onnx::TensorShapeProto& declared) {
+  for (int axis = 0; axis < declared.dim_size(); ++axis) {
+    const std::string& symbol = declared.dim(axis).dim_param();
+    auto set = symbol.empty() ? options.dims.end() : options.dims.find(symbol);
+    if (set == options.dims.end() || set->second == shape[axis]) continue;
+    throw Error(kExitUsage, "--dim " + symbol + "=" + std::to_string(set->second) + " disagrees with --input " + name + "=" +
+                                dims_text(shape) + " (its dim " + std::to_string(axis) + " is " + symbol + "); give one of them");
+  }
+}
+
 }  // namespace
 
 void check_shape_options(const Model& model, const ShapeOptions& options) {
@@ -48,10 +61,12 @@ void check_shape_options(const Model& model, const ShapeOptions& options) {
     const int id = g.find(name);
     if (id < 0 || !g.tensors[id].is_graph_input) continue;  // the shape engine names the inputs there are
     const auto* declared = declared_shape(g.tensors[id]);
-    if (!declared || declared->dim_size() == static_cast<int>(shape.size())) continue;
-    throw Error(kExitUsage, "--input " + name + "=" + dims_text(shape) + ": '" + name + "' has " +
-                                std::to_string(declared->dim_size()) + " dims (" + declared_text(*declared) + "), got " +
-                                std::to_string(shape.size()));
+    if (!declared) continue;
+    if (declared->dim_size() != static_cast<int>(shape.size()))
+      throw Error(kExitUsage, "--input " + name + "=" + dims_text(shape) + ": '" + name + "' has " +
+                                  std::to_string(declared->dim_size()) + " dims (" + declared_text(*declared) + "), got " +
+                                  std::to_string(shape.size()));
+    check_dims_agree_with_input(options, name, shape, *declared);
   }
 }
 

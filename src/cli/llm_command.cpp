@@ -15,6 +15,7 @@
 #include "modelcost/measure.h"
 #include "ops/op_registry.h"
 #include "report/llm_report.h"
+#include "roofline/dtype_names.h"
 #include "shapes/shape_engine.h"
 
 namespace modelcost {
@@ -44,10 +45,16 @@ LlmOptions plan_options(const LlmCommandOptions& o) {
   p.generate = o.generate;
   p.batches = parse_positive_list("--batch", o.batches);
   if (!o.contexts.empty()) p.contexts = parse_positive_list("--context", o.contexts);
+  // Decoding starts after the prompt: a shorter context is a step that never runs.
+  for (int64_t context : p.contexts)
+    if (context < o.prompt)
+      throw Error(kExitUsage, "--context " + std::to_string(context) + " is shorter than --prompt " +
+                                  std::to_string(o.prompt) + ": a decode step's context is the prompt plus the tokens generated "
+                                  "so far; give contexts of at least " + std::to_string(o.prompt));
   // --dtype sets every precision; the specific options override it.
-  p.precision.weights = o.weights.empty() ? o.dtype : o.weights;
-  p.precision.activations = o.activations.empty() ? o.dtype : o.activations;
-  p.precision.kv_cache = o.kv_cache.empty() ? o.dtype : o.kv_cache;
+  p.precision.weights = canonical_dtype_name(o.weights.empty() ? o.dtype : o.weights);
+  p.precision.activations = canonical_dtype_name(o.activations.empty() ? o.dtype : o.activations);
+  p.precision.kv_cache = canonical_dtype_name(o.kv_cache.empty() ? o.dtype : o.kv_cache);
   p.tensor_parallel = o.tensor_parallel;
   p.expert_parallel = o.expert_parallel;
   p.link = o.link;

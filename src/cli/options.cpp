@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <set>
 
 #include "hardware/edit_distance.h"
+#include "roofline/dtype_names.h"
 #include "modelcost/errors.h"
 
 namespace modelcost {
@@ -30,6 +32,16 @@ CLI::Validator positive_number() {
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
         const bool ok = ec == std::errc() && end == text.data() + text.size() && std::isfinite(value) && value > 0;
         return ok ? "" : "expected a number above 0, got '" + text + "'";
+      },
+      "");
+}
+
+// FP16, float16, half -> fp16 (the option's own check then names what is allowed).
+CLI::Validator dtype_alias() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        text = canonical_dtype_name(text);
+        return "";
       },
       "");
 }
@@ -72,10 +84,12 @@ void add_device_options(CLI::App& app, CliOptions& options) {
       ->type_name("NAME")
       ->allow_extra_args(false)
       ->join(',');
-  app.add_option("--dtype", options.dtype, "Re-cost as if every float tensor were this type: fp16|bf16|fp32|tf32|fp8|int8")
-      ->type_name("TYPE");
-  app.add_option("--hwdb", options.hwdb_dirs, "Extra directory of device .toml files (repeatable; also $MODELCOST_HWDB)")
-      ->type_name("DIR")
+  app.add_option("--dtype", options.dtype,
+                 "Re-cost as if every float tensor were this type: fp16|bf16|fp32|tf32|fp8|int8 (any case; float16, half, bfloat16, float32 too)")
+      ->type_name("TYPE")
+      ->transform(dtype_alias());
+  app.add_option("--hwdb", options.hwdb_dirs, "Extra device files: a directory of .toml files or one .toml (repeatable; also $MODELCOST_HWDB)")
+      ->type_name("PATH")
       ->allow_extra_args(false);
   app.add_flag("--list-gpus", options.list_gpus, "List the devices of the hardware database and exit");
   app.add_option("--peak-tflops", options.peak_tflops, "Custom device peak (TFLOP/s, every math path)")->check(positive);
@@ -112,6 +126,21 @@ void add_measure_options(CLI::App& app, CliOptions& options) {
                "With --measure on the GPU: DRAM bytes and executed FLOPs per node (CUPTI range profiler)");
 }
 
+// `diff --help`: the main command's options diff takes (CLI11 lists only a subcommand's own).
+std::string diff_help_footer(const CLI::App& app) {
+  static const std::set<std::string> not_for_diff = {"help", "version", "list-gpus", "html", "roofline-svg", "by-module",
+                                                     "groups-csv"};
+  std::string text = "Options (those of `modelcost MODEL`, applied to both models):\n";
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->get_lnames().empty() || not_for_diff.count(option->get_lnames().front())) continue;
+    std::string name = "--" + option->get_lnames().front();
+    const std::string type = option->get_type_name().substr(0, option->get_type_name().find(':'));
+    if (!type.empty() && option->get_expected_min() > 0) name += " " + type;
+    text += "  " + name + std::string(name.size() < 26 ? 26 - name.size() : 1, ' ') + option->get_description() + "\n";
+  }
+  return text;
+}
+
 // calibrate, and diff A B (which takes the analysis options of the main command).
 void add_subcommands(CLI::App& app, CliOptions& options) {
   auto* calibrate = app.add_subcommand("calibrate", "Measure this machine's achievable roofline and write it as a hwdb entry");
@@ -122,13 +151,15 @@ void add_subcommands(CLI::App& app, CliOptions& options) {
   calibrate->add_option("--from-grid", options.calibrate_from_grid,
                         "Fit the kernel curves to a grid saved with --kernels-csv and print them (no GPU needed)")
       ->type_name("FILE");
-  calibrate->add_option("--hwdb", options.hwdb_dirs, "Extra directory of device .toml files")->type_name("DIR");
+  calibrate->add_option("--hwdb", options.hwdb_dirs, "Extra device files: a directory of .toml files, or one .toml")->type_name("PATH");
   calibrate->add_flag("--cpu", options.cpu, "Calibrate the CPU backend instead of the GPU");
+  calibrate->add_flag("-q,--quiet", options.quiet, "Print nothing on stdout (--out and --kernels-csv are still written)");
   calibrate->callback([&options] { options.calibrate = true; });
   // diff A B takes the analysis options of the main command (--dim, --gpu, --csv, ...).
   auto* diff = app.add_subcommand("diff", "Compare two models: per node, per op type and in total (MACs, FLOPs, bytes, times)");
   diff->add_option("models", options.diff_models, "The two ONNX model files, A then B")->expected(2);
   diff->fallthrough();
+  diff->footer(diff_help_footer(app));
   diff->callback([&options] { options.diff = true; });
 }
 

@@ -52,7 +52,13 @@ void HardwareDb::add(Device device) {
 
 void HardwareDb::load_dir(const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw Error(kExitUnreadable, dir + ": no such hardware directory (not a directory)");
+  // One device file (what `modelcost calibrate --out` writes) is a database of one.
+  if (fs::is_regular_file(dir, ec) && fs::path(dir).extension() == ".toml") {
+    add(load_device_file(dir));
+    return;
+  }
+  if (!fs::is_directory(dir, ec))
+    throw Error(kExitUnreadable, dir + ": no such hardware directory or device file (a directory of .toml files, or one .toml)");
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir, ec))
     if (entry.path().extension() == ".toml" && entry.is_regular_file()) files.push_back(entry.path());

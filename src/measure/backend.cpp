@@ -196,17 +196,50 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
   return out;
 }
 
+namespace {
+
+// "5.62 us + 14.6 us per 1000 K + max(FLOPs / 168 TF, bytes / 1864 GB/s)", leaving out the terms a
+// curve does not have (a memory-only kernel has no FLOP rate, a pointwise one no K term).
+std::string curve_text(const KernelCurve& c) {
+  std::string text = fmt::format("{:.3g} us", c.fixed_us);
+  if (c.k_us_per_1000 > 0) text += fmt::format(" + {:.3g} us per 1000 K", c.k_us_per_1000);
+  std::vector<std::string> rates;
+  if (c.tflops > 0) rates.push_back(fmt::format("FLOPs / {:.4g} TF", c.tflops));
+  if (c.gbps > 0) rates.push_back(fmt::format("bytes / {:.4g} GB/s", c.gbps));
+  if (rates.size() == 2) text += " + max(" + rates[0] + ", " + rates[1] + ")";
+  if (rates.size() == 1) text += " + " + rates[0];
+  return text;
+}
+
+std::string curves_table(const CalibrationResult& r) {
+  if (r.library_curves.empty()) return "";
+  std::string out = fmt::format("\n{:<26}{:>7}{:>8}  {}\n", "kernel class", "calls", "error", "time per call (median error)");
+  for (const auto& [name, c] : r.library_curves) {
+    std::vector<KernelSample> samples;
+    for (const auto& k : r.library_kernels)
+      if (k.kind == name) samples.push_back({kernel_class_is_matrix(name) ? k.k : 0, k.flops, k.bytes, k.model_us()});
+    std::vector<double> errors = relative_errors(c, samples);
+    for (double& e : errors) e = std::fabs(e);
+    std::sort(errors.begin(), errors.end());
+    const double median = errors.empty() ? 0 : errors[errors.size() / 2];
+    out += fmt::format("{:<26}{:>7}{:>7.0f}%  {}\n", name, samples.size(), 100 * median, curve_text(c));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string format_calibration(const CalibrationResult& r, const std::map<std::string, double>& datasheet) {
-  std::string out = fmt::format("{} ({})\n", r.device.name, r.device.driver);
-  out += fmt::format("{:<26}{:>15}{:>15}{:>9}\n", "figure", "measured", "datasheet", "ratio");
+  std::string out = r.device.driver.empty() ? r.device.name + "\n" : fmt::format("{} ({})\n", r.device.name, r.device.driver);
+  std::string figures;
   auto row = [&](const std::string& label, const std::string& key, double value, const char* unit) {
     if (value <= 0) return;
     auto it = datasheet.find(key);
     if (it != datasheet.end() && it->second > 0)
-      out += fmt::format("{:<26}{:>10.4g} {:<4}{:>10.4g} {:<4}{:>8.0f}%\n", label, value, unit, it->second, unit,
-                         100 * value / it->second);
+      figures += fmt::format("{:<28}{:>10.4g} {:<4}{:>10.4g} {:<4}{:>8.0f}%\n", label, value, unit, it->second, unit,
+                             100 * value / it->second);
     else
-      out += fmt::format("{:<26}{:>10.4g} {:<4}{:>15}{:>9}\n", label, value, unit, "-", "-");
+      figures += fmt::format("{:<28}{:>10.4g} {:<4}{:>15}{:>9}\n", label, value, unit, "-", "-");
   };
   row("DRAM bandwidth", "dram_gbps", r.dram_gbps, "GB/s");
   row("vector fp32", "fp32_vector", r.fp32_vector_tflops, "TF");
@@ -217,20 +250,11 @@ std::string format_calibration(const CalibrationResult& r, const std::map<std::s
   row("kernel overhead", "kernel_overhead_us", r.kernel_overhead_us, "us");
   row("inter-kernel gap", "kernel_gap_us", r.kernel_gap_us, "us");
   row("library call gap in a graph", "library_gap_us", r.library_gap_us, "us");
-  for (const auto& [name, c] : r.library_curves) {
-    std::vector<KernelSample> samples;
-    for (const auto& k : r.library_kernels)
-      if (k.kind == name) samples.push_back({kernel_class_is_matrix(name) ? k.k : 0, k.flops, k.bytes, k.model_us()});
-    std::vector<double> errors = relative_errors(c, samples);
-    for (double& e : errors) e = std::fabs(e);
-    std::sort(errors.begin(), errors.end());
-    const double median = errors.empty() ? 0 : errors[errors.size() / 2];
-    out += fmt::format("{:<26}{:>8.3g} us + {:.3g} us per 1000 K + max(FLOPs / {:.4g} TF, bytes / {:.4g} GB/s); {} calls, "
-                       "median error {:.0f}%\n", name + " kernels", c.fixed_us, c.k_us_per_1000, c.tflops, c.gbps,
-                       samples.size(), 100 * median);
-  }
   row("all-reduce bus bandwidth", "allreduce_bus_gbps", r.allreduce_bus_gbps, "GB/s");
   row("all-reduce step latency", "allreduce_latency_us", r.allreduce_latency_us, "us");
+  // The header only over rows of figures (a refitted grid has none).
+  if (!figures.empty()) out += fmt::format("{:<28}{:>15}{:>15}{:>9}\n", "figure", "measured", "datasheet", "ratio") + figures;
+  out += curves_table(r);
   for (const auto& note : r.notes) out += "  " + note + "\n";
   return out;
 }

@@ -1,6 +1,7 @@
 // --html FILE: the whole report as one self-contained page (inline CSS, JavaScript and SVG; no
-// network): totals, the extra sections (hardware, plan, comparison, measurement) as the terminal
-// prints them, the roofline plot, a sortable per-node table and the per-op-type summary.
+// network): totals, the extra sections (device, plan, comparison, fused kernels, modules,
+// measurement) as tables, the roofline plot, the per-node table (heaviest first, rendered on
+// demand: html_nodes.h) and the per-op-type summary.
 #pragma once
 #include <ostream>
 #include <string>

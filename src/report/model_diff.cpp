@@ -142,6 +142,7 @@ ModelDiff diff_reports(const Report& a, const Report& b) {
     d.totals_a[f] = total_of(a, sum_a);
     d.totals_b[f] = total_of(b, sum_b);
   }
+  d.whole_model = whole_model_figures(a, b);
   const size_t rank = d.figures.size() > 5 ? 5 : 1;  // predicted time when present, else FLOPs
   for (auto& [op, o] : by_op) d.op_types.push_back(std::move(o));
   std::stable_sort(d.op_types.begin(), d.op_types.end(), [rank](const OpTypeDiff& x, const OpTypeDiff& y) {
@@ -172,7 +173,7 @@ std::string figure_title(const DiffFigure& f) {
   static const std::map<std::string, std::string> titles = {{"macs", "MACs"},        {"flops", "FLOPs"},
                                                             {"params", "params"},    {"bytes_read", "bytes read"},
                                                             {"bytes_written", "bytes written"},
-                                                            {"predicted_us", "predicted us"}, {"measured_us", "measured us"}};
+                                                            {"predicted_us", "predicted us, as written"}, {"measured_us", "measured us"}};
   auto it = titles.find(f.name);
   return it == titles.end() ? f.name : it->second;
 }
@@ -184,7 +185,8 @@ void print_diff(const ModelDiff& d, size_t top, std::ostream& out) {
   out << fmt::format("\nNodes: {} in A, {} in B; {} matched by name, {} by structure, {} removed, {} added", d.a->analysis->nodes.size(),
                      d.b->analysis->nodes.size(), d.matched_by_name, d.matched_by_structure, d.removed, d.added);
   if (d.figures.size() > 5) out << fmt::format(", {} bound changes", d.bound_changes);
-  out << "\n\nTotals\n";
+  const std::string view = report_view(*d.a);
+  out << "\n\nTotals" << (view.empty() ? "" : " (per-node sums, then the whole model; plan in the " + view + " view)") << "\n";
   TextTable totals;
   totals.add_column("figure", TextTable::Align::kLeft);
   for (const char* t : {"A", "B", "B - A", "change"}) totals.add_column(t, TextTable::Align::kRight);
@@ -194,6 +196,9 @@ void print_diff(const ModelDiff& d, size_t top, std::ostream& out) {
                     terminal_text(CellValue::of_number(d.totals_b[f]), k), signed_text(d.totals_b[f] - d.totals_a[f], k),
                     change_text(d.totals_a[f], d.totals_b[f])});
   }
+  for (const auto& f : d.whole_model)
+    totals.add_row({f.title, terminal_text(CellValue::of_number(f.a), f.kind), terminal_text(CellValue::of_number(f.b), f.kind),
+                    signed_text(f.b - f.a, f.kind), change_text(f.a, f.b)});
   totals.print(out);
   const size_t rank = d.figures.size() > 5 ? 5 : 1;
   const DiffFigure& ranked = d.figures[rank];
@@ -269,6 +274,9 @@ void write_diff_json(const ModelDiff& d, std::ostream& out) {
   for (size_t f = 0; f < d.figures.size(); ++f)
     totals[d.figures[f].name] = {{"a", json_number(d.totals_a[f])}, {"b", json_number(d.totals_b[f])},
                                  {"delta", json_number(d.totals_b[f] - d.totals_a[f])}};
+  Json whole_model = Json::object();
+  for (const auto& f : d.whole_model)
+    whole_model[f.name] = {{"title", f.title}, {"a", json_number(f.a)}, {"b", json_number(f.b)}, {"delta", json_number(f.b - f.a)}};
   Json matching = {{"by_name", d.matched_by_name}, {"by_structure", d.matched_by_structure}, {"removed", d.removed},
                    {"added", d.added},           {"bound_changes", d.bound_changes}};
   Json ops = Json::array();
@@ -293,7 +301,7 @@ void write_diff_json(const ModelDiff& d, std::ostream& out) {
     nodes.push_back(std::move(row));
   }
   Json root = {{"modelcost_version", d.a->tool_version}, {"a", side(*d.a)},    {"b", side(*d.b)},  {"figures", Json::array()},
-               {"matching", matching},                  {"totals", totals},    {"by_op_type", ops}, {"nodes", nodes}};
+               {"matching", matching},                  {"totals", totals},    {"whole_model", whole_model},    {"by_op_type", ops}, {"nodes", nodes}};
   for (const auto& f : d.figures) root["figures"].push_back(f.name);
   out << root.dump(1, ' ', false, Json::error_handler_t::replace) << "\n";
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "report/diff_summary.h"
 #include "report/report.h"
 
 namespace modelcost {
@@ -39,6 +40,8 @@ struct ModelDiff {
   std::vector<NodeDiff> nodes;  // A's nodes in order (matched or removed), then B's added nodes
   std::vector<OpTypeDiff> op_types;  // by the largest |delta| of the first figure ranked, then name
   std::vector<double> totals_a, totals_b;
+  // Latency in each view on every device, and the plan per batch (diff_summary.h).
+  std::vector<WholeModelFigure> whole_model;
   size_t matched_by_name = 0, matched_by_structure = 0, removed = 0, added = 0, bound_changes = 0;
 };
 

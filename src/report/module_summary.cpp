@@ -7,10 +7,12 @@
 #include "report/aggregate.h"
 #include "report/number_format.h"
 #include "report/text_table.h"
+#include "report/torch_scope.h"
 
 namespace modelcost {
 
 std::string node_scope(const Node& node) {
+  if (std::optional<std::string> torch = torch_module_scope(node)) return *torch;
   const size_t slash = node.name.rfind('/');
   if (slash == std::string::npos || slash == 0) return "";
   return node.name.substr(0, slash);

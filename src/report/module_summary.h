@@ -10,8 +10,9 @@
 
 namespace modelcost {
 
-// The node's scope path: its name without the last '/' component ("/layer1/0/conv1/Conv" ->
-// "/layer1/0/conv1"); "" for a name without scopes ("Conv_0").
+// The node's scope path: the module PyTorch's dynamo exporter recorded for it (torch_scope.h), else
+// its name without the last '/' component ("/layer1/0/conv1/Conv" -> "/layer1/0/conv1"); "" for a
+// name without scopes ("Conv_0").
 std::string node_scope(const Node& node);
 // The first `depth` components of a scope: ("/layer1/0/conv1", 2) -> "/layer1/0"; "" stays "".
 std::string scope_at_depth(const std::string& scope, size_t depth);

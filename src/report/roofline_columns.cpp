@@ -64,14 +64,15 @@ Json plan_row_json(const PlanRow& row) {
 // byte, intensity and output dtype figures follow, so they agree with the predicted times (and
 // with achieved bandwidth from a measurement at that dtype). Bytes stay whole numbers, and the
 // totals are sums of the same per-node figures, so CSV column sums equal the JSON totals.
-void show_figures_at_roofline_dtype(Report& report, const RooflineReport& r) {
-  const std::string recast = r.recast_dtype;
+}  // namespace
+
+void show_figures_at_dtype(Report& report, const std::string& recast) {
   if (recast.empty()) return;
   const Analysis& a = *report.analysis;
   auto bytes = std::make_shared<std::vector<RecastBytes>>(a.nodes.size());
   double read = 0, written = 0;
   for (size_t i = 0; i < a.nodes.size(); ++i) {
-    (*bytes)[i] = r.nodes[i].costed ? recast_node_bytes_split(a.nodes[i], recast)
+    (*bytes)[i] = a.nodes[i].cost.known ? recast_node_bytes_split(a.nodes[i], recast)
                                     : RecastBytes{a.nodes[i].cost.bytes_read, a.nodes[i].cost.bytes_written};
     read += (*bytes)[i].read;
     written += (*bytes)[i].written;
@@ -102,11 +103,9 @@ void show_figures_at_roofline_dtype(Report& report, const RooflineReport& r) {
   }
 }
 
-}  // namespace
-
 void add_roofline(Report& report, const RooflineReport& roofline, const std::string& resolution) {
   auto r = std::make_shared<const RooflineReport>(roofline);  // the columns keep a copy
-  show_figures_at_roofline_dtype(report, roofline);
+  show_figures_at_dtype(report, roofline.recast_dtype);
   report.add_column_after("arithmetic_intensity",
                           {"bound", "bound", "", ColumnKind::kText, kSinkAll, false,
                            [r](const NodeAnalysis&, size_t row) { return CellValue::of_text(bound_name(r->nodes[row].bound)); },
@@ -235,13 +234,18 @@ void add_device_columns(Report& report, const std::vector<const RooflineReport*>
     report.add_column_after(after, bound);
     report.add_column_after(bound.name, predicted);
     after = predicted.name;
-    report.totals.push_back({"predicted_latency_ms@" + id, "predicted latency on " + id + " (ms)", "ms", ColumnKind::kTime,
-                             kSinkTable | kSinkJson,
+    report.totals.push_back({"predicted_latency_ms@" + id, "predicted latency as written on " + id + " (ms)", "ms",
+                             ColumnKind::kTime, kSinkTable | kSinkJson,
                              [r](const Analysis&) { return CellValue::of_number(r->totals.predicted_latency_ms); }});
+    if (r->fusion)
+      report.totals.push_back({"predicted_latency_deployed_ms@" + id, "predicted latency deployed on " + id + " (ms)", "ms",
+                               ColumnKind::kTime, kSinkTable | kSinkJson,
+                               [r](const Analysis&) { return CellValue::of_number(r->deployed.predicted_latency_ms); }});
   }
 }
 
-void add_device_comparison(Report& report, const std::vector<DeviceComparisonRow>& rows, const std::string& dtype) {
+void add_device_comparison(Report& report, const std::vector<DeviceComparisonRow>& rows, const std::string& dtype,
+                           const std::string& view) {
   report.sections.push_back({"comparison",
                              [rows, dtype] {
                                Json out = Json::array();
@@ -258,8 +262,8 @@ void add_device_comparison(Report& report, const std::vector<DeviceComparisonRow
                                                     {"cost_per_million_usd", optional_json(r.cost_per_million_usd)}});
                                return out;
                              },
-                             [rows](std::ostream& out) {
-                               out << "\nDevices side by side\n";
+                             [rows, dtype, view](std::ostream& out) {
+                               out << "\nDevices side by side (" << view << ", " << dtype << ")\n";
                                TextTable t = table_with({"device", "latency", "throughput/s", "compute-bound", "memory-bound", "memory", "fits", "$/1M inf."});
                                for (const auto& r : rows)
                                  t.add_row({r.device->name, milliseconds(r.latency_ms), human_count(r.throughput_per_s),

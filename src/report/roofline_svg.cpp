@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <unordered_set>
 #include <numeric>
 
 #include "modelcost/errors.h"
@@ -113,6 +114,8 @@ class RooflinePlot {
     rank_heaviest();
   }
 
+  RooflineSvgAxes axes() const { return {x_.lo, x_.hi, y_.lo, y_.hi}; }
+
   std::string render() {
     s_ += fmt::format(R"(<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" font-family="DejaVu Sans, Arial, sans-serif" font-size="12">
@@ -203,6 +206,10 @@ class RooflinePlot {
     y_ = LogAxis{std::floor(std::log10(y_min)), std::ceil(std::log10(y_max * 1.5)), bottom_, kTop};
     y_.lo = std::max(y_.lo, y_.hi - 9);  // keep 9 decades at most: a stray tiny node must not squash the roofs
     if (y_.hi - y_.lo < 2) y_.lo = y_.hi - 2;
+    if (const auto& shared = options_.shared_axes) {
+      x_.lo = std::min(x_.lo, shared->x_lo), x_.hi = std::max(x_.hi, shared->x_hi);
+      y_.lo = std::min(y_.lo, shared->y_lo), y_.hi = std::max(y_.hi, shared->y_hi);
+    }
     x_floor_ = std::pow(10.0, x_.lo), x_ceiling_ = std::pow(10.0, x_.hi);
     y_floor_ = std::pow(10.0, y_.lo), y_ceiling_ = std::pow(10.0, y_.hi);
   }
@@ -229,10 +236,18 @@ class RooflinePlot {
 
   // Title, grid, decade ticks and both axis titles.
   void draw_frame() {
-    s_ += fmt::format("<text x=\"{}\" y=\"26\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, xml_escape(shorten(report_.verdict, 150)));
-    s_ += fmt::format("<text x=\"{}\" y=\"46\" fill=\"#444\">Roofline of {} ({:g} GB/s). x: arithmetic intensity (FLOP/byte); y: predicted "
-                      "FLOP/s incl. kernel overhead; dashed: datasheet roof. Hover a mark for the node or kernel.</text>\n",
-                      kLeft, xml_escape(device_.name), device_.memory_bandwidth_gbps);
+    // Three lines that fit the width: the verdict's subject, its finding, what the axes show.
+    const double room = options_.width - kLeft - 12;
+    const size_t colon = report_.verdict.find(": ");
+    const std::string subject = report_.verdict.substr(0, colon);
+    const std::string finding = colon == std::string::npos ? "" : report_.verdict.substr(colon + 2);
+    auto fitting = [room](const std::string& text, double font) { return shorten(text, static_cast<size_t>(room / (0.6 * font))); };
+    s_ += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, xml_escape(fitting(subject, 15)));
+    s_ += fmt::format("<text x=\"{}\" y=\"41\">{}</text>\n", kLeft, xml_escape(fitting(finding, 12)));
+    s_ += fmt::format("<text x=\"{}\" y=\"58\" fill=\"#444\" font-size=\"11\">{}<title>Hover a mark for the node or kernel.</title></text>\n",
+                      kLeft, xml_escape(fitting(fmt::format("Roofline of {} ({:g} GB/s). x: arithmetic intensity (FLOP/byte); y: predicted "
+                                                            "FLOP/s incl. kernel overhead; dashed: datasheet roof.",
+                                                            device_.name, device_.memory_bandwidth_gbps), 11)));
     s_ += "<g stroke=\"#e6e6e6\">\n";
     for (double d = x_.lo; d <= x_.hi + 1e-9; ++d)
       s_ += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>\n", x_(std::pow(10.0, d)), kTop, bottom_);
@@ -320,10 +335,13 @@ class RooflinePlot {
       return report_.nodes[a.node].predicted_us < report_.nodes[b.node].predicted_us;
     });
     s_ += "<g stroke=\"white\" stroke-width=\"0.6\">\n";
+    // A mark the same as one drawn (a repeated layer) adds nothing to the picture, only bytes.
+    std::unordered_set<std::string> drawn;
     for (const auto& m : marks_) {
       const NodeRoofline& n = report_.nodes[m.node];
       const double cx = m.intensity > 0 ? px(m.intensity) : right_, cy = py(m.achieved);
       const double r = 3 + 8 * std::sqrt(max_share > 0 ? n.share / max_share : 0);
+      if (!rank_[m.node] && !drawn.insert(fmt::format("{:.0f},{:.0f},{:.0f},{}", cx, cy, 2 * r, bound_name(n.bound))).second) continue;
       s_ += fmt::format("<circle class=\"node {}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}</title></circle>\n",
                         bound_name(n.bound), cx, cy, r, bound_colour(n.bound), tooltip(m.node));
       if (rank_[m.node]) numbered_.push_back({m.node, cx, cy, r});
@@ -378,17 +396,19 @@ class RooflinePlot {
   size_t draw_groups() {
     size_t drawn = 0;
     s_ += "<g fill=\"none\" stroke-width=\"1.2\">\n";
+    std::unordered_set<std::string> placed;  // one diamond per place, as for the marks
     for (size_t k = 0; k < report_.groups.size(); ++k) {
       const NodeRoofline& g = report_.groups[k];
       if (!g.launches || g.flops <= 0 || g.predicted_us <= 0 || !report_.fusion) continue;
       const FusedGroup& fg = report_.fusion->groups[k];
       const double gx = g.intensity > 0 ? px(g.intensity) : right_, gy = py(g.flops / (g.predicted_us * 1e-6));
+      ++drawn;
+      if (!placed.insert(fmt::format("{:.0f},{:.0f},{}", gx, gy, bound_name(g.bound))).second) continue;
       s_ += fmt::format("<path class=\"group {}\" d=\"M{:.1f},{:.1f} l5,5 l-5,5 l-5,-5 z\" stroke=\"{}\"><title>{}</title></path>\n",
                         bound_name(g.bound), gx, gy - 5, bound_colour(g.bound),
                         xml_escape(fmt::format("kernel #{} {} ({} nodes from {}): {}-bound, {:.3g} us deployed; {:.4g} FLOP, {:.4g} bytes",
                                                fg.id, fg.label, fg.members.size(), analysis_.nodes[fg.members.front()].node->name,
                                                bound_name(g.bound), g.predicted_us, g.flops, g.bytes)));
-      ++drawn;
     }
     s_ += "</g>\n";
     return drawn;
@@ -400,9 +420,11 @@ class RooflinePlot {
     s_ += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#333\">0-FLOP nodes (data movement): {}</text>\n", kLeft, strip_y - 8,
                       movers_.size());
     s_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"22\" fill=\"#f7f7f7\" stroke=\"#ddd\"/>\n<g>\n", kLeft, strip_y, right_ - kLeft);
+    std::unordered_set<std::string> placed;  // thousands of movers share each pixel column
     for (size_t k = 0; k < movers_.size(); ++k) {
       const size_t i = movers_[k];
       const double cx = kLeft + 6 + (right_ - kLeft - 12) * (movers_.size() == 1 ? 0.5 : static_cast<double>(k) / (movers_.size() - 1));
+      if (!rank_[i] && !placed.insert(fmt::format("{:.0f},{}", cx, node_colour(i))).second) continue;
       s_ += fmt::format("<rect class=\"node {}\" x=\"{:.1f}\" y=\"{}\" width=\"6\" height=\"12\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}</title></rect>\n",
                         bound_name(report_.nodes[i].bound), cx - 3, strip_y + 5, node_colour(i), tooltip(i));
       if (rank_[i])
@@ -469,30 +491,8 @@ std::string render_roofline_svg(const RooflineReport& report, const Analysis& an
   return RooflinePlot(report, analysis, options).render();
 }
 
-std::string render_roofline_svg_panels(const std::vector<RooflineSvgPanel>& panels, const Analysis& analysis) {
-  if (panels.size() == 1) return render_roofline_svg(*panels[0].report, analysis, panels[0].options);
-  double width = 0, height = 0;
-  for (const auto& p : panels) width = std::max<double>(width, p.options.width), height += p.options.height;
-  std::string s = fmt::format(R"(<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}">
-)", width, height);
-  double y = 0;
-  for (const auto& p : panels) {
-    std::string inner = render_roofline_svg(*p.report, analysis, p.options);
-    inner.erase(0, inner.find("<svg"));  // drop the XML declaration: a nested <svg> is an element
-    inner.insert(4, fmt::format(" x=\"0\" y=\"{}\"", y));
-    s += inner;
-    y += p.options.height;
-  }
-  return s + "</svg>\n";
-}
-
-void write_roofline_svg(const std::string& path, const RooflineReport& report, const Analysis& analysis,
-                        const RooflineSvgOptions& options) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(kExitUnreadable, "cannot write the roofline SVG '" + path + "'");
-  out << render_roofline_svg(report, analysis, options);
-  if (!out) throw Error(kExitUnreadable, "cannot write the roofline SVG '" + path + "'");
+RooflineSvgAxes roofline_svg_axes(const RooflineReport& report, const Analysis& analysis, const RooflineSvgOptions& options) {
+  return RooflinePlot(report, analysis, options).axes();
 }
 
 }  // namespace modelcost

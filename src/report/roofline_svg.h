@@ -3,6 +3,7 @@
 // heaviest nodes numbered and listed).
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,15 @@ struct MeasuredPoint {
   bool measured_intensity = false;
 };
 
+// A plot's axes, in decades (log10) of intensity (x) and FLOP/s (y).
+struct RooflineSvgAxes {
+  double x_lo = 0, x_hi = 0, y_lo = 0, y_hi = 0;
+};
+
 struct RooflineSvgOptions {
+  // Set: the plot spans at least these axes (panels of several devices share one range, so their
+  // marks compare by eye).
+  std::optional<RooflineSvgAxes> shared_axes;
   int width = 1100;
   int height = 680;
   size_t annotate_top = 10;  // the heaviest nodes by predicted time get a number and a legend line
@@ -31,7 +40,11 @@ struct RooflineSvgOptions {
 std::string render_roofline_svg(const RooflineReport& report, const Analysis& analysis,
                                 const RooflineSvgOptions& options = {});
 
-// Several devices (--gpu a,b,c): one plot per device, stacked in one SVG document.
+// The axes render_roofline_svg would draw.
+RooflineSvgAxes roofline_svg_axes(const RooflineReport& report, const Analysis& analysis, const RooflineSvgOptions& options = {});
+
+// Several devices (--gpu a,b,c): one plot per device, stacked in one SVG document, on one shared range.
+
 struct RooflineSvgPanel {
   const RooflineReport* report = nullptr;
   RooflineSvgOptions options;

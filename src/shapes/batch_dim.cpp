@@ -34,23 +34,32 @@ BatchDim find_batch_dim(const Model& model, const ShapeOptions& options, const s
   const auto* s = declared_shape(first);
   if (!s || s->dim_size() == 0) throw Error(kExitUsage, "input '" + first.name + "' has no dims; name the batch dim with --batch-dim");
   const auto& d0 = s->dim(0);
+  auto given = options.inputs.find(first.name);
+  const bool given_whole = given != options.inputs.end() && !given->second.empty();
   if (d0.has_dim_param() && !d0.dim_param().empty()) {
     dim.symbol = d0.dim_param();
     auto it = options.dims.find(dim.symbol);
-    dim.current = it == options.dims.end() ? 1 : it->second;
+    dim.current = it != options.dims.end() ? it->second : given_whole ? given->second[0] : 1;
   } else {
-    auto given = options.inputs.find(first.name);
-    dim.current = given != options.inputs.end() && !given->second.empty() ? given->second[0] : d0.dim_value();
+    dim.current = given_whole ? given->second[0] : d0.dim_value();
   }
   return dim;
 }
 
 ShapeOptions with_batch(const Model& model, ShapeOptions options, const BatchDim& dim, int64_t batch) {
+  const Graph& g = model.graph;
   if (!dim.symbol.empty()) {
     options.dims[dim.symbol] = batch;
+    // An input given whole (--input) keeps its shape but for the batch: its dims named after it.
+    for (int id : g.inputs) {
+      auto given = options.inputs.find(g.tensors[id].name);
+      const auto* s = declared_shape(g.tensors[id]);
+      if (given == options.inputs.end() || !s) continue;
+      for (int axis = 0; axis < s->dim_size() && axis < static_cast<int>(given->second.size()); ++axis)
+        if (s->dim(axis).dim_param() == dim.symbol) given->second[axis] = batch;
+    }
     return options;
   }
-  const Graph& g = model.graph;
   const auto* first = declared_shape(g.tensors[g.inputs.front()]);
   const int64_t fixed = first->dim(0).dim_value();
   for (int id : g.inputs) {

@@ -11,6 +11,74 @@
 
 namespace modelcost {
 
+namespace {
+
+// What the graph inputs made of --dim: the symbols set, the dims left at 1 (named ones by their
+// symbol, unnamed ones as "input[axis]").
+struct InputDims {
+  std::set<std::string> used, defaulted, unnamed;
+  std::string unnamed_example;  // "X=1x8": an --input that sets the first such input as analysed
+};
+
+std::string joined(const std::set<std::string>& names) {
+  std::string text;
+  for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text;
+}
+
+// The input's shape: its --input, else its declared dims with --dim values (unset ones at 1).
+void shape_input(const Model& model, const ShapeOptions& options, TensorInfo& t, InputDims& dims) {
+  const auto& tt = t.declared->tensor_type();
+  t.dtype = tt.elem_type();
+  auto given = options.inputs.find(t.name);
+  bool user_sized = given != options.inputs.end();
+  if (user_sized) {
+    t.shape = given->second;
+    // A symbol of a dim that --input sets whole counts as used (--dim batch=8 --input x=8x3).
+    for (const auto& d : tt.shape().dim())
+      if (d.has_dim_param()) dims.used.insert(d.dim_param());
+  } else {
+    t.shape.clear();
+    for (const auto& d : tt.shape().dim()) {
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0)
+          throw Error(kExitInvalidModel, model.path + ": input '" + t.name + "' has a negative dim " + std::to_string(d.dim_value()));
+        t.shape.push_back(d.dim_value());
+      } else if (d.has_dim_param() && options.dims.count(d.dim_param())) {
+        dims.used.insert(d.dim_param());
+        user_sized = true;
+        t.shape.push_back(options.dims.at(d.dim_param()));
+      } else {
+        const bool named = d.has_dim_param() && !d.dim_param().empty();
+        (named ? dims.defaulted : dims.unnamed).insert(named ? d.dim_param() : t.name + "[" + std::to_string(t.shape.size()) + "]");
+        t.shape.push_back(1);
+      }
+    }
+  }
+  if (dims.unnamed_example.empty() && !dims.unnamed.empty()) {
+    dims.unnamed_example = t.name + "=";
+    for (size_t i = 0; i < t.shape.size(); ++i) dims.unnamed_example += (i ? "x" : "") + std::to_string(t.shape[i]);
+  }
+  // A size the user gave (--input, --dim) that is too large is their option's fault, not the file's.
+  if (const std::string bad = shape_limit_violation(t.shape); !bad.empty())
+    throw Error(user_sized ? kExitUsage : kExitInvalidModel, model.path + ": input '" + t.name + "': " + bad);
+  t.has_shape = true;
+}
+
+void warn_about_dims(InputDims& dims, const ShapeOptions& options, Diagnostics& diagnostics) {
+  if (!dims.defaulted.empty())
+    diagnostics.warn("symbolic dims not set, using 1: " + joined(dims.defaulted) + " (set them with --dim NAME=VALUE)");
+  // An unnamed dim has no name for --dim: only a whole shape sets it.
+  if (!dims.unnamed.empty())
+    diagnostics.warn("unnamed dims not set, using 1: " + joined(dims.unnamed) + " (they have no name for --dim; set the whole shape, " +
+                     "e.g. --input " + dims.unnamed_example + ")");
+  for (const auto& [name, value] : options.dims)
+    if (!dims.used.count(name)) diagnostics.warn("--dim " + name + " names no symbolic dim of the model's inputs");
+  dims.defaulted.insert(dims.unnamed.begin(), dims.unnamed.end());
+}
+
+}  // namespace
+
 ShapeEngine::ShapeEngine(const OpRegistry& registry, Diagnostics& diagnostics)
     : registry_(registry), diagnostics_(diagnostics) {}
 
@@ -26,48 +94,16 @@ std::shared_ptr<Graph> ShapeEngine::run(const Model& model, const ShapeOptions& 
       throw Error(kExitUsage, "--input " + name + ": the model has no input of that name (inputs: " + names + ")");
     }
   }
-  std::set<std::string> defaulted, used_dims;
+  InputDims dims;
   for (int id : g.inputs) {
     TensorInfo& t = g.tensors[id];
-    const auto* declared = t.declared;
-    if (!declared || !declared->has_tensor_type()) {
+    if (!t.declared || !t.declared->has_tensor_type()) {
       diagnostics_.warn("input '" + t.name + "' is not a tensor; its consumers stay unshaped");
       continue;
     }
-    const auto& tt = declared->tensor_type();
-    t.dtype = tt.elem_type();
-    auto given = options.inputs.find(t.name);
-    if (given != options.inputs.end()) {
-      t.shape = given->second;
-    } else {
-      t.shape.clear();
-      for (const auto& d : tt.shape().dim()) {
-        if (d.has_dim_value()) {
-          if (d.dim_value() < 0)
-            throw Error(kExitInvalidModel, model.path + ": input '" + t.name + "' has a negative dim " +
-                                               std::to_string(d.dim_value()));
-          t.shape.push_back(d.dim_value());
-        } else if (d.has_dim_param() && options.dims.count(d.dim_param())) {
-          used_dims.insert(d.dim_param());
-          t.shape.push_back(options.dims.at(d.dim_param()));
-        } else {
-          defaulted.insert(d.has_dim_param() ? d.dim_param() : t.name + "[" + std::to_string(t.shape.size()) + "]");
-          t.shape.push_back(1);
-        }
-      }
-    }
-    if (const std::string bad = shape_limit_violation(t.shape); !bad.empty())
-      throw Error(given != options.inputs.end() ? kExitUsage : kExitInvalidModel,
-                  model.path + ": input '" + t.name + "': " + bad);
-    t.has_shape = true;
+    shape_input(model, options, t, dims);
   }
-  if (!defaulted.empty()) {
-    std::string names;
-    for (const auto& n : defaulted) names += (names.empty() ? "" : ", ") + n;
-    diagnostics_.warn("symbolic dims not set, using 1: " + names + " (set them with --dim NAME=VALUE)");
-  }
-  for (const auto& [name, value] : options.dims)
-    if (!used_dims.count(name)) diagnostics_.warn("--dim " + name + " names no symbolic dim of the model's inputs");
+  warn_about_dims(dims, options, diagnostics_);
   const auto standard = model.opsets.find("");
   if (standard != model.opsets.end() && standard->second > kMaxKnownOnnxOpset)
     diagnostics_.warn("opset " + std::to_string(standard->second) + " of the ai.onnx domain is newer than any known (up to " +
@@ -78,9 +114,9 @@ std::shared_ptr<Graph> ShapeEngine::run(const Model& model, const ShapeOptions& 
   } catch (const Error& e) {
     // Unset dims at 1 often make a graph inconsistent (a KV cache whose past and total lengths
     // must differ): name the dims to set rather than the node that failed first.
-    if (defaulted.empty() || e.code() != kExitInvalidModel) throw;
+    if (dims.defaulted.empty() || e.code() != kExitInvalidModel) throw;
     std::string names;
-    for (const auto& n : defaulted) names += (names.empty() ? "" : ", ") + n;
+    for (const auto& n : dims.defaulted) names += (names.empty() ? "" : ", ") + n;
     throw Error(kExitUsage, "the model does not analyse with its unset dims at 1; set them with --dim NAME=VALUE: " +
                                 names + " (with them at 1: " + e.what() + ")");
   }

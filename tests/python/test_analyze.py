@@ -81,7 +81,7 @@ def test_same_figures_as_the_command_line(tmp_path):
                    check=True)
     cli = json.loads(out.read_text())
     r = modelcost.analyze(SAMPLE, gpu="a100", dtype="fp16", batch=1)
-    assert r.totals == cli["totals"]
+    assert {k: v for k, v in r.totals.items() if k != "predicted_latency_as_written_ms"} == cli["totals"]
     assert r.nodes == cli["nodes"]
     # The device file's path differs: the package reads its own copy of hwdb/.
     for hardware in (r.roofline, cli["hardware"]):

@@ -1,0 +1,85 @@
+"""diff(), llm(), list_gpus(), calibrate() and measure=True: the command line's subcommands."""
+
+import os
+import shutil
+
+import pytest
+
+import modelcost
+
+
+def test_diff_of_a_model_with_itself(sample):
+    d = modelcost.diff(sample, sample, gpu=["a100", "h100"], batch=[1, 8])
+    assert d.matching["by_name"] == 169 and d.matching["removed"] == 0
+    assert d.totals["flops"]["delta"] == 0
+    assert d.whole_model["plan_latency_ms@h100-sxm@8"]["delta"] == 0
+    assert "predicted_latency_deployed_ms@h100-sxm" in d.whole_model
+    frame = d.to_pandas("whole_model")
+    assert frame["delta"].dtype == "float64" and (frame["delta"] == 0).all()
+    assert {"macs_a", "macs_b", "macs_delta"} <= set(d.to_pandas().columns)
+
+
+def test_llm_plan(repo):
+    model = os.path.join(repo, "tests", "models", "llm", "llama_gqa_kv.onnx")
+    plan = modelcost.llm(model, gpu="h100", dtype="FP16", prompt=64, generate=32, batch=[1, 8], context=[128, 2048])
+    assert plan.decoder["layers"] == 2
+    frame = plan.to_pandas()
+    assert len(frame) == 4  # batch x context
+    assert list(frame["batch"]) == [1, 1, 8, 8]
+    assert frame["tpot_ms"].dtype == "float64" and frame["fits"].dtype == "bool"
+
+
+def test_llm_errors_name_python_arguments(repo):
+    model = os.path.join(repo, "tests", "models", "llm", "llama_gqa_kv.onnx")
+    with pytest.raises(modelcost.ModelcostError) as raised:
+        modelcost.llm(model, gpu="h100", prompt=512, context=100)
+    assert raised.value.exit_code == 2
+    assert "context 100 is shorter than prompt 512" in str(raised.value)
+    assert "--" not in str(raised.value)
+
+
+def test_list_gpus():
+    gpus = modelcost.list_gpus()
+    a100 = next(d for d in gpus if d["id"] == "a100-sxm4-80gb")
+    assert "a100" in a100["aliases"] and a100["memory_gb"] == 80
+    assert gpus.to_pandas()["memory_gb"].dtype == "float64"
+
+
+def test_list_gpus_takes_one_hwdb_path_as_a_string(repo, tmp_path):
+    entry = tmp_path / "mine.toml"
+    shutil.copy(os.path.join(repo, "hwdb", "l4.toml"), entry)
+    text = entry.read_text().replace('id = "l4"', 'id = "my-l4"', 1)
+    entry.write_text(text)
+    assert any(d["id"] == "my-l4" for d in modelcost.list_gpus(hwdb=str(entry)))
+    assert any(d["id"] == "my-l4" for d in modelcost.list_gpus(hwdb=tmp_path))
+
+
+def test_calibrate_refits_a_grid_without_a_gpu(repo):
+    c = modelcost.calibrate(from_grid=os.path.join(repo, "docs", "calibration", "h100-sxm-grid.csv"))
+    assert "gemm" in c.text and "[achievable.kernels]" in c.text
+    assert c.toml is None
+
+
+def _has_gpu():
+    return shutil.which("nvidia-smi") is not None and os.system("nvidia-smi >/dev/null 2>&1") == 0
+
+
+def test_calibrate_and_measure_without_a_gpu_raise_clearly(sample):
+    if _has_gpu():
+        pytest.skip("a GPU is here")
+    with pytest.raises(modelcost.ModelcostError) as raised:
+        modelcost.calibrate()
+    assert raised.value.exit_code == 6
+    with pytest.raises(modelcost.ModelcostError) as raised:
+        modelcost.analyze(sample, measure=True)
+    assert raised.value.exit_code == 6
+    with pytest.raises(modelcost.ModelcostError) as raised:
+        modelcost.analyze(sample, gpu="auto")
+    assert raised.value.exit_code == 6
+
+
+def test_measure_on_the_cpu_reference_backend():
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU())
+    r = modelcost.analyze(net, torch.randn(1, 3, 16, 16), measure=True, cpu=True)
+    assert all(n.get("measured_us") is not None for n in r.nodes if n["op_type"] == "Conv")
