@@ -18,6 +18,13 @@ struct KernelSample {
 // `matrix`: fit the K loop and a FLOP throughput; otherwise fixed cost and bandwidth only.
 KernelCurve fit_kernel_curve(const std::vector<KernelSample>& samples, bool matrix);
 
+// Held-out errors: each sample predicted by the curve fitted to the others of `folds` folds (sample
+// i in fold i mod folds), as relative errors. What a shape the grid never timed can expect.
+std::vector<double> held_out_errors(const std::vector<KernelSample>& samples, bool matrix, int folds = 5);
+
+// The median of the absolute values (0 for none).
+double median_abs(std::vector<double> errors);
+
 // The relative errors (predicted / measured - 1) of a curve on samples.
 std::vector<double> relative_errors(const KernelCurve& curve, const std::vector<KernelSample>& samples);
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <set>
 
+#include "ops/op_registry.h"
+
 namespace modelcost::fusion {
 
 bool contains(const std::vector<size_t>& members, size_t m) {
@@ -156,8 +158,9 @@ std::optional<GroupCandidate> match_epilogue(const FusionGraph& g, size_t i) {
 }
 
 std::optional<GroupCandidate> match_layout_fold(const FusionGraph& g, size_t i) {
-  static const std::set<std::string> foldable = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose"};
-  if (!foldable.count(g.op(i)) || g.is_idle(i)) return std::nullopt;
+  // A view, or a Transpose (a GEMM reads a transposed operand in place).
+  const bool foldable = op_traits(g.node(i).domain, g.op(i)).view || (g.kind(i) == OpKind::kLayout && g.op(i) == "Transpose");
+  if (!foldable || g.is_idle(i)) return std::nullopt;
   // Into the one kernel that reads it (a GEMM reads a transposed operand in place) ...
   int reader = -1;
   bool one_reader = true;

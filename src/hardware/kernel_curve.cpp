@@ -1,5 +1,6 @@
 // Kernel curves (docs/roofline.md, "Calibrated kernels"): the classes, and the fit of one curve
 // to calibrate's samples of real library kernels.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -93,6 +94,25 @@ KernelCurve fit_kernel_curve(const std::vector<KernelSample>& all, bool matrix) 
       }
     }
   return best_curve;
+}
+
+std::vector<double> held_out_errors(const std::vector<KernelSample>& samples, bool matrix, int folds) {
+  std::vector<double> out;
+  if (folds < 2 || samples.size() < static_cast<size_t>(folds)) return out;
+  for (int f = 0; f < folds; ++f) {
+    std::vector<KernelSample> train, test;
+    for (size_t i = 0; i < samples.size(); ++i) (static_cast<int>(i % folds) == f ? test : train).push_back(samples[i]);
+    const std::vector<double> e = relative_errors(fit_kernel_curve(train, matrix), test);
+    out.insert(out.end(), e.begin(), e.end());
+  }
+  return out;
+}
+
+double median_abs(std::vector<double> errors) {
+  if (errors.empty()) return 0;
+  for (double& e : errors) e = std::fabs(e);
+  std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
+  return errors[errors.size() / 2];
 }
 
 std::vector<double> relative_errors(const KernelCurve& curve, const std::vector<KernelSample>& samples) {

@@ -213,16 +213,17 @@ std::string curve_text(const KernelCurve& c) {
 
 std::string curves_table(const CalibrationResult& r) {
   if (r.library_curves.empty()) return "";
-  std::string out = fmt::format("\n{:<26}{:>7}{:>8}  {}\n", "kernel class", "calls", "error", "time per call (median error)");
+  // "fit": median error of the curve on the calls it was fitted to; "held out": of each call
+  // predicted by the curve fitted to the others (5 folds), what an untimed shape can expect.
+  std::string out = fmt::format("\n{:<26}{:>7}{:>6}{:>10}  {}\n", "kernel class", "calls", "fit", "held out",
+                                "time per call (median errors)");
   for (const auto& [name, c] : r.library_curves) {
     std::vector<KernelSample> samples;
     for (const auto& k : r.library_kernels)
       if (k.kind == name) samples.push_back({kernel_class_is_matrix(name) ? k.k : 0, k.flops, k.bytes, k.model_us()});
-    std::vector<double> errors = relative_errors(c, samples);
-    for (double& e : errors) e = std::fabs(e);
-    std::sort(errors.begin(), errors.end());
-    const double median = errors.empty() ? 0 : errors[errors.size() / 2];
-    out += fmt::format("{:<26}{:>7}{:>7.0f}%  {}\n", name, samples.size(), 100 * median, curve_text(c));
+    const double fit = median_abs(relative_errors(c, samples));
+    const double held_out = median_abs(held_out_errors(samples, kernel_class_is_matrix(name)));
+    out += fmt::format("{:<26}{:>7}{:>5.0f}%{:>9.0f}%  {}\n", name, samples.size(), 100 * fit, 100 * held_out, curve_text(c));
   }
   return out;
 }

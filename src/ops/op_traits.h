@@ -27,7 +27,9 @@ const char* op_form_name(OpForm form);
 struct OpTraits {
   OpForm form = OpForm::kUnset;
   bool integer_math = false;  // computes on integer-quantized operands (int8 peak) whatever its activations
-  constexpr OpTraits(OpForm f = OpForm::kUnset, bool integer = false) : form(f), integer_math(integer) {}  // NOLINT
+  bool view = false;          // its output is a view of its input's buffer in every runtime (Reshape, Squeeze, ...)
+  constexpr OpTraits(OpForm f = OpForm::kUnset, bool integer = false, bool is_view = false)  // NOLINT: rows name a form alone
+      : form(f), integer_math(integer), view(is_view) {}
   bool matrix() const { return form == OpForm::kConv || form == OpForm::kGemm || form == OpForm::kAttention; }
 };
 

@@ -7,15 +7,13 @@
 
 #include "modelcost/plan.h"
 #include "modelcost/roofline.h"
+#include "ops/op_registry.h"
 
 namespace modelcost {
 namespace {
 
 // Ops whose output is a view of their input's buffer in every runtime.
-bool is_reinterpret(const Node& node) {
-  static const std::set<std::string> ops = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
-  return (node.domain.empty() || node.domain == "ai.onnx") && ops.count(node.op_type) > 0;
-}
+bool is_reinterpret(const Node& node) { return op_traits(node.domain, node.op_type).view; }
 
 double tensor_bytes(const TensorInfo& t, const std::string& dtype_option) {
   if (!t.has_shape) return 0;

@@ -63,5 +63,24 @@ TEST(KernelCurve, ByteClassesFitNoKLoopOrFlopTerm) {
   EXPECT_TRUE(fit_kernel_curve({}, true).empty());
 }
 
+// Held out: samples on one curve are predicted from the others within the fit's few percent; one
+// sample off the curve (2x) is predicted far from its time, and the median says what is typical.
+TEST(KernelCurve, HeldOutErrorsPredictEachSampleFromTheOthers) {
+  KernelCurve truth;
+  truth.fixed_us = 4.5;
+  truth.k_us_per_1000 = 0.8;
+  truth.tflops = 600;
+  truth.gbps = 2500;
+  std::vector<KernelSample> samples = samples_of(truth);
+  const std::vector<double> clean = held_out_errors(samples, true);
+  ASSERT_EQ(clean.size(), samples.size());
+  for (double e : clean) EXPECT_LT(std::fabs(e), 0.08);
+  samples.front().us *= 2;
+  const std::vector<double> noisy = held_out_errors(samples, true);
+  EXPECT_LT(noisy.front(), -0.3);  // sample 0 opens fold 0: predicted at about half its doubled time
+  EXPECT_LT(median_abs(noisy), 0.1);
+  EXPECT_TRUE(held_out_errors({}, true).empty());
+}
+
 }  // namespace
 }  // namespace modelcost::testing

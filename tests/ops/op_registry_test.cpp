@@ -136,6 +136,9 @@ TEST(OpRegistry, FusedAndSpelledOutFormsShareTheirTraits) {
   EXPECT_TRUE(op_traits("", "QLinearConv").integer_math);
   EXPECT_FALSE(op_traits("", "Conv").integer_math);
   EXPECT_EQ(op_traits("", "NoSuchOp").form, OpForm::kUnset);
+  EXPECT_TRUE(op_traits("", "Reshape").view);
+  EXPECT_TRUE(op_traits("ai.onnx", "Unsqueeze").view);
+  EXPECT_FALSE(op_traits("", "Transpose").view);  // a layout change that moves data
 }
 
 }  // namespace modelcost

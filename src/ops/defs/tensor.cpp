@@ -358,12 +358,15 @@ void register_tensor_ops(OpRegistry& r) {
       {"", "CastLike", infer_cast_like, cost_data_movement, plan_elementwise},
       {"", "Trilu", infer_trilu, cost_data_movement, not_measured("no GPU kernel yet")},
   });
-  r.add(OpForm::kLayout, {
+  // Views: the output is the input's buffer in every runtime.
+  r.add(OpTraits{OpForm::kLayout, false, true}, {
       {"", "Identity", infer_identity, cost_reinterpret, plan_reinterpret},
       {"", "Reshape", infer_reshape, cost_reinterpret, plan_reinterpret},
       {"", "Flatten", infer_flatten, cost_reinterpret, plan_reinterpret},
       {"", "Squeeze", infer_squeeze, cost_reinterpret, plan_reinterpret},
       {"", "Unsqueeze", infer_unsqueeze, cost_reinterpret, plan_reinterpret},
+  });
+  r.add(OpForm::kLayout, {
       {"", "Concat", infer_concat, cost_data_movement, plan_concat},
       {"", "Split", infer_split, cost_data_movement, plan_split},
       {"", "Slice", infer_slice, cost_selective_read, plan_slice},

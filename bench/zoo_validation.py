@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Predicted against measured deployed latency on the validation zoo (tests/models/zoo): for every
+measured point of tests/models/zoo/measured-*.csv (fp16, deployed view, whole-model CUDA graph replay
+timed by `modelcost --measure` on that GPU), the prediction of the shipped entry and of an entry
+that knows the GPU only by its datasheet (its figures derived from the other calibrated GPU), as
+ratios per point, per family and for the held-out families apart.
+Usage: bench/zoo_validation.py [MODELCOST] [--markdown]"""
+import csv, json, math, os, re, shutil, subprocess, sys, tempfile
+from collections import defaultdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ZOO = os.path.join(ROOT, "tests/models/zoo")
+BINARY = next((a for a in sys.argv[1:] if not a.startswith("--")), os.path.join(ROOT, "build/modelcost"))
+MARKDOWN = "--markdown" in sys.argv
+TEXT = {"bert_base", "distilbert", "roberta_base", "albert_base", "electra_small", "mpnet_base"}
+
+
+def families():
+    """name -> (family, held_out), from the zoo's export script."""
+    text = open(os.path.join(ROOT, "scripts/gpu/zoo.py")).read()
+    pattern = r'^\s*\("([a-z0-9_]+)", "(?:tv|timm|hf|tvseg)", "[^"]+", "([a-z_]+)", (True|False)\)'
+    return {m.group(1): (m.group(2), m.group(3) == "True") for m in re.finditer(pattern, text, re.M)}
+
+
+def datasheet_only_hwdb(entry):
+    """A folder whose copy of `entry` has no measured figures: it is derived when the database loads."""
+    folder = tempfile.mkdtemp()
+    text = open(os.path.join(ROOT, "hwdb", entry + ".toml")).read()
+    text = re.sub(r"\[achievable(\.[a-z]+)?\][^\n]*\n(?:(?!\[)[^\n]*\n)*", "", text)
+    text = re.sub(r'^"achievable\.[^\n]*\n', "", text, flags=re.M)
+    open(os.path.join(folder, entry + ".toml"), "w").write(text)
+    return folder
+
+
+def predict(model, batch, gpu, hwdb=None):
+    cmd = [BINARY, os.path.join(ZOO, model + ".onnx"), "--gpu", gpu, "--dtype", "fp16", "--dim", f"batch={batch}",
+           "--json", "-", "-q"] + (["--dim", "seq=128"] if model in TEXT else []) + (["--hwdb", hwdb] if hwdb else [])
+    out = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, MODELCOST_HWDB=""))
+    if out.returncode != 0:
+        return None
+    return json.loads(out.stdout)["totals"]["predicted_latency_deployed_ms"]
+
+
+def summary(label, errors):
+    n = len(errors)
+    if not n:
+        return f"| {label} | 0 | | | | |"
+    within = lambda t: sum(abs(e) <= t for e in errors)
+    worst = max(errors, key=abs)
+    gmean = math.exp(sum(math.log(1 + e) for e in errors) / n) - 1
+    return f"| {label} | {n} | {within(0.10)} ({100 * within(0.10) / n:.0f}%) | {within(0.25)} ({100 * within(0.25) / n:.0f}%) | {100 * gmean:+.0f}% | {100 * worst:+.0f}% |"
+
+
+def main():
+    fam = families()
+    header = "| points | n | within 10% | within 25% | geo-mean error | worst |\n|---|---|---|---|---|---|"
+    derived_from = {"h100": "h200", "h200": "h100-sxm"}
+    for gpu, source in (("h100", "h100-sxm"), ("h200", "h200")):
+        path = os.path.join(ZOO, f"measured-{gpu}.csv")
+        if not os.path.exists(path):
+            continue
+        rows = [r for r in csv.DictReader(open(path)) if r["measured_ms"] not in ("", "None")]
+        hwdb = datasheet_only_hwdb(source)
+        by_kind = defaultdict(list)
+        lines = []
+        for r in rows:
+            model, batch, measured = r["model"], int(r["batch"]), float(r["measured_ms"])
+            shipped = predict(model, batch, gpu)
+            derived = predict(model, batch, gpu, hwdb)
+            family, held_out = fam.get(model, ("?", False))
+            e = shipped / measured - 1 if shipped else float("nan")
+            t = derived / measured - 1 if derived else float("nan")
+            by_kind["all"].append(e)
+            by_kind["held-out families" if held_out else "tuned families"].append(e)
+            by_kind["family " + family].append(e)
+            by_kind["transfer"].append(t)
+            lines.append(f"| {model} | {family}{' (held out)' if held_out else ''} | {batch} | {measured:.3f} | {shipped:.3f} | {100 * e:+.0f}% | {derived:.3f} | {100 * t:+.0f}% |")
+        shutil.rmtree(hwdb)
+        print(f"\n### {gpu.upper()}: shipped `{source}` entry; transfer: the entry derived from {derived_from[gpu]} alone\n")
+        print(header)
+        for kind in ["all", "tuned families", "held-out families", "transfer"] + sorted(k for k in by_kind if k.startswith("family ")):
+            print(summary(kind, [e for e in by_kind[kind] if e == e]))
+        if MARKDOWN:
+            print("\n| model | family | batch | measured ms | predicted ms | error | transfer ms | error |\n|---|---|---|---|---|---|---|---|")
+            print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
