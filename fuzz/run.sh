@@ -6,6 +6,8 @@
 # runs each for SECONDS in turn. Builds build-fuzz/ (clang), seeds fuzz/corpus_TARGET (the model
 # target: fuzz/corpus, from the small test models and the hostile graphs of the tests) and writes
 # failing inputs to fuzz/findings/. A failure found belongs in fuzz/regressions/ once fixed.
+# MODELCOST_FUZZ_BUILD=DIR uses a tree already configured with -DMODELCOST_FUZZ=ON (the sanitizer
+# job's build-asan/) instead of configuring build-fuzz/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=model
@@ -24,9 +26,12 @@ case "$target" in
   llm) binary=modelcost_fuzz_llm corpus=fuzz/corpus_llm dict=fuzz/llm.dict max_len=64 ;;
 esac
 
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" \
-  -DMODELCOST_FUZZ=ON >/dev/null
-cmake --build build-fuzz --target "$binary"
+build=${MODELCOST_FUZZ_BUILD:-build-fuzz}
+if [ "$build" = build-fuzz ]; then
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" \
+    -DMODELCOST_FUZZ=ON >/dev/null
+fi
+cmake --build "$build" --target "$binary"
 
 mkdir -p "$corpus" fuzz/findings
 if [ -z "$(find "$corpus" -maxdepth 1 -type f -print -quit)" ]; then
@@ -51,6 +56,6 @@ export TMPDIR=${TMPDIR:-/dev/shm}  # the targets write each input and its report
 # the hostile graphs and on regressions/) scaled for this build: -O1 with ASan + UBSan runs the
 # largest legal model (300,000 nodes expanded from a few KB of nested functions) about 5x slower,
 # and ASan's redzones and quarantine about triple its memory.
-exec "build-fuzz/fuzz/$binary" "$corpus" -dict="$dict" -artifact_prefix="fuzz/findings/$target-" \
+exec "$build/fuzz/$binary" "$corpus" -dict="$dict" -artifact_prefix="fuzz/findings/$target-" \
   -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -malloc_limit_mb=1024 -max_len="$max_len" \
   -print_final_stats=1 "$@"
