@@ -132,8 +132,9 @@ UserOpRule read_rule(const toml::table& t, const std::function<void(const std::s
                                                         {"formula", ShapeKind::kFormula}};
   if (!kinds.count(shape)) op_fail("shape = \"" + shape + "\" is not one of same_as_input, broadcast, matmul, formula");
   r.shape = kinds.at(shape);
-  const int64_t input = t["input"].value_or(int64_t{0});
-  if (input < 0) op_fail("input must be >= 0");
+  // value_exact: TOML integers only (toml++'s value<int64_t> would convert a float like 1e300).
+  const int64_t input = t.contains("input") ? t["input"].value_exact<int64_t>().value_or(-1) : 0;
+  if (input < 0) op_fail("input must be a whole number >= 0");
   r.input = static_cast<size_t>(input);
   if (auto dtype = t["dtype"].value<std::string>()) r.dtype = dtype_named(*dtype, op_fail);
   if (r.shape == ShapeKind::kFormula) {
@@ -141,7 +142,7 @@ UserOpRule read_rule(const toml::table& t, const std::function<void(const std::s
     if (!dims) op_fail("shape = \"formula\" needs dims = [\"in0[0]\", ...], one formula per output dim");
     for (const auto& d : *dims) {
       if (auto text = d.value<std::string>()) r.dims.push_back(formula("dims", *text));
-      else if (auto n = d.value<int64_t>()) r.dims.push_back(formula("dims", std::to_string(*n)));
+      else if (auto n = d.value_exact<int64_t>()) r.dims.push_back(formula("dims", std::to_string(*n)));
       else op_fail("dims entries must be formulas (strings) or whole numbers");
     }
   }
