@@ -1,9 +1,10 @@
 # Sanitizer and fuzzing builds (clang; CPU only: they turn the CUDA backend off).
 #   -DMODELCOST_SANITIZE=ON  every target under AddressSanitizer + UndefinedBehaviorSanitizer,
 #                            aborting at the first report (the CI's sanitizer pass)
-#   -DMODELCOST_FUZZ=ON      the same, plus the libFuzzer target modelcost_fuzz (fuzz/)
+#   -DMODELCOST_FUZZ=ON      the same, plus the libFuzzer targets modelcost_fuzz, modelcost_fuzz_user_rules
+#                            and modelcost_fuzz_llm (fuzz/; the sanitizer pass builds them too)
 option(MODELCOST_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
-option(MODELCOST_FUZZ "Build the libFuzzer target (implies MODELCOST_SANITIZE; needs clang)" OFF)
+option(MODELCOST_FUZZ "Build the libFuzzer targets (implies MODELCOST_SANITIZE; needs clang)" OFF)
 if(MODELCOST_FUZZ)
   set(MODELCOST_SANITIZE ON)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")

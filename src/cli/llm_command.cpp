@@ -124,6 +124,13 @@ std::string model_name(const std::string& path) {
 
 }  // namespace
 
+// Bounds that keep the plan's arithmetic finite: token counts and devices stay below any dim.
+constexpr double kMaxTokens = 1125899906842624.0;  // 2^50
+constexpr double kMaxDevices = 1e6;
+constexpr double kMaxWorkspaceGb = 1e6;
+constexpr double kMaxMilliseconds = 1e12;
+constexpr double kMaxTokensPerSecond = 1e15;
+
 void add_llm_command(CLI::App& app, LlmCommandOptions& o) {
   auto* llm = app.add_subcommand("llm", "Serving plan of a decoder LLM: prefill, decode, KV cache, tokens/s, concurrency");
   llm->add_option("model", o.model_path, "ONNX decoder (weights need not be present), Hugging Face config.json, or a folder holding one")->required();
@@ -132,24 +139,26 @@ void add_llm_command(CLI::App& app, LlmCommandOptions& o) {
       ->required();
   llm->add_option("--hwdb", o.hwdb_dirs, "Extra directory of device .toml files")->type_name("DIR")->allow_extra_args(false);
   llm->add_option("--dim", o.dims, "Set a symbolic input dim for recognition: NAME=VALUE")->type_name("NAME=VALUE")->allow_extra_args(false);
-  llm->add_option("--prompt", o.prompt, "Prompt tokens per sequence")->capture_default_str()->check(CLI::PositiveNumber);
-  llm->add_option("--generate", o.generate, "Generated tokens per sequence")->capture_default_str()->check(CLI::PositiveNumber);
+  llm->add_option("--prompt", o.prompt, "Prompt tokens per sequence")->capture_default_str()->check(number_in_range(1, kMaxTokens));
+  llm->add_option("--generate", o.generate, "Generated tokens per sequence")->capture_default_str()->check(number_in_range(1, kMaxTokens));
   llm->add_option("--batch", o.batches, "Concurrent sequences, e.g. 1,8,32")->type_name("LIST")->capture_default_str();
   llm->add_option("--context", o.contexts, "Decode contexts to report, e.g. 128,2048 (default prompt + generate)")->type_name("LIST");
   llm->add_option("--dtype", o.dtype, "Every precision at once: fp32|fp16|bf16|fp8|int8")->type_name("TYPE");
   llm->add_option("--weights", o.weights, "Weight precision: fp32|fp16|bf16|fp8|int8|int4 (default as stored)")->type_name("TYPE");
   llm->add_option("--activations", o.activations, "Activation precision: fp32|fp16|bf16|fp8|int8")->type_name("TYPE");
   llm->add_option("--kv-cache", o.kv_cache, "KV cache precision: fp32|fp16|bf16|fp8|int8")->type_name("TYPE");
-  llm->add_option("--tp", o.tensor_parallel, "Tensor-parallel devices")->capture_default_str()->check(CLI::PositiveNumber);
+  llm->add_option("--tp", o.tensor_parallel, "Tensor-parallel devices")->capture_default_str()->check(number_in_range(1, kMaxDevices));
   llm->add_option("--ep", o.expert_parallel, "Expert-parallel devices: routed experts spread over N devices (a multiple of --tp)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(number_in_range(1, kMaxDevices));
   llm->add_option("--link", o.link, "Interconnect for --tp: nvlink|pcie (default nvlink where the device has it)")->type_name("LINK");
   llm->add_option("--collective", o.collective, "All-reduce algorithm: ring|tree|best")->capture_default_str();
-  llm->add_option("--workspace-gb", o.workspace_gb, "Runtime reserve per device (CUDA context, library workspaces)")->capture_default_str();
-  llm->add_option("--tpot-slo-ms", o.tpot_slo_ms, "Limit on the mean time per output token")->check(CLI::PositiveNumber);
-  llm->add_option("--ttft-slo-ms", o.ttft_slo_ms, "Limit on the time to first token")->check(CLI::PositiveNumber);
-  llm->add_option("--target-tokens-per-s", o.target_tokens_per_s, "Generated tokens per second to serve")->check(CLI::PositiveNumber);
+  llm->add_option("--workspace-gb", o.workspace_gb, "Runtime reserve per device (CUDA context, library workspaces)")
+      ->capture_default_str()
+      ->check(number_in_range(0, kMaxWorkspaceGb));
+  llm->add_option("--tpot-slo-ms", o.tpot_slo_ms, "Limit on the mean time per output token")->check(number_in_range(1e-9, kMaxMilliseconds));
+  llm->add_option("--ttft-slo-ms", o.ttft_slo_ms, "Limit on the time to first token")->check(number_in_range(1e-9, kMaxMilliseconds));
+  llm->add_option("--target-tokens-per-s", o.target_tokens_per_s, "Generated tokens per second to serve")->check(number_in_range(1e-9, kMaxTokensPerSecond));
   llm->add_option("--json", o.json_path, "Write the plan as JSON to FILE (- for stdout)")->type_name("FILE");
   llm->add_option("--csv", o.csv_path, "Write one row per batch x context to FILE (- for stdout)")->type_name("FILE");
   llm->add_option("--svg", o.svg_path, "Write TPOT and tokens/s against batch (SVG) to FILE (- for stdout)")->type_name("FILE");

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <set>
+#include <sstream>
 
 #include "hardware/edit_distance.h"
 #include "roofline/dtype_names.h"
@@ -45,6 +46,23 @@ CLI::Validator dtype_alias() {
       },
       "");
 }
+
+}  // namespace
+
+CLI::Validator number_in_range(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        double value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        const bool ok = ec == std::errc() && end == text.data() + text.size() && value >= low && value <= high;
+        std::ostringstream range;
+        range << "expected a number from " << low << " to " << high << ", got '" << text << "'";
+        return ok ? "" : range.str();
+      },
+      "");
+}
+
+namespace {
 
 void add_input_options(CLI::App& app, CliOptions& options) {
   app.add_option("model", options.model_path, "ONNX model file (weights need not be present)");

@@ -9,7 +9,7 @@
 #include "modelcost/tensor.h"
 #include "shapes/shape_engine.h"
 
-namespace CLI { class App; }
+namespace CLI { class App; class Validator; }
 
 namespace modelcost {
 
@@ -70,6 +70,9 @@ std::pair<std::string, int64_t> parse_dim_assignment(const std::string& text);
 std::pair<std::string, Shape> parse_input_assignment(const std::string& text);
 // "a,b,,c" split at `separator` -> {"a", "b", "", "c"}; "" -> {""}.
 std::vector<std::string> split_at(const std::string& text, char separator);
+// Accepts a finite number in [low, high]: nan, inf and out-of-range values are refused at parse,
+// naming the range, so no later arithmetic sees them.
+CLI::Validator number_in_range(double low, double high);
 // "2.5,4" -> {2.5, 4}: positive numbers separated by commas, for `option`.
 std::vector<double> parse_positive_list(const std::string& option, const std::string& text);
 // "1,8,32" -> {1, 8, 32}. Throws Error(kExitUsage) for anything but positive integers.

@@ -13,7 +13,9 @@ void read_mlp_shape(DecoderModel& m) {
     if (!g.lm_head) layer_gemms.push_back(&g);
   if (m.layers < 1 || layer_gemms.empty() || layer_gemms.size() % static_cast<size_t>(m.layers) != 0) return;
   const size_t per_layer = layer_gemms.size() / static_cast<size_t>(m.layers);
-  const int64_t attention_width = m.heads * m.head_dim;
+  // Head counts come from attributes: a product past int64 matches no GEMM's K (-1).
+  int64_t attention_width = -1;
+  if (__builtin_mul_overflow(m.heads, m.head_dim, &attention_width)) attention_width = -1;
   int64_t width = 0;
   for (size_t i = 0; i < per_layer && width == 0; ++i)
     if (layer_gemms[i]->n == m.hidden && layer_gemms[i]->k != attention_width) width = layer_gemms[i]->k;

@@ -38,58 +38,105 @@ std::map<std::string, AttributeProto> attribute_defaults(const FunctionProto& f)
 
 std::string function_key(const std::string& domain, const std::string& name) { return domain + "::" + name; }
 
+// A name as inlined names carry it: itself when short, else its head and a serial that keeps it
+// unique, so a 100 KB name is not copied into every node of every call.
+std::string bounded_name(const std::string& name, size_t serial) {
+  if (name.size() <= kMaxInlinedNameBytes) return name;
+  return name.substr(0, kMaxInlinedNameBytes / 2) + "~" + std::to_string(serial);
+}
+
+// "domain.Name", bounded: it is kept with every inlined node and may be printed.
+std::string display_name(const FunctionProto& f) {
+  return bounded_name((f.domain().empty() ? "" : f.domain() + ".") + f.name(), 0);
+}
+
+[[noreturn]] void too_deep() {
+  throw Error(kExitInvalidModel, "local functions call each other over " + std::to_string(kMaxFunctionNesting) +
+                                     " levels deep, more than modelcost expands");
+}
+
 class Inliner {
  public:
   Inliner(onnx::ModelProto& model, std::unordered_map<std::string, int>& opsets) : opsets_(opsets) {
     for (const auto& f : model.functions()) functions_[function_key(f.domain(), f.name())] = &f;
   }
   bool any() const { return !functions_.empty(); }
-  // Appends `nodes` to `out` with their calls expanded (recursively); `top` records scopes of the
-  // main graph's nodes. One output vector for every level: each node is copied once, however deep.
+  // Appends `nodes` to `out` with their calls expanded (recursively, at most kMaxFunctionNesting
+  // deep); `top` records scopes of the main graph's nodes. One output vector for every level:
+  // each node is copied once, however deep.
   void expand(const std::vector<NodeProto>& nodes, const std::string& scope, const std::string& function, bool top,
               std::vector<NodeProto>& out);
   void expand_graph(GraphProto& graph, bool top);
   InlinedScopes take_scopes() { return std::move(scopes_); }
   // Nodes the graph becomes once expanded, bodies included; counted (not built) up to just past
   // kMaxModelNodes, so that functions calling functions twice each, 40 deep, fail at once.
-  int64_t expanded_size(const GraphProto& graph);
+  int64_t expanded_size(const GraphProto& graph, int depth = 0);
 
  private:
-  int64_t expanded_size(const NodeProto& node);
+  int64_t expanded_size(const NodeProto& node, int depth);
+  const FunctionProto* callee(const NodeProto& node) const;
+  std::string call_scope(const NodeProto& node, const std::string& scope);
+  void charge(const NodeProto& copy);
   std::vector<NodeProto> instantiate(const FunctionProto& f, const NodeProto& call, const std::string& prefix);
   void expand_subgraphs(NodeProto& node);
 
   std::unordered_map<std::string, int>& opsets_;
   std::unordered_map<std::string, const FunctionProto*> functions_;
-  std::vector<std::string> stack_;  // functions being expanded, to refuse recursion
+  std::vector<const FunctionProto*> stack_;  // functions being expanded, to refuse recursion
   InlinedScopes scopes_;
-  int calls_ = 0;
+  int calls_ = 0;       // unnamed calls, numbered in their names
+  size_t sites_ = 0;    // call sites whose scope is too long to spell out
+  int64_t expanded_bytes_ = 0;
   std::unordered_map<const FunctionProto*, int64_t> function_sizes_;  // memo; -1 while being counted
 };
 
-int64_t Inliner::expanded_size(const GraphProto& graph) {
+const FunctionProto* Inliner::callee(const NodeProto& node) const {
+  auto it = functions_.find(function_key(node.domain() == "ai.onnx" ? "" : node.domain(), node.op_type()));
+  return it == functions_.end() ? nullptr : it->second;
+}
+
+int64_t Inliner::expanded_size(const GraphProto& graph, int depth) {
   int64_t size = 0;
-  for (const auto& node : graph.node()) size = std::min(size + expanded_size(node), kMaxModelNodes + 1);
+  for (const auto& node : graph.node()) size = std::min(size + expanded_size(node, depth), kMaxModelNodes + 1);
   return size;
 }
 
-int64_t Inliner::expanded_size(const NodeProto& node) {
+// One memo for every call site: each function's body is counted once, at the first call reached.
+int64_t Inliner::expanded_size(const NodeProto& node, int depth) {
   int64_t size = 1;
-  auto it = functions_.find(function_key(node.domain() == "ai.onnx" ? "" : node.domain(), node.op_type()));
-  if (it != functions_.end()) {
-    auto [memo, fresh] = function_sizes_.emplace(it->second, -1);
+  if (const FunctionProto* f = callee(node)) {
+    auto [memo, fresh] = function_sizes_.emplace(f, -1);
     if (fresh) {
+      if (depth >= kMaxFunctionNesting) too_deep();
       int64_t body = 0;
-      for (const auto& inner : it->second->node()) body = std::min(body + expanded_size(inner), kMaxModelNodes + 1);
-      function_sizes_[it->second] = body;
+      for (const auto& inner : f->node()) body = std::min(body + expanded_size(inner, depth + 1), kMaxModelNodes + 1);
+      function_sizes_[f] = body;
     }
-    size = std::max<int64_t>(function_sizes_[it->second], 0);  // -1: a recursive call, which expand() reports
+    size = std::max<int64_t>(function_sizes_[f], 0);  // -1: a recursive call, which expand() reports
   }
   for (const auto& a : node.attribute()) {
-    if (a.has_g()) size += expanded_size(a.g());
-    for (const auto& g : a.graphs()) size += expanded_size(g);
+    if (a.has_g()) size += expanded_size(a.g(), depth);
+    for (const auto& g : a.graphs()) size += expanded_size(g, depth);
   }
   return std::min(size, kMaxModelNodes + 1);
+}
+
+// The bytes of every node copied out of a function body count against one budget.
+void Inliner::charge(const NodeProto& copy) {
+  expanded_bytes_ += static_cast<int64_t>(copy.ByteSizeLong());
+  if (expanded_bytes_ > kMaxExpandedFunctionBytes)
+    throw Error(kExitInvalidModel, "local functions expand to over " + std::to_string(kMaxExpandedFunctionBytes >> 20) +
+                                       " MB of nodes, more than modelcost analyses");
+}
+
+// "<scope>/<call name>", or a call-site id where that would pass kMaxScopeBytes, so names stay
+// bounded however deep the calls nest.
+std::string Inliner::call_scope(const NodeProto& node, const std::string& scope) {
+  std::string call = node.name().empty() ? node.op_type() + "_call" + std::to_string(calls_++) : node.name();
+  // Calls inside a function body were already named "<scope>/<name>" when it was instantiated.
+  if (!scope.empty() && call.rfind(scope + "/", 0) != 0) call = scope + "/" + call;
+  if (call.size() <= kMaxScopeBytes) return call;
+  return "call~" + std::to_string(sites_++);
 }
 
 // Names read or written inside a subgraph body that belong to the function's scope.
@@ -136,7 +183,8 @@ std::vector<NodeProto> Inliner::instantiate(const FunctionProto& f, const NodePr
   for (int i = 0; i < f.output_size(); ++i) renames[f.output(i)] = i < call.output_size() ? call.output(i) : "";
   auto rename = [&](const std::string& name) {
     if (name.empty()) return name;
-    auto [it, inserted] = renames.emplace(name, prefix + name);
+    auto it = renames.find(name);
+    if (it == renames.end()) it = renames.emplace(name, prefix + bounded_name(name, renames.size())).first;
     return it->second;
   };
   const auto defaults = attribute_defaults(f);
@@ -146,7 +194,8 @@ std::vector<NodeProto> Inliner::instantiate(const FunctionProto& f, const NodePr
     NodeProto n = inner;
     for (auto& in : *n.mutable_input()) in = rename(in);
     for (auto& out : *n.mutable_output()) out = rename(out);
-    n.set_name(prefix + (inner.name().empty() ? inner.op_type() + "_" + std::to_string(body.size()) : inner.name()));
+    n.set_name(prefix + (inner.name().empty() ? bounded_name(inner.op_type(), body.size()) + "_" + std::to_string(body.size())
+                                              : bounded_name(inner.name(), body.size())));
     resolve_attribute_refs(n, call, defaults);
     body.push_back(std::move(n));
   }
@@ -163,28 +212,25 @@ std::vector<NodeProto> Inliner::instantiate(const FunctionProto& f, const NodePr
 void Inliner::expand(const std::vector<NodeProto>& nodes, const std::string& scope, const std::string& function,
                      bool top, std::vector<NodeProto>& out) {
   for (const NodeProto& node : nodes) {
-    auto it = functions_.find(function_key(node.domain() == "ai.onnx" ? "" : node.domain(), node.op_type()));
-    if (it == functions_.end()) {
+    const FunctionProto* f = callee(node);
+    if (!f) {
       out.push_back(node);
       expand_subgraphs(out.back());
+      if (!scope.empty()) charge(out.back());
       if (top && !scope.empty() && out.back().output_size() > 0) scopes_[out.back().output(0)] = {scope, function};
       continue;
     }
-    const FunctionProto& f = *it->second;
-    const std::string name = (f.domain().empty() ? "" : f.domain() + ".") + f.name();
-    for (const auto& active : stack_)
-      if (active == name) {
-        std::string chain;
-        for (const auto& s : stack_) chain += s + " -> ";
-        throw Error(kExitInvalidModel, "local function " + name + " calls itself (" + chain + name +
-                                           "); recursive functions cannot be expanded");
-      }
-    const std::string call = node.name().empty() ? node.op_type() + "_call" + std::to_string(calls_++) : node.name();
-    // Calls inside a function body were already named "<scope>/<name>" when it was instantiated.
-    const bool prefixed = scope.empty() || call.rfind(scope + "/", 0) == 0;
-    const std::string inner_scope = prefixed ? call : scope + "/" + call;
-    stack_.push_back(name);
-    expand(instantiate(f, node, inner_scope + "/"), inner_scope, name, top, out);
+    const std::string name = display_name(*f);
+    if (std::find(stack_.begin(), stack_.end(), f) != stack_.end()) {
+      std::string chain;
+      for (const FunctionProto* active : stack_) chain += display_name(*active) + " -> ";
+      throw Error(kExitInvalidModel, "local function " + name + " calls itself (" + chain + name +
+                                         "); recursive functions cannot be expanded");
+    }
+    if (stack_.size() >= static_cast<size_t>(kMaxFunctionNesting)) too_deep();
+    const std::string inner_scope = call_scope(node, scope);
+    stack_.push_back(f);
+    expand(instantiate(*f, node, inner_scope + "/"), inner_scope, name, top, out);
     stack_.pop_back();
   }
 }

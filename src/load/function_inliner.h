@@ -22,10 +22,12 @@ using InlinedScopes = std::unordered_map<std::string, NodeScope>;
 
 // Replaces every call of a local function in the main graph (and in If/Loop/Scan bodies) by the
 // function's nodes: formal inputs and outputs renamed to the call's, inner names prefixed with
-// the call's name, attribute references resolved from the call (or the function's defaults).
-// Functions may call functions; recursion is refused (Error, kExitInvalidModel), and so is an
-// expansion past kMaxModelNodes nodes (functions calling functions several times each grow
-// exponentially: 40 levels of two calls are 2^40 nodes). Domains the functions import are added
+// the call's scope ("<caller>/<call>", or a call-site id "call~N" past kMaxScopeBytes; names
+// over kMaxInlinedNameBytes are cut), attribute references resolved from the call (or the
+// function's defaults). Functions may call functions; recursion is refused (Error,
+// kExitInvalidModel), and so are nesting past kMaxFunctionNesting, expanded bodies past
+// kMaxExpandedFunctionBytes and an expansion past kMaxModelNodes nodes (functions calling
+// functions several times each grow exponentially: 40 levels of two calls are 2^40 nodes). Domains the functions import are added
 // to `opsets` when the model lacks them.
 InlinedScopes inline_local_functions(onnx::ModelProto& model, std::unordered_map<std::string, int>& opsets);
 

@@ -46,7 +46,16 @@ void check_opsets(const Model& model, const std::string& label) {
 struct GraphSize {
   int64_t nodes = 0;
   int64_t tensors = 0;
+  int64_t name_bytes = 0;
+  bool over() const { return nodes > kMaxModelNodes || tensors > kMaxModelTensors || name_bytes > kMaxModelNameBytes; }
 };
+
+int64_t name_bytes(const onnx::NodeProto& n) {
+  size_t bytes = n.name().size();
+  for (const auto& in : n.input()) bytes += in.size();
+  for (const auto& out : n.output()) bytes += out.size();
+  return static_cast<int64_t>(bytes);
+}
 
 // Counted before the graph is built, bodies included; stops once past either limit.
 void count_graph(const onnx::GraphProto& g, GraphSize& size) {
@@ -54,7 +63,8 @@ void count_graph(const onnx::GraphProto& g, GraphSize& size) {
   size.tensors += g.input_size() + g.initializer_size() + g.sparse_initializer_size();
   for (const auto& n : g.node()) {
     size.tensors += n.output_size();
-    if (size.nodes > kMaxModelNodes || size.tensors > kMaxModelTensors) return;
+    size.name_bytes += name_bytes(n);
+    if (size.over()) return;
     for (const auto& a : n.attribute()) {
       if (a.has_g()) count_graph(a.g(), size);
       for (const auto& body : a.graphs()) count_graph(body, size);
@@ -71,6 +81,9 @@ void check_graph_size(const onnx::GraphProto& g) {
   if (size.tensors > kMaxModelTensors)
     throw Error(kExitInvalidModel, "over " + std::to_string(kMaxModelTensors) + " tensors (bodies and expanded "
                                    "functions included), more than modelcost analyses");
+  if (size.name_bytes > kMaxModelNameBytes)
+    throw Error(kExitInvalidModel, "node names over " + std::to_string(kMaxModelNameBytes >> 20) + " MB in all (bodies and "
+                                   "expanded functions included), more than modelcost analyses");
 }
 
 }  // namespace

@@ -10,13 +10,28 @@
 namespace modelcost {
 namespace {
 
+// Ranks past numpy's limit of 64 are refused by our own rules too.
+constexpr int64_t kMaxRank = 64;
+
+// A 1-D integer input longer than any rank cannot be a shape, but ONNX's inference for
+// ConstantOfShape, Expand and the like would build one dim per element: its length is passed
+// as unknown, so the output's rank stays unknown instead of 10^10 dims.
+bool is_overlong_shape_like(const TensorInfo& t) {
+  const bool integer = t.dtype == onnx::TensorProto::INT64 || t.dtype == onnx::TensorProto::INT32;
+  return integer && t.shape.size() == 1 && t.shape[0] > kMaxRank;
+}
+
 onnx::TypeProto tensor_type(const TensorInfo& t) {
   onnx::TypeProto type;
   auto* tt = type.mutable_tensor_type();
   tt->set_elem_type(t.dtype);
   if (t.has_shape) {
     auto* shape = tt->mutable_shape();
-    for (int64_t d : t.shape) shape->add_dim()->set_dim_value(d);
+    const bool hide_length = is_overlong_shape_like(t);
+    for (int64_t d : t.shape) {
+      auto* dim = shape->add_dim();
+      if (!hide_length) dim->set_dim_value(d);
+    }
   }
   return type;
 }
@@ -89,6 +104,7 @@ void infer_with_onnx_schema(OpContext& c) {
     if (!c.has_output(i)) continue;
     const auto& type = ctx.output(i);
     if (!type.has_tensor_type() || !type.tensor_type().has_shape()) continue;
+    if (type.tensor_type().shape().dim_size() > kMaxRank) c.fail("ONNX's shape inference gives a rank over 64");
     Shape shape;
     bool concrete = true;
     for (const auto& d : type.tensor_type().shape().dim()) {

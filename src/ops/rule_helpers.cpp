@@ -92,6 +92,24 @@ int64_t checked_dim(const OpContext& c, double value, const char* what) {
   return static_cast<int64_t>(value);
 }
 
+namespace {
+[[noreturn]] void dim_out_of_range(const OpContext& c, const char* what) {
+  c.fail(std::string(what) + " is negative or over 2^50");
+}
+}  // namespace
+
+int64_t dim_product(const OpContext& c, int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) || r > kMaxTensorDim) dim_out_of_range(c, what);
+  return r;
+}
+
+int64_t dim_sum(const OpContext& c, int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  if (a < 0 || b < 0 || __builtin_add_overflow(a, b, &r) || r > kMaxTensorDim) dim_out_of_range(c, what);
+  return r;
+}
+
 int64_t checked_add(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_add_overflow(a, b, &r)) throw Unfoldable{};

@@ -55,6 +55,11 @@ OpCost cost_reinterpret(const OpContext& c);
 // A dim computed in double (sums and products of dims, scaled sizes): fails naming the node
 // when it is not finite, negative or over kMaxTensorDim, instead of wrapping.
 int64_t checked_dim(const OpContext& c, double value, const char* what);
+// a * b and a + b of dims and attribute-derived counts (heads, block sizes, groups), exact:
+// fails naming the node and `what` when an operand is negative or the result passes
+// kMaxTensorDim, and never prints the wrapped value.
+int64_t dim_product(const OpContext& c, int64_t a, int64_t b, const char* what);
+int64_t dim_sum(const OpContext& c, int64_t a, int64_t b, const char* what);
 // Thrown by folding arithmetic whose exact result an int64 cannot hold (overflow, a zero
 // divisor, INT64_MIN / -1, NaN or an out-of-range double): the output's contents stay unknown.
 struct Unfoldable {};

@@ -2,8 +2,11 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
@@ -12,17 +15,41 @@
 namespace modelcost {
 
 // A parsed node: a number, a name read from the node, a unary minus, a binary operator or a call.
+// Names are decoded when parsed, so a malformed one is a load-time error, not an evaluation one.
 struct Formula::Expr {
   enum class Kind { kNumber, kName, kNegate, kBinary, kCall } kind = Kind::kNumber;
+  enum class Source { kAttribute, kDim, kRank, kNumel };  // kName: what it reads
   double number = 0;
   std::string name;  // kName: "in0[1]", "attr.k", ...; kCall: the function
-  char op = 0;       // kBinary
+  Source source = Source::kAttribute;
+  bool output = false;  // kName: reads output 0, else input `input`
+  size_t input = 0;
+  int64_t dim = 0;      // kDim: the dim index, negative from the end
+  char op = 0;          // kBinary
+  int height = 1;       // levels below and including this node: bounds every recursion over it
   std::vector<std::unique_ptr<Expr>> args;
 };
 
 namespace {
 
 using Expr = Formula::Expr;
+
+// Parser and evaluator recurse once per level: a formula is capped in nodes (a long a+a+...+a
+// chain is one level per term) and in height, so neither can run out of stack.
+constexpr int kMaxFormulaNodes = 10000;
+constexpr int kMaxFormulaHeight = 1000;
+constexpr int kMaxParenthesesDepth = 200;
+constexpr size_t kMaxIndexDigits = 9;  // input and dim indices below 10^9
+
+// Long formulas and names are cut in messages.
+std::string excerpt(const std::string& text) { return text.size() <= 80 ? text : text.substr(0, 77) + "..."; }
+
+// The value of `digits` (all decimal digits, at most kMaxIndexDigits of them), else -1.
+int64_t small_index(const std::string& digits) {
+  if (digits.empty() || digits.size() > kMaxIndexDigits || digits.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
+  return std::stoll(digits);
+}
 
 class Parser {
  public:
@@ -36,7 +63,7 @@ class Parser {
 
  private:
   [[noreturn]] void error(const std::string& what) const {
-    throw std::invalid_argument(what + " at position " + std::to_string(pos_ + 1) + " of '" + s_ + "'");
+    throw std::invalid_argument(what + " at position " + std::to_string(pos_ + 1) + " of '" + excerpt(s_) + "'");
   }
   void skip() {
     while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
@@ -46,13 +73,25 @@ class Parser {
     if (pos_ < s_.size() && s_[pos_] == ch) return ++pos_, true;
     return false;
   }
-  std::unique_ptr<Expr> binary(char op, std::unique_ptr<Expr> a, std::unique_ptr<Expr> b) {
+  std::unique_ptr<Expr> make(Expr::Kind kind) {
+    if (++nodes_ > kMaxFormulaNodes) error("over " + std::to_string(kMaxFormulaNodes) + " terms");
     auto e = std::make_unique<Expr>();
-    e->kind = Expr::Kind::kBinary;
-    e->op = op;
-    e->args.push_back(std::move(a));
-    e->args.push_back(std::move(b));
+    e->kind = kind;
     return e;
+  }
+  std::unique_ptr<Expr> with_args(std::unique_ptr<Expr> e, std::vector<std::unique_ptr<Expr>> args) {
+    for (auto& a : args) e->height = std::max(e->height, a->height + 1);
+    if (e->height > kMaxFormulaHeight) error("over " + std::to_string(kMaxFormulaHeight) + " operators deep");
+    e->args = std::move(args);
+    return e;
+  }
+  std::unique_ptr<Expr> binary(char op, std::unique_ptr<Expr> a, std::unique_ptr<Expr> b) {
+    auto e = make(Expr::Kind::kBinary);
+    e->op = op;
+    std::vector<std::unique_ptr<Expr>> args;
+    args.push_back(std::move(a));
+    args.push_back(std::move(b));
+    return with_args(std::move(e), std::move(args));
   }
   std::unique_ptr<Expr> sum() {
     auto e = product();
@@ -72,13 +111,12 @@ class Parser {
     }
   }
   std::unique_ptr<Expr> unary() {
-    if (++depth_ > kMaxDepth) error("nested too deeply");
+    if (++depth_ > kMaxParenthesesDepth) error("nested too deeply");
     struct Leave { int& d; ~Leave() { --d; } } leave{depth_};
     if (eat('-')) {
-      auto e = std::make_unique<Expr>();
-      e->kind = Expr::Kind::kNegate;
-      e->args.push_back(unary());
-      return e;
+      std::vector<std::unique_ptr<Expr>> args;
+      args.push_back(unary());
+      return with_args(make(Expr::Kind::kNegate), std::move(args));
     }
     return primary();
   }
@@ -89,48 +127,87 @@ class Parser {
       if (!eat(')')) error("missing ')'");
       return e;
     }
-    if (pos_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.')) {
-      size_t used = 0;
-      auto e = std::make_unique<Expr>();
-      e->number = std::stod(s_.substr(pos_), &used);
-      pos_ += used;
-      return e;
-    }
+    if (pos_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.')) return number();
     // A name: letters, digits, '_' and '.', then an optional [index].
     const size_t start = pos_;
     while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_' || s_[pos_] == '.'))
       ++pos_;
     if (start == pos_) error(pos_ < s_.size() ? "unexpected '" + std::string(1, s_[pos_]) + "'" : "unexpected end");
-    auto e = std::make_unique<Expr>();
-    e->name = s_.substr(start, pos_ - start);
-    if (eat('(')) {
-      e->kind = Expr::Kind::kCall;
-      if (e->name != "min" && e->name != "max" && e->name != "ceil" && e->name != "floor")
-        error("unknown function '" + e->name + "'");
-      do e->args.push_back(sum());
-      while (eat(','));
-      if (!eat(')')) error("missing ')'");
-      const size_t want = e->name == "min" || e->name == "max" ? 2 : 1;
-      if (e->args.size() != want) error(e->name + " takes " + std::to_string(want) + " argument(s)");
-      return e;
-    }
-    e->kind = Expr::Kind::kName;
+    std::string name = s_.substr(start, pos_ - start);
+    if (eat('(')) return call(std::move(name));
     if (eat('[')) {
       const size_t open = pos_;
       while (pos_ < s_.size() && s_[pos_] != ']') ++pos_;
       if (pos_ == s_.size()) error("missing ']'");
-      e->name += "[" + s_.substr(open, pos_ - open) + "]";
+      name += "[" + s_.substr(open, pos_ - open) + "]";
       ++pos_;
     }
-    const bool known = e->name.rfind("attr.", 0) == 0 || e->name.rfind("in", 0) == 0 || e->name.rfind("out", 0) == 0;
-    if (!known) error("unknown name '" + e->name + "' (in<k>[i], in<k>.rank, in<k>.numel, out[i], out.numel, attr.NAME)");
+    return reference(std::move(name));
+  }
+  // A decimal literal; out of a double's range (1e999) or below its smallest (1e-400) is an error.
+  std::unique_ptr<Expr> number() {
+    const char* begin = s_.c_str() + pos_;
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(begin, &end);
+    const std::string text(begin, static_cast<size_t>(end - begin));
+    if (end == begin) error("malformed number");
+    if (errno == ERANGE || !std::isfinite(value)) error("number " + excerpt(text) + " is outside a double's range");
+    pos_ += text.size();
+    auto e = make(Expr::Kind::kNumber);
+    e->number = value;
     return e;
   }
+  std::unique_ptr<Expr> call(std::string name) {
+    if (name != "min" && name != "max" && name != "ceil" && name != "floor") error("unknown function '" + excerpt(name) + "'");
+    auto e = make(Expr::Kind::kCall);
+    e->name = std::move(name);
+    std::vector<std::unique_ptr<Expr>> args;
+    do args.push_back(sum());
+    while (eat(','));
+    if (!eat(')')) error("missing ')'");
+    const size_t want = e->name == "min" || e->name == "max" ? 2 : 1;
+    if (args.size() != want) error(e->name + " takes " + std::to_string(want) + " argument(s)");
+    return with_args(std::move(e), std::move(args));
+  }
+  // attr.NAME, in<k>[i], in<k>.rank, in<k>.numel, out[i], out.numel.
+  std::unique_ptr<Expr> reference(std::string name) {
+    auto e = make(Expr::Kind::kName);
+    e->name = std::move(name);
+    const std::string& n = e->name;
+    if (n.rfind("attr.", 0) == 0 && n.size() > 5 && n.find('[') == std::string::npos) return e;
+    e->output = n.rfind("out", 0) == 0;
+    size_t pos = 3;
+    if (!e->output && n.rfind("in", 0) == 0) {
+      pos = std::min(n.find_first_not_of("0123456789", 2), n.size());
+      const int64_t input = small_index(n.substr(2, pos - 2));
+      if (input < 0) error("'" + excerpt(n) + "' does not name an input (in0, in1, ... below in999999999)");
+      e->input = static_cast<size_t>(input);
+    } else if (!e->output) {
+      unknown_name(n);
+    }
+    const std::string rest = n.substr(pos);
+    if (rest == ".rank") e->source = Expr::Source::kRank;
+    else if (rest == ".numel") e->source = Expr::Source::kNumel;
+    else if (rest.size() > 2 && rest.front() == '[' && rest.back() == ']') e->source = dim_index(*e, rest.substr(1, rest.size() - 2));
+    else unknown_name(n);
+    return e;
+  }
+  Expr::Source dim_index(Expr& e, const std::string& text) {
+    const bool negative = !text.empty() && text[0] == '-';
+    const int64_t index = small_index(negative ? text.substr(1) : text);
+    if (index < 0) error("'" + excerpt(e.name) + "': the dim index must be a whole number below 10^9 (negative: from the end)");
+    e.dim = negative ? -index : index;
+    return Expr::Source::kDim;
+  }
+  [[noreturn]] void unknown_name(const std::string& n) const {
+    error("unknown name '" + excerpt(n) + "' (in<k>[i], in<k>.rank, in<k>.numel, out[i], out.numel, attr.NAME)");
+  }
 
-  static constexpr int kMaxDepth = 200;
   const std::string& s_;
   size_t pos_ = 0;
   int depth_ = 0;
+  int nodes_ = 0;
 };
 
 double attribute_value(const OpContext& c, const std::string& attr) {
@@ -141,38 +218,25 @@ double attribute_value(const OpContext& c, const std::string& attr) {
   c.fail("user op rule reads attribute '" + attr + "', which is not a number");
 }
 
-// "in0[1]", "in0.rank", "in0.numel", "out[2]", "out.numel".
-double tensor_value(const OpContext& c, const std::string& name) {
-  const bool output = name.rfind("out", 0) == 0;
-  size_t pos = output ? 3 : 2;
-  size_t index = 0;
-  if (!output) {
-    const size_t digits = name.find_first_not_of("0123456789", pos);
-    if (digits == pos) c.fail("user op rule: '" + name + "' names no input (write in0, in1, ...)");
-    index = std::stoul(name.substr(pos, digits - pos));
-    pos = digits;
-    if (!c.has_input(index)) c.fail("user op rule reads input " + std::to_string(index) + ", which the node lacks");
-  }
-  const Shape& shape = output ? c.out(0).shape : c.in_shape(index);
-  const std::string rest = name.substr(pos);
-  if (rest == ".rank") return static_cast<double>(shape.size());
-  if (rest == ".numel") return element_count(shape);
-  if (rest.size() > 2 && rest.front() == '[' && rest.back() == ']') {
-    const long long i = std::stoll(rest.substr(1, rest.size() - 2));
-    const long long rank = static_cast<long long>(shape.size());
-    const long long at = i < 0 ? rank + i : i;
-    if (at < 0 || at >= rank)
-      c.fail("user op rule reads dim " + std::to_string(i) + " of a rank-" + std::to_string(rank) + " tensor");
-    return static_cast<double>(shape[static_cast<size_t>(at)]);
-  }
-  c.fail("user op rule: cannot read '" + name + "'");
+// in<k>[i], in<k>.rank, in<k>.numel, out[i], out.numel (decoded by the parser).
+double tensor_value(const OpContext& c, const Expr& e) {
+  if (!e.output && !c.has_input(e.input))
+    c.fail("user op rule reads input " + std::to_string(e.input) + ", which the node lacks");
+  const Shape& shape = e.output ? c.out(0).shape : c.in_shape(e.input);
+  if (e.source == Expr::Source::kRank) return static_cast<double>(shape.size());
+  if (e.source == Expr::Source::kNumel) return element_count(shape);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t at = e.dim < 0 ? rank + e.dim : e.dim;
+  if (at < 0 || at >= rank)
+    c.fail("user op rule reads dim " + std::to_string(e.dim) + " of a rank-" + std::to_string(rank) + " tensor");
+  return static_cast<double>(shape[static_cast<size_t>(at)]);
 }
 
 double evaluate_expr(const Expr& e, const OpContext& c) {
   switch (e.kind) {
     case Expr::Kind::kNumber: return e.number;
     case Expr::Kind::kName:
-      return e.name.rfind("attr.", 0) == 0 ? attribute_value(c, e.name.substr(5)) : tensor_value(c, e.name);
+      return e.source == Expr::Source::kAttribute ? attribute_value(c, e.name.substr(5)) : tensor_value(c, e);
     case Expr::Kind::kNegate: return -evaluate_expr(*e.args[0], c);
     case Expr::Kind::kCall: {
       const double a = evaluate_expr(*e.args[0], c);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <deque>
@@ -56,6 +57,20 @@ const UserOpRule& rule_of(const OpContext& c) {
   return *it->second;
 }
 
+// Long formulas are cut in messages.
+std::string excerpt(const std::string& text) { return text.size() <= 80 ? text : text.substr(0, 77) + "..."; }
+
+// A dim formula's value, range-checked before it becomes an int64 (1e300 or inf is an error).
+int64_t formula_dim(const OpContext& c, const Formula& f) {
+  const double d = f.evaluate(c);
+  if (!(d >= 0 && d <= static_cast<double>(kMaxTensorDim)) || d != std::floor(d)) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.6g", d);
+    c.fail("user op rule dim '" + excerpt(f.text()) + "' = " + value + " is not a whole number in [0, 2^50]");
+  }
+  return static_cast<int64_t>(d);
+}
+
 void infer_user_op(OpContext& c) {
   const UserOpRule& r = rule_of(c);
   if (!c.has_input(r.input)) c.fail("user op rule reads input " + std::to_string(r.input) + ", which the node lacks");
@@ -68,11 +83,7 @@ void infer_user_op(OpContext& c) {
       break;
     case ShapeKind::kMatmul: out = matmul_shape(c, c.in_shape(0), c.in_shape(1)); break;
     case ShapeKind::kFormula:
-      for (const Formula& f : r.dims) {
-        const double d = f.evaluate(c);
-        if (d < 0 || d != std::floor(d)) c.fail("user op rule dim '" + f.text() + "' = " + std::to_string(d) + " is not a whole number >= 0");
-        out.push_back(static_cast<int64_t>(d));
-      }
+      for (const Formula& f : r.dims) out.push_back(formula_dim(c, f));
       break;
   }
   const int32_t dtype = r.dtype ? r.dtype : c.in_dtype(r.input);
@@ -85,7 +96,8 @@ OpCost cost_user_op(const OpContext& c) {
   if (r.macs) cost.macs = r.macs->evaluate(c);
   else if (r.shape == ShapeKind::kMatmul) cost.macs = matmul_macs(c.in_shape(0), c.out(0).shape);
   cost.flops = r.flops ? r.flops->evaluate(c) : 2 * cost.macs + r.flops_per_output * output_elements(c);
-  if (cost.macs < 0 || cost.flops < 0) c.fail("user op rule gives a negative cost");
+  if (!(cost.macs >= 0 && cost.flops >= 0) || !std::isfinite(cost.macs) || !std::isfinite(cost.flops))
+    c.fail("user op rule gives a negative, infinite or NaN cost");
   return cost;
 }
 
@@ -120,8 +132,9 @@ UserOpRule read_rule(const toml::table& t, const std::function<void(const std::s
                                                         {"formula", ShapeKind::kFormula}};
   if (!kinds.count(shape)) op_fail("shape = \"" + shape + "\" is not one of same_as_input, broadcast, matmul, formula");
   r.shape = kinds.at(shape);
-  const int64_t input = t["input"].value_or(int64_t{0});
-  if (input < 0) op_fail("input must be >= 0");
+  // value_exact: TOML integers only (toml++'s value<int64_t> would convert a float like 1e300).
+  const int64_t input = t.contains("input") ? t["input"].value_exact<int64_t>().value_or(-1) : 0;
+  if (input < 0) op_fail("input must be a whole number >= 0");
   r.input = static_cast<size_t>(input);
   if (auto dtype = t["dtype"].value<std::string>()) r.dtype = dtype_named(*dtype, op_fail);
   if (r.shape == ShapeKind::kFormula) {
@@ -129,7 +142,7 @@ UserOpRule read_rule(const toml::table& t, const std::function<void(const std::s
     if (!dims) op_fail("shape = \"formula\" needs dims = [\"in0[0]\", ...], one formula per output dim");
     for (const auto& d : *dims) {
       if (auto text = d.value<std::string>()) r.dims.push_back(formula("dims", *text));
-      else if (auto n = d.value<int64_t>()) r.dims.push_back(formula("dims", std::to_string(*n)));
+      else if (auto n = d.value_exact<int64_t>()) r.dims.push_back(formula("dims", std::to_string(*n)));
       else op_fail("dims entries must be formulas (strings) or whole numbers");
     }
   }
@@ -138,16 +151,29 @@ UserOpRule read_rule(const toml::table& t, const std::function<void(const std::s
   if (auto flops = t["flops"].value<std::string>()) r.flops = formula("flops", *flops);
   r.flops_per_output = t["flops_per_output"].value_or(0.0);
   if (r.flops && t.contains("flops_per_output")) op_fail("give flops or flops_per_output, not both");
-  if (r.flops_per_output < 0) op_fail("flops_per_output must be >= 0");
+  if (!(r.flops_per_output >= 0) || !std::isfinite(r.flops_per_output)) op_fail("flops_per_output must be a finite number >= 0");
   return r;
 }
 
+// Rules files are a few KB; anything past this is not one (or is /dev/zero).
+constexpr std::uintmax_t kMaxRulesFileBytes = 4 << 20;
+
+// Regular files only, checked before opening: a FIFO would block and a device never end.
 std::string read_text_file(const std::string& path) {
+  auto fail = [&](const std::string& what) { throw Error(kExitUsage, "op rules file '" + path + "': " + what); };
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) fail("cannot read it");
+  if (!fs::is_regular_file(status)) fail("not a regular file (a rules file or a folder of *.toml)");
+  if (fs::file_size(path, ec) > kMaxRulesFileBytes || ec)
+    fail("larger than " + std::to_string(kMaxRulesFileBytes >> 20) + " MB, not a rules file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(kExitUsage, "op rules file '" + path + "': cannot read it");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  if (!in) fail("cannot read it");
+  std::string text(kMaxRulesFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxRulesFileBytes) fail("larger than " + std::to_string(kMaxRulesFileBytes >> 20) + " MB, not a rules file");
+  return text;
 }
 
 // A file, or every *.toml of a folder (in name order).

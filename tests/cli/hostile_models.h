@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/hostile_builders.h"
+#include "cli/hostile_features.h"
 
 namespace modelcost::testing::hostile {
 
@@ -459,6 +460,7 @@ inline std::vector<Case> cases() {
   dtype_mismatch_cases(out);
   arity_cases(out);
   size_cases(out);
+  for (Case& c : feature_cases()) out.push_back(std::move(c));
   return out;
 }
 

@@ -158,4 +158,39 @@ TEST(FunctionInliner, CallsInsideSubgraphBodiesAreExpanded) {
   EXPECT_EQ(run->shape("y"), (Shape{2, 8}));
 }
 
+// Linear called from a chain of Wrap functions `depth` deep, every call named with `name_bytes` bytes.
+ModelBuilder wrapped_linear(int depth, size_t name_bytes) {
+  ModelBuilder b = two_linear_calls();
+  std::string callee = "Linear";
+  for (int i = 0; i < depth; ++i) {
+    const std::string name = "Wrap" + std::to_string(i);
+    onnx::FunctionProto& f = add_function(b, name, {"X", "W"}, {"Y"});
+    add_node(f, callee, {"X", "W"}, {"Y"}, "local").set_name(std::string(name_bytes, 'n'));
+    callee = name;
+  }
+  b.graph().clear_node();
+  b.node(callee, {"x", "w1"}, {"y"}, "local").set_name(std::string(name_bytes, 'c'));
+  return b;
+}
+
+TEST(FunctionInliner, InlinedNamesStayBoundedHoweverDeepAndLong) {
+  auto run = analyse(wrapped_linear(100, 10000));
+  ASSERT_EQ(run->analysis.nodes.size(), 2u);
+  for (const auto& n : run->analysis.nodes) {
+    EXPECT_LE(n.node->name.size(), 400u) << n.node->name.substr(0, 100);
+    EXPECT_LE(n.node->scope.size(), 256u);
+  }
+  EXPECT_DOUBLE_EQ(run->analysis.totals.macs, 2 * 8 * 8);
+}
+
+TEST(FunctionInliner, NestingPastTheLimitIsRefused) {
+  try {
+    analyse(wrapped_linear(200, 1));
+    ADD_FAILURE() << "200 levels accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitInvalidModel);
+    EXPECT_NE(std::string(e.what()).find("over 128 levels deep"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace modelcost::testing

@@ -116,4 +116,37 @@ TEST(UserRules, BadFilesAreUsageErrorsNamingFileAndOp) {
   expect_file_error("x = 1\n", "no [[op]]");
 }
 
+// Hostile formulas fail when the file is loaded, never with "internal error" or a stack overflow.
+TEST(UserRules, HostileFormulasAreLoadTimeErrors) {
+  auto macs = [](const std::string& formula) { return "[[op]]\ntype = \"A\"\nmacs = \"" + formula + "\"\n"; };
+  std::string chain = "in0[0]";
+  for (int i = 0; i < 5000; ++i) chain += "+in0[0]";
+  expect_file_error(macs(chain), "over 1000 operators deep");
+  std::string wide = "max(1,1)";
+  for (int i = 0; i < 6000; ++i) wide = i % 2 ? "max(" + wide + ",1)" : wide + "*1";
+  expect_file_error(macs(wide), "op A: macs");
+  expect_file_error(macs("1e999"), "number 1e999 is outside a double's range");
+  expect_file_error(macs("1e-400"), "number 1e-400 is outside a double's range");
+  expect_file_error(macs("in0[abc]"), "'in0[abc]': the dim index must be a whole number");
+  expect_file_error(macs("in99999999999999999999[0]"), "does not name an input");
+  expect_file_error(macs("in0[-99999999999999999999]"), "the dim index must be a whole number");
+  expect_file_error(macs("out.size"), "unknown name 'out.size'");
+  expect_file_error("[[op]]\ntype = \"A\"\nflops_per_output = inf\n", "flops_per_output must be a finite number");
+}
+
+TEST(UserRules, DimFormulasOutsideADimFailNamingTheNode) {
+  for (const char* formula : {"1e300", "attr.units * 1e300", "0 - 1", "0.5"}) {
+    const OpRegistry r = registry_from(std::string("[[op]]\ndomain = \"com.example\"\ntype = \"Project\"\ndims = [\"") +
+                                       formula + "\"]\n");
+    ModelBuilder b = custom("Project", {"x"});
+    set_attr(*b.graph().mutable_node(0), "units", int64_t{3});
+    try {
+      analyse_with(b, r);
+      ADD_FAILURE() << formula << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a whole number in [0, 2^50]"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace modelcost::testing

@@ -35,6 +35,7 @@ int64_t per_head(const OpContext& c, int64_t hidden, int64_t heads, const char* 
 }
 
 double rotary_fraction(const OpContext& c, size_t cos_input, int64_t head_size) {
+  if (head_size <= 0) c.fail("a rotary embedding needs a head size of at least 1, got " + std::to_string(head_size));
   int64_t dim = c.attr_int("rotary_embedding_dim", 0);
   if (dim <= 0 && c.has_input(cos_input) && c.in_rank(cos_input) > 0) dim = 2 * c.in_shape(cos_input).back();
   if (dim <= 0 || dim > head_size) dim = head_size;
@@ -138,8 +139,10 @@ MergedQkv merged_qkv(const OpContext& c, const Shape& x, const Shape& w) {
 // Outputs of the multi-head forms, from the work's geometry: the attention output [batch, q_len,
 // heads * v_head_size], present key and value, and the scores [batch, heads, q_len, kv_len] (the
 // last three estimated with the kv length).
-std::vector<Output> multi_head_outputs(int32_t dtype, const AttentionWork& w, const Shape& present_k, const Shape& present_v) {
-  auto dim = [](double v) { return static_cast<int64_t>(v); };
+std::vector<Output> multi_head_outputs(const OpContext& c, const AttentionWork& w, const Shape& present_k,
+                                       const Shape& present_v) {
+  const int32_t dtype = c.in_dtype(0);
+  auto dim = [&](double v) { return checked_dim(c, v, "an attention output dim"); };
   return {{dtype, {dim(w.batch), dim(w.q_len), dim(w.heads * w.v_head_size)}},
           {dtype, present_k, w.estimate},
           {dtype, present_v, w.estimate},
@@ -223,7 +226,7 @@ AttentionPlan plan_multi_head_attention(const OpContext& c) {
   } else {
     c.fail("query must be [batch, sequence, hidden] or packed QKV, got " + shape_to_string(q));
   }
-  hidden = heads * h;
+  hidden = dim_product(c, heads, h, "num_heads * head_size");
   int64_t total = kv;
   bool estimate = false;
   Shape present_k{b, heads, kv, h}, present_v{b, heads, kv, vh};
@@ -244,10 +247,10 @@ AttentionPlan plan_multi_head_attention(const OpContext& c) {
   AttentionPlan p;
   p.work = attention_work(b, heads, s, total, h, vh);
   AttentionWork& work = p.work;
-  if (c.has_input(3)) work.projection_flops = d(b) * (d(s) * d(hidden) + (key_is_cache ? 0 : d(kv) * d(hidden + heads * vh)));
+  if (c.has_input(3)) work.projection_flops = d(b) * (d(s) * d(hidden) + (key_is_cache ? 0 : d(kv) * (d(hidden) + d(heads) * d(vh))));
   work.mask = c.has_input(4) || c.has_input(5);
   work.estimate = estimate;
-  p.outputs = multi_head_outputs(c.in_dtype(0), work, present_k, present_v);
+  p.outputs = multi_head_outputs(c, work, present_k, present_v);
   return p;
 }
 
@@ -266,10 +269,11 @@ AttentionPlan plan_group_query_attention(const OpContext& c) {
     h = per_head(c, q[2], heads, "query hidden size");
     require_rank(c, 1, 3, "[batch, kv_sequence, kv_hidden]");
     const Shape& k = c.in_shape(1);
-    if (k[2] != kv_heads * h) c.fail("key " + shape_to_string(k) + " is not [batch, kv_sequence, kv_num_heads * head_size]");
+    if (k[2] != dim_product(c, kv_heads, h, "kv_num_heads * head_size"))
+      c.fail("key " + shape_to_string(k) + " is not [batch, kv_sequence, kv_num_heads * head_size]");
     kv = k[1];
   } else {
-    h = per_head(c, q[2], heads + 2 * kv_heads, "packed QKV width");
+    h = per_head(c, q[2], dim_sum(c, heads, dim_product(c, 2, kv_heads, "kv_num_heads"), "packed heads"), "packed QKV width");
   }
   const int64_t past = past_length(c, 3, "[batch, kv_heads, past_sequence, head_size]");
   const int64_t given_total = known_scalar(c, 6);
@@ -390,7 +394,7 @@ AttentionPlan plan_decoder_masked_mha(const OpContext& c) {
   if (c.has_input(10)) work.projection_flops = d(b) * d(s) * d(heads) * (cross ? d(h) : d(2 * h + vh));
   work.mask = c.has_input(3) || c.has_input(4);
   work.estimate = estimate;
-  p.outputs = multi_head_outputs(c.in_dtype(0), work, present_k, present_v);
+  p.outputs = multi_head_outputs(c, work, present_k, present_v);
   return p;
 }
 
@@ -406,7 +410,8 @@ AttentionPlan plan_sparse_attention(const OpContext& c) {
   require_rank(c, 3, 4, "past_key [batch, kv_heads, max_cache_sequence, head_size]");
   const Shape& q = c.in_shape(0);
   const int64_t h = c.has_input(1) ? per_head(c, q[2], heads, "query hidden size")
-                                   : per_head(c, q[2], heads + 2 * kv_heads, "packed QKV width");
+                                   : per_head(c, q[2], dim_sum(c, heads, dim_product(c, 2, kv_heads, "kv_num_heads"), "packed heads"),
+                                              "packed QKV width");
   const int64_t given_total = known_scalar(c, 7);
   AttentionPlan p;
   p.work = attention_work(q[0], heads, q[1], given_total >= 0 ? given_total : c.in_shape(3)[2], h, h);
@@ -434,11 +439,13 @@ AttentionPlan plan_onnx_attention(const OpContext& c) {
     kv_heads = required_int_attr(c, "kv_num_heads", 1);
     b = q[0], s = q[1], kv = k[1];
     h = per_head(c, q[2], q_heads, "Q hidden size");
-    if (k[2] != kv_heads * h) c.fail("K " + shape_to_string(k) + " is not [batch, kv_sequence, kv_num_heads * head_size]");
+    if (k[2] != dim_product(c, kv_heads, h, "kv_num_heads * head_size"))
+      c.fail("K " + shape_to_string(k) + " is not [batch, kv_sequence, kv_num_heads * head_size]");
     vh = per_head(c, v[2], kv_heads, "V hidden size");
   } else {
     c.fail("Q must be 3-D or 4-D, got " + shape_to_string(q));
   }
+  if (kv_heads < 1) c.fail("K has " + std::to_string(kv_heads) + " heads; attention needs at least one");
   if (q_heads % kv_heads != 0)
     c.fail("query heads " + std::to_string(q_heads) + " are not a multiple of key/value heads " + std::to_string(kv_heads));
   const int64_t past = past_length(c, 4, "past_key [batch, kv_heads, past_sequence, head_size]");
@@ -449,7 +456,7 @@ AttentionPlan plan_onnx_attention(const OpContext& c) {
   work.mask = c.has_input(3);
   work.softcap = c.attr_float("softcap", 0) > 0;
   const int32_t dtype = c.in_dtype(0);
-  const Shape y = q.size() == 4 ? Shape{b, q_heads, s, vh} : Shape{b, s, q_heads * vh};
+  const Shape y = q.size() == 4 ? Shape{b, q_heads, s, vh} : Shape{b, s, dim_product(c, q_heads, vh, "q_num_heads * v_head_size")};
   p.outputs = {{dtype, y}, {dtype, {b, kv_heads, total, h}}, {dtype, {b, kv_heads, total, vh}}, {dtype, {b, q_heads, s, total}}};
   return p;
 }

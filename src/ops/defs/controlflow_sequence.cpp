@@ -26,6 +26,9 @@ using Elements = std::vector<Element>;
 // graph (a longer chain of inserts gives a sequence of unknown length, an estimate).
 constexpr int kMaxTraceDepth = 64;
 const Shape kEmpty{0};
+// Elements tracked one by one in a traced sequence, as many as a folded tensor's values: a
+// SplitToSequence into 2^33 chunks is left as one bounding element (an estimate), not listed.
+constexpr int64_t kMaxTracedElements = int64_t{1} << 16;
 
 Element element_of(const TensorInfo& t) { return {t.dtype, t.shape, t.estimate}; }
 
@@ -69,6 +72,7 @@ std::optional<Elements> split_elements(const OpContext& c, Element* bound) {
     Element e = with_length(1);
     if (c.attr_int("keepdims", 1) == 0) e.shape.erase(e.shape.begin() + axis);
     *bound = e;
+    if (dim > kMaxTracedElements) return std::nullopt;
     return Elements(static_cast<size_t>(dim), e);
   }
   const TensorValue* split = c.value(1);
@@ -81,12 +85,18 @@ std::optional<Elements> split_elements(const OpContext& c, Element* bound) {
   if (c.in_shape(1).empty()) {  // a scalar: chunks of that size, the last one shorter
     const int64_t chunk = split->as_int(0);
     if (chunk <= 0) c.fail("split = " + std::to_string(chunk) + " must be positive");
+    if (dim / chunk >= kMaxTracedElements) {  // too many to list: every chunk is at most `chunk` long
+      *bound = with_length(std::min(chunk, dim));
+      bound->estimate = estimate || dim % chunk != 0;
+      return std::nullopt;
+    }
     for (int64_t done = 0; done < dim; done += chunk) lengths.push_back(std::min(chunk, dim - done));
   } else {
     lengths = value_as_ints(*split);
     int64_t total = 0;
     for (int64_t l : lengths) {
       if (l < 0) c.fail("split has a negative length " + std::to_string(l));
+      if (l > dim - total) c.fail("split lengths sum to more than the axis's " + std::to_string(dim));
       total += l;
     }
     if (total != dim)

@@ -17,6 +17,8 @@ int64_t required_int_attr(const OpContext& c, const char* name, int64_t minimum)
   if (!c.has_attr(name)) c.fail(std::string("attribute ") + name + " is required");
   const int64_t v = c.attr_int(name, 0);
   if (v < minimum) c.fail(std::string(name) + " = " + std::to_string(v) + " must be at least " + std::to_string(minimum));
+  // Counts (heads, groups, block sizes) multiply dims: past any dim they could only overflow.
+  if (v > kMaxTensorDim) c.fail(std::string(name) + " = " + std::to_string(v) + " is over 2^50");
   return v;
 }
 
@@ -29,7 +31,7 @@ ConvGeometry conv_geometry(const OpContext& c, const Shape& x, const Shape& w, b
   const int64_t group = c.attr_int("group", 1);
   if (group <= 0) c.fail("group = " + std::to_string(group) + " must be positive");
   const int64_t channels = channels_last ? x.back() : x[1];
-  if (channels != w[1] * group)
+  if (channels != dim_product(c, w[1], group, "weight channels x group"))
     c.fail("input has " + std::to_string(channels) + " channels but weight expects " + std::to_string(w[1]) +
            " x group " + std::to_string(group));
   if (w[0] % group != 0) c.fail("output channels " + std::to_string(w[0]) + " are not divisible by group " + std::to_string(group));

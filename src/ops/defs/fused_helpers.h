@@ -57,7 +57,8 @@ double activation_flops(const OpContext& c, const std::string& name);
 double output_elements(const OpContext& c, size_t i = 0);
 // Element count of the dims of `shape` from `from` (inclusive) to `to` (exclusive).
 double dims_product(const Shape& shape, size_t from, size_t to);
-// The attribute `name`, failing naming the node when it is absent or below `minimum`.
+// The attribute `name`, failing naming the node when it is absent, below `minimum` or over
+// kMaxTensorDim (a count that large only overflows what it multiplies).
 int64_t required_int_attr(const OpContext& c, const char* name, int64_t minimum);
 
 }  // namespace modelcost

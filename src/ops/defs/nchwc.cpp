@@ -24,7 +24,7 @@ int64_t padded_channels(const OpContext& c, int64_t channels) {
     int64_t group = 1;
     for (const auto& a : n.proto->attribute())
       if (a.name() == "group") group = a.i();
-    return w.shape[1] * group;
+    return dim_product(c, w.shape[1], group, "the reading Conv's channels x group");
   }
   return (channels + kDefaultBlock - 1) / kDefaultBlock * kDefaultBlock;
 }

@@ -28,9 +28,10 @@ Window check_conv_operands(const OpContext& c, const char* bias_name, size_t bia
   const int64_t group = check_conv_ranks_and_group(c);
   const Shape& x = c.in_shape(0);
   const Shape& w = c.in_shape(1);
-  if (x[1] != w[1] * group)
+  const int64_t expected = dim_product(c, w[1], group, "W's channels x group");
+  if (x[1] != expected)
     c.fail("X has " + std::to_string(x[1]) + " channels but W " + shape_to_string(w) + " with group " +
-           std::to_string(group) + " expects " + std::to_string(w[1] * group));
+           std::to_string(group) + " expects " + std::to_string(expected));
   if (w[0] % group != 0)
     c.fail(std::to_string(w[0]) + " output channels are not divisible by group " + std::to_string(group));
   if (c.has_input(bias_input) && element_count(c.in_shape(bias_input)) != static_cast<double>(w[0]))
@@ -76,7 +77,7 @@ void infer_conv_transpose(OpContext& c) {
     c.fail("X has " + std::to_string(x[1]) + " channels but W " + shape_to_string(w) + " expects " + std::to_string(w[0]));
   if (x[1] % group != 0)
     c.fail(std::to_string(x[1]) + " input channels are not divisible by group " + std::to_string(group));
-  const int64_t out_channels = w[1] * group;
+  const int64_t out_channels = dim_product(c, w[1], group, "W's channels x group");
   if (c.has_input(2) && element_count(c.in_shape(2)) != static_cast<double>(out_channels))
     c.fail("bias B " + shape_to_string(c.in_shape(2)) + " must have " + std::to_string(out_channels) + " elements");
   const size_t n = x.size() - 2;

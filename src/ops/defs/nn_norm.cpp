@@ -70,7 +70,7 @@ void infer_instance_norm(OpContext& c) {
 OpCost cost_instance_norm(const OpContext& c) {
   const Shape& x = c.in_shape(0);
   OpCost cost;
-  cost.flops = normalisation_flops(element_count(x), static_cast<double>(x[0] * x[1]), true, true);
+  cost.flops = normalisation_flops(element_count(x), static_cast<double>(x[0]) * static_cast<double>(x[1]), true, true);
   return cost;
 }
 
@@ -118,7 +118,7 @@ void infer_group_norm(OpContext& c) {
 OpCost cost_group_norm(const OpContext& c) {
   const Shape& x = c.in_shape(0);
   OpCost cost;
-  cost.flops = normalisation_flops(element_count(x), static_cast<double>(x[0] * c.attr_int("num_groups", 1)), true, true);
+  cost.flops = normalisation_flops(element_count(x), static_cast<double>(x[0]) * static_cast<double>(c.attr_int("num_groups", 1)), true, true);
   return cost;
 }
 

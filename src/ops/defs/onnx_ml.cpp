@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "ops/defs/fused_helpers.h"
@@ -123,10 +124,13 @@ struct TreeWalk {
 
 using Children = std::map<int64_t, std::pair<int64_t, int64_t>>;  // branch node -> (true, false) child
 
+// Deepest path below each finished node, shared by every root of an ensemble so that the walk
+// is linear in the nodes however many trees share them.
+using PathMemo = std::unordered_map<int64_t, double>;
+
 // Branch nodes on the deepest root-to-leaf path below `root` (ids absent from `children` are
-// leaves). Iterative, memoised; fails naming the node on a cycle.
-double path_length(const OpContext& c, const Children& children, int64_t root) {
-  std::map<int64_t, double> depth;  // finished nodes
+// leaves). Iterative, memoised in `depth`; fails naming the node on a cycle.
+double path_length(const OpContext& c, const Children& children, int64_t root, PathMemo& depth) {
   std::set<int64_t> open;           // nodes on the current path
   std::vector<int64_t> stack = {root};
   while (!stack.empty()) {
@@ -170,7 +174,10 @@ TreeWalk walk_legacy_trees(const OpContext& c, const char* weights_attr) {
     if (modes->strings(static_cast<int>(i)) != "LEAF") tree[node_ids[i]] = {true_ids[i], false_ids[i]};
   }
   TreeWalk walk;
-  for (const auto& [id, tree] : trees) walk.visited += path_length(c, tree, roots[id]);
+  for (const auto& [id, tree] : trees) {
+    PathMemo depth;  // node ids are per tree
+    walk.visited += path_length(c, tree, roots[id], depth);
+  }
   const double leaves = static_cast<double>(count) - [&] {
     double internal = 0;
     for (const auto& [id, tree] : trees) internal += static_cast<double>(tree.size());
@@ -220,7 +227,8 @@ OpCost cost_tree_ensemble(const OpContext& c) {
   for (size_t i = 0; i < true_ids.size(); ++i)
     children[static_cast<int64_t>(i)] = {true_leafs[i] ? -1 : true_ids[i], false_leafs[i] ? -1 : false_ids[i]};
   double visited = 0;
-  for (int64_t root : roots) visited += path_length(c, children, root);
+  PathMemo depth;
+  for (int64_t root : roots) visited += path_length(c, children, root, depth);
   const double leaf_weights = static_cast<double>(roots.size());  // one leaf reached per tree
   OpCost cost;
   cost.flops = static_cast<double>(n) * (visited + leaf_weights) + output_elements(c) * post_transform_flops(c);
@@ -236,10 +244,10 @@ void infer_array_feature_extractor(OpContext& c) {
 }
 
 void infer_feature_vectorizer(OpContext& c) {
-  int64_t total = 0;
-  for (int64_t d : c.attr_ints("inputdimensions")) total += d;
+  double total = 0;
+  for (int64_t d : c.attr_ints("inputdimensions")) total += static_cast<double>(d);
   const Shape& x = c.in_shape(0);
-  c.set_output(0, kFloat, {x.empty() ? 1 : x[0], total});
+  c.set_output(0, kFloat, {x.empty() ? 1 : x[0], checked_dim(c, total, "the sum of inputdimensions")});
 }
 
 void infer_one_hot_encoder(OpContext& c) {

@@ -35,7 +35,7 @@ void check_scale(const OpContext& c) {
   const int64_t block = c.attr_int("block_size", 0);
   if (block < 0) c.fail("block_size = " + std::to_string(block) + " must not be negative");
   if (block > 0) {
-    const int64_t blocks = (x[axis] + block - 1) / block;
+    const int64_t blocks = x[axis] / block + (x[axis] % block != 0);  // ceil, without adding to block
     if (s.size() != x.size() || s[axis] != blocks)
       c.fail("blocked scale " + shape_to_string(s) + " does not fit input " + shape_to_string(x) + " with block_size " +
              std::to_string(block));
@@ -275,7 +275,7 @@ NBits nbits(const OpContext& c) {
   if (a.empty() || a.back() != q.k)
     c.fail("input A " + shape_to_string(a) + " does not end in K = " + std::to_string(q.k));
   const Shape& b = c.in_shape(1);
-  const int64_t blocks = (q.k + q.block_size - 1) / q.block_size;
+  const int64_t blocks = q.k / q.block_size + (q.k % q.block_size != 0);
   const int64_t blob = q.block_size * q.bits / 8;
   if (b.size() == 3 && (b[0] != q.n || b[1] != blocks || b[2] != blob))
     c.fail("packed B " + shape_to_string(b) + " is not [N, ceil(K / block_size), block_size * bits / 8] = " +

@@ -41,8 +41,11 @@ void infer_gather_nd(OpContext& c) {
   const int64_t b = c.attr_int("batch_dims", 0);
   if (idx.empty()) c.fail("indices must have rank >= 1");
   const int64_t last = idx.back();
-  if (b < 0 || b + last > static_cast<int64_t>(data.size()))
-    c.fail("indices of depth " + std::to_string(last) + " with batch_dims " + std::to_string(b) + " exceed data rank " + std::to_string(data.size()));
+  const auto rank = static_cast<int64_t>(data.size());
+  // Compared without adding: batch_dims comes from the file and may be near 2^63.
+  if (b < 0 || b >= static_cast<int64_t>(idx.size()) || b > rank || last > rank - b)
+    c.fail("indices of depth " + std::to_string(last) + " with batch_dims " + std::to_string(b) + " exceed data rank " +
+           std::to_string(rank) + " (or indices rank " + std::to_string(idx.size()) + ")");
   Shape out(idx.begin(), idx.end() - 1);
   out.insert(out.end(), data.begin() + b + last, data.end());
   c.set_output(0, c.in_dtype(0), out);
@@ -234,7 +237,8 @@ void infer_regex_full_match(OpContext& c) { c.set_output(0, onnx::TensorProto::B
 
 void infer_string_split(OpContext& c) {
   const int64_t maxsplit = c.attr_int("maxsplit", -1);
-  if (maxsplit < 0) throw NotInferable("the number of substrings depends on the data");
+  // maxsplit + 1 substrings at most; past any dim (near 2^63) the data decides, as with -1.
+  if (maxsplit < 0 || maxsplit >= kMaxTensorDim) throw NotInferable("the number of substrings depends on the data");
   Shape out = c.in_shape(0);
   out.push_back(maxsplit + 1);
   c.set_output(0, onnx::TensorProto::STRING, out, true);
@@ -300,8 +304,11 @@ OpPlan plan_nd(const OpContext& c) {
   const Shape& indices = c.in_shape(1);
   if (indices.empty()) return unsupported(op + " of scalar indices");
   const int64_t k = indices.back();
-  const auto b = static_cast<size_t>(Kind == IndexedPlan::Kind::kGatherND ? c.attr_int("batch_dims", 0) : 0);
-  if (k < 1 || b + static_cast<size_t>(k) > data.size() || b + 1 > indices.size())
+  const int64_t batch_dims = Kind == IndexedPlan::Kind::kGatherND ? c.attr_int("batch_dims", 0) : 0;
+  if (batch_dims < 0 || batch_dims >= static_cast<int64_t>(indices.size()))
+    return unsupported(op + " batch_dims outside the indices' rank");
+  const auto b = static_cast<size_t>(batch_dims);
+  if (k < 1 || static_cast<size_t>(k) > data.size() - std::min(b, data.size()) || b + 1 > indices.size())
     return unsupported(op + " index tuples longer than the data's rank");
   IndexedPlan p;
   p.kind = Kind;

@@ -111,4 +111,34 @@ TEST(OnnxMl, TreeWithACycleIsRejected) {
   expect_node_error(b, "cyclic_tree", "its own descendant");
 }
 
+// TreeEnsemble (ml opset 5) with 20,000 roots on one chain of nodes (node i branches to node i + 1
+// and a leaf): root i's longest path has 20,000 - i branches. One memo serves every root, so this
+// is linear in the nodes (a memo per root made it quadratic: minutes).
+TEST(OnnxMl, TreeEnsembleRootsSharingNodesAreCostedInLinearTime) {
+  constexpr int64_t kRoots = 20000;
+  ModelBuilder b;
+  b.opset("ai.onnx.ml", 5);
+  b.input("x", kFloat, Shape{4, 3});
+  std::vector<int64_t> roots, true_ids, true_leafs, false_ids, false_leafs;
+  for (int64_t i = 0; i < kRoots; ++i) {
+    roots.push_back(i);
+    true_ids.push_back(i + 1 < kRoots ? i + 1 : 0);
+    true_leafs.push_back(i + 1 < kRoots ? 0 : 1);
+    false_ids.push_back(0);
+    false_leafs.push_back(1);
+  }
+  auto& t = b.node("TreeEnsemble", {"x"}, {"y"}, "ai.onnx.ml");
+  set_attr(t, "tree_roots", roots);
+  set_attr(t, "nodes_truenodeids", true_ids);
+  set_attr(t, "nodes_trueleafs", true_leafs);
+  set_attr(t, "nodes_falsenodeids", false_ids);
+  set_attr(t, "nodes_falseleafs", false_leafs);
+  set_attr(t, "n_targets", int64_t{1});
+  b.output("y");
+  auto run = analyse(b);
+  // Per sample: the sum of every root's path (kRoots + ... + 1) and one leaf per tree.
+  const double paths = static_cast<double>(kRoots) * (kRoots + 1) / 2;
+  EXPECT_DOUBLE_EQ(run->cost("y").flops, 4 * (paths + kRoots));
+}
+
 }  // namespace modelcost::testing
