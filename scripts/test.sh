@@ -8,8 +8,11 @@ cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 
 rm -rf build/venv
-# --system-site-packages: Debian's python3-torch (from setup.sh) for the torch.nn.Module tests.
-python3 -m venv --system-site-packages build/venv
+# Debian's python3 with --system-site-packages: its python3-torch (from setup.sh) for the
+# torch.nn.Module tests (another python3 first on PATH, such as pyenv's, would not see it).
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+"$python" -m venv --system-site-packages build/venv
 build/venv/bin/python -m pip install --quiet . pytest pandas
 status=0
 build/venv/bin/python -m pytest tests/python -q || status=$?

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Measures the zoo on this machine's GPU with `modelcost --measure` (deployed view, fp16) at each batch,
-one model after another, and appends one CSV row per model and batch: the measured whole-model
-latency (CUDA graph replay, median), its spread, the prediction of the entry named, and the wall time.
+"""Measures the zoo on this machine's GPU with `modelcost --measure` (fp16) at each batch, one model
+after another, and appends one CSV row per model and batch: the whole-model latency of the graph as
+written (one CUDA graph replay, median) with its spread and the as-written prediction of the entry
+named; the deployed graph's measured latency and the deployed prediction; and the wall time.
 Usage: python3 scripts/gpu/zoo_measure.py MODELCOST ZOO_DIR OUT.csv --gpu h100 [--batches 1,32] [--part K/N]
 [--skip-done DONE.csv] [--deadline S]"""
 import argparse, csv, json, os, subprocess, sys, tempfile, time
@@ -27,7 +28,7 @@ with open(a.out, "a", newline="") as f:
     w = csv.writer(f)
     if new:
         w.writerow(["model", "batch", "gpu", "rc", "measured_ms", "rel_spread", "predicted_ms", "nodes_measured",
-                    "nodes_not_measured", "wall_s", "error"])
+                    "nodes_not_measured", "wall_s", "error", "measured_deployed_ms", "predicted_deployed_ms"])
     start = time.time()
     for model in models:
         for batch in a.batches.split(","):
@@ -45,9 +46,12 @@ with open(a.out, "a", newline="") as f:
                 except subprocess.TimeoutExpired:
                     rc, err = "timeout", []
                 wall = time.time() - t0
-                row = [model[:-5], batch, a.gpu, rc, "", "", "", "", "", f"{wall:.1f}", " ".join(err)[:200]]
+                row = [model[:-5], batch, a.gpu, rc, "", "", "", "", "", f"{wall:.1f}", " ".join(err)[:200], "", ""]
                 try:
-                    m = json.load(open(js.name))["measurement"]
+                    report = json.load(open(js.name))
+                    row[11:13] = [report["totals"].get("measured_latency_deployed_ms"),
+                                  report["totals"].get("predicted_latency_deployed_ms")]
+                    m = report["measurement"]
                     row[4:9] = [m.get("model_latency_ms"), m.get("model_rel_stddev"), m.get("predicted_latency_ms"),
                                 m.get("nodes_measured"), m.get("nodes_not_measured")]
                 except Exception:  # noqa: BLE001 - the row records the failure

@@ -222,8 +222,10 @@ std::string curves_table(const CalibrationResult& r) {
     for (const auto& k : r.library_kernels)
       if (k.kind == name) samples.push_back({kernel_class_is_matrix(name) ? k.k : 0, k.flops, k.bytes, k.model_us()});
     const double fit = median_abs(relative_errors(c, samples));
-    const double held_out = median_abs(held_out_errors(samples, kernel_class_is_matrix(name)));
-    out += fmt::format("{:<26}{:>7}{:>5.0f}%{:>9.0f}%  {}\n", name, samples.size(), 100 * fit, 100 * held_out, curve_text(c));
+    const std::vector<double> held_out = held_out_errors(samples, kernel_class_is_matrix(name));
+    // Fewer calls than folds: nothing to hold out.
+    const std::string held = held_out.empty() ? "-" : fmt::format("{:.0f}%", 100 * median_abs(held_out));
+    out += fmt::format("{:<26}{:>7}{:>5.0f}%{:>10}  {}\n", name, samples.size(), 100 * fit, held, curve_text(c));
   }
   return out;
 }

@@ -23,7 +23,7 @@ TEST(NewUserCommands, BatchListResizesAWholeInput) {
   const json& rows = j.at("plan").at("rows");
   ASSERT_EQ(rows.size(), 2u);
   const double at1 = rows[0].at("latency_ms"), at32 = rows[1].at("latency_ms");
-  EXPECT_GT(at32, 10 * at1);  // 32 images take far longer than one
+  EXPECT_GT(at32, 4 * at1);  // 32 images take far longer than one (the bug: the same latency)
   EXPECT_LT(rows[1].at("throughput_per_s").get<double>(), 32 * rows[0].at("throughput_per_s").get<double>());
   EXPECT_EQ(j.at("model").at("inputs")[0].at("shape")[0], 1);  // the nodes are at the first batch
 }

@@ -23,7 +23,8 @@ def test_view_and_ceilings(sample):
     assert written.roofline["ceilings"] == "datasheet"
     assert deployed.latency_ms == deployed.totals["predicted_latency_deployed_ms"]
     assert written.latency_ms == written.totals["predicted_latency_as_written_ms"]
-    assert deployed.latency_ms < written.latency_ms
+    # Fusing never adds work: the deployed view is faster than the as-written one on the same ceilings.
+    assert deployed.latency_ms < modelcost.analyze(sample, gpu="a100", view="as-written").latency_ms
     assert modelcost.analyze(sample, gpu="a100", view="as_written").view == "as-written"
 
 
