@@ -4,27 +4,14 @@
 #include <cmath>
 
 #include "modelcost/kernel_plan.h"
+#include "fusion/tensor_access.h"
 #include "ops/op_registry.h"
 
 namespace modelcost {
 
 namespace {
 
-const TensorInfo* tensor_of(const NodeAnalysis& node, size_t input_or_output, bool output) {
-  const auto& ids = output ? node.node->outputs : node.node->inputs;
-  if (input_or_output >= ids.size() || ids[input_or_output] < 0) return nullptr;
-  const TensorInfo& t = node.graph->tensors[ids[input_or_output]];
-  if (!t.has_shape) return nullptr;
-  for (int64_t d : t.shape)
-    if (d <= 0) return nullptr;
-  return &t;
-}
 
-double product(const Shape& s, size_t from, size_t to) {
-  double p = 1;
-  for (size_t i = from; i < to && i < s.size(); ++i) p *= static_cast<double>(s[i]);
-  return p;
-}
 
 // K follows from the MACs the cost rule counted, so it agrees with the FLOPs of the roofline.
 std::vector<GemmShape> with_k_from_macs(GemmShape g, double macs) {
@@ -34,9 +21,9 @@ std::vector<GemmShape> with_k_from_macs(GemmShape g, double macs) {
 }
 
 std::vector<GemmShape> conv_gemms(const NodeAnalysis& node, bool transpose) {
-  const TensorInfo* x = tensor_of(node, 0, false);
-  const TensorInfo* w = tensor_of(node, 1, false);
-  const TensorInfo* y = tensor_of(node, 0, true);
+  const TensorInfo* x = fusion::shaped_operand(node, 0, false);
+  const TensorInfo* w = fusion::shaped_operand(node, 1, false);
+  const TensorInfo* y = fusion::shaped_operand(node, 0, true);
   if (!x || !w || !y || x->shape.size() < 3 || w->shape.size() != x->shape.size() || y->shape.size() != x->shape.size())
     return {};
   const Shape &xs = x->shape, &ws = w->shape, &ys = y->shape;
@@ -49,12 +36,12 @@ std::vector<GemmShape> conv_gemms(const NodeAnalysis& node, bool transpose) {
   GemmShape g;
   if (!transpose) {
     g.count = groups;
-    g.m = static_cast<double>(ys[0]) * product(ys, 2, ys.size());
+    g.m = static_cast<double>(ys[0]) * fusion::dims_product(ys, 2, ys.size());
     g.n = static_cast<double>(ys[1]) / groups;
   } else {
     g.count = t_groups;
-    g.m = static_cast<double>(xs[0]) * product(xs, 2, xs.size());
-    g.n = static_cast<double>(ws[1]) * product(ws, 2, ws.size());
+    g.m = static_cast<double>(xs[0]) * fusion::dims_product(xs, 2, xs.size());
+    g.n = static_cast<double>(ws[1]) * fusion::dims_product(ws, 2, ws.size());
   }
   // Depthwise: one input and one output channel per group is a vector op, not a GEMM.
   if (g.count > 1 && g.n <= 1) return {};
@@ -62,15 +49,15 @@ std::vector<GemmShape> conv_gemms(const NodeAnalysis& node, bool transpose) {
 }
 
 std::vector<GemmShape> matmul_gemms(const NodeAnalysis& node) {
-  const TensorInfo* b = tensor_of(node, 1, false);
-  const TensorInfo* y = tensor_of(node, 0, true);
+  const TensorInfo* b = fusion::shaped_operand(node, 1, false);
+  const TensorInfo* y = fusion::shaped_operand(node, 0, true);
   if (!b || !y || y->shape.size() < 2) return {};
   const Shape& ys = y->shape;
   const size_t r = ys.size();
   GemmShape g;
   g.n = static_cast<double>(ys[r - 1]);
   g.m = static_cast<double>(ys[r - 2]);
-  const double batch = product(ys, 0, r - 2);
+  const double batch = fusion::dims_product(ys, 0, r - 2);
   // A shared 2-D right operand (a weight) lets the batch rows join M: one GEMM.
   if (b->shape.size() <= 2) g.m *= batch;
   else g.count = batch;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "modelcost/fusion.h"
+#include "fusion/tensor_access.h"
 #include "ops/op_registry.h"
 
 namespace modelcost {
@@ -52,21 +53,7 @@ bool kernel_class_is_matrix(KernelClass c) {
 
 namespace {
 
-const TensorInfo* shaped(const NodeAnalysis& node, size_t index, bool output) {
-  const auto& ids = output ? node.node->outputs : node.node->inputs;
-  if (index >= ids.size() || ids[index] < 0) return nullptr;
-  const TensorInfo& t = node.graph->tensors[ids[index]];
-  if (!t.has_shape) return nullptr;
-  for (int64_t d : t.shape)
-    if (d <= 0) return nullptr;
-  return &t;
-}
 
-double product(const Shape& s, size_t from, size_t to) {
-  double p = 1;
-  for (size_t i = from; i < to && i < s.size(); ++i) p *= static_cast<double>(s[i]);
-  return p;
-}
 
 int64_t int_attribute(const Node& node, const char* name, int64_t fallback) {
   if (!node.proto) return fallback;
@@ -84,14 +71,14 @@ double conv_taps(const NodeAnalysis& node) {
         for (int64_t v : a.ints()) taps *= static_cast<double>(std::max<int64_t>(v, 1));
         return taps;
       }
-  const TensorInfo* w = shaped(node, 1, false);
-  return w && w->shape.size() >= 3 ? product(w->shape, 2, w->shape.size()) : 0;
+  const TensorInfo* w = fusion::shaped_operand(node, 1, false);
+  return w && w->shape.size() >= 3 ? fusion::dims_product(w->shape, 2, w->shape.size()) : 0;
 }
 
 // K of a matrix node when its GEMM shapes are unknown: its MACs over its output elements.
 double k_from_outputs(const NodeAnalysis& node) {
-  const TensorInfo* y = shaped(node, 0, true);
-  const double out = y ? product(y->shape, 0, y->shape.size()) : 0;
+  const TensorInfo* y = fusion::shaped_operand(node, 0, true);
+  const double out = y ? fusion::dims_product(y->shape, 0, y->shape.size()) : 0;
   return out > 0 && node.cost.macs > 0 ? node.cost.macs / out : 0;
 }
 
@@ -99,14 +86,14 @@ KernelShape conv_kernel(const NodeAnalysis& node) {
   KernelShape s;
   s.taps = conv_taps(node);
   s.groups = static_cast<double>(std::max<int64_t>(int_attribute(*node.node, "group", 0), 0));
-  const TensorInfo* x = shaped(node, 0, false);
-  const TensorInfo* w = shaped(node, 1, false);
+  const TensorInfo* x = fusion::shaped_operand(node, 0, false);
+  const TensorInfo* w = fusion::shaped_operand(node, 1, false);
   if (s.groups == 0 && x && w && x->shape.size() >= 2 && w->shape.size() >= 2)  // no attribute: NCHW operands
     s.groups = std::max(1.0, std::floor(static_cast<double>(x->shape[1]) / static_cast<double>(w->shape[1])));
   s.groups = std::max(1.0, s.groups);
   const std::vector<GemmShape> gemms = gemm_shapes(node);
   s.k = gemms.empty() ? k_from_outputs(node) : gemms.front().k;
-  const TensorInfo* y = shaped(node, 0, true);
+  const TensorInfo* y = fusion::shaped_operand(node, 0, true);
   const double out_channels = y && y->shape.size() >= 2 ? static_cast<double>(y->shape[1]) : 0;
   s.group_width = s.groups > 0 ? out_channels / s.groups : 0;
   if (s.groups > 1 && s.k > 0 && s.taps > 0 && s.k <= s.taps && s.group_width <= 1) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "class_curves.h"
 #include "matrix_efficiency.h"
 #include "modelcost/errors.h"
 #include "ops/op_registry.h"
@@ -158,7 +159,7 @@ struct KernelWork {
   // The node itself, or the group's anchor.
   const NodeAnalysis* anchor = nullptr;
   // The class of kernel it runs as: names the calibrated curve that prices it.
-  KernelShape kernel;
+  KernelShape kernel = {};
 };
 
 Ceilings ceilings_of(const Device& device, bool datasheet) {
@@ -175,66 +176,14 @@ Ceilings ceilings_of(const Device& device, bool datasheet) {
   return c;
 }
 
-// The curves that may price a kernel class, in order: its own where calibrate measured one, else
-// the curve of the library kernel it is built like (docs/roofline.md, "Kernel classes").
-std::vector<const char*> curve_keys(KernelClass c) {
-  switch (c) {
-    case KernelClass::kGemm: return {"gemm"};
-    case KernelClass::kConv: return {"conv"};
-    case KernelClass::kConv1x1: return {"conv1x1", "gemm"};
-    case KernelClass::kGroupedConv: return {"grouped_conv", "conv"};
-    case KernelClass::kDepthwise: return {"depthwise"};
-    case KernelClass::kAttention: return {"attention", "gemm"};
-    case KernelClass::kReduction: return {"reduction", "pointwise"};
-    case KernelClass::kNorm: return {"norm", "pointwise"};
-    case KernelClass::kPooling: return {"pooling", "pointwise"};
-    case KernelClass::kPointwise:
-    case KernelClass::kLayoutCopy:
-    case KernelClass::kGatherScatter:
-    case KernelClass::kOther: return {"pointwise"};
-    case KernelClass::kNone: return {};
-  }
-  return {};
-}
-
-// A grouped conv of few channels per group fills a library tile's channel width only partly: its
-// math runs at the rate of a group padded to kGroupTileChannels (an estimate until a grouped_conv
-// curve is calibrated; docs/roofline.md).
-constexpr double kGroupTileChannels = 32;
-double grouped_conv_padding(const KernelShape& kernel, const char* key) {
-  if (kernel.cls != KernelClass::kGroupedConv || std::string(key) == "grouped_conv" || !(kernel.group_width > 0)) return 1;
-  return std::max(1.0, std::ceil(kernel.group_width / kGroupTileChannels) * kGroupTileChannels / kernel.group_width);
-}
-
-// The curves were timed on fp16 tensor-core kernels (depthwise: fp16 on the vector units). Other
-// dtypes run the same kernels at their own peak: the FLOP rate and the K loop scale by the ratio.
-double dtype_rate_scale(const Device& device, KernelClass c, const PeakChoice& peak) {
-  if (!kernel_class_is_matrix(c)) return 1;
-  const bool vector_class = c == KernelClass::kDepthwise;
-  const MathPath path = vector_class ? MathPath::kVector : MathPath::kTensor;
-  const double reference = choose_peak(device, path, "fp16").flops_per_s;  // the fp16 the curve was timed at
-  const double own = vector_class ? choose_peak(device, MathPath::kVector, peak.dtype).flops_per_s : peak.flops_per_s;
-  return reference > 0 && own > 0 ? own / reference : 1;
-}
-
 // A curve fitted for this kernel's class and dtype; nullopt where the device has none or the
 // datasheet ceilings are asked for.
 std::optional<KernelCurve> curve_for(const KernelWork& work, const PeakChoice& peak, const Device& device,
                                      const Ceilings& ceilings, double* k) {
-  if (!ceilings.achievable || device.kind != "gpu" || device.achievable.kernel_curves.empty()) return std::nullopt;
-  const KernelShape& kernel = work.kernel;
-  const auto& curves = device.achievable.kernel_curves;
-  for (const char* key : curve_keys(kernel.cls)) {
-    auto it = curves.find(key);
-    if (it == curves.end()) continue;
-    KernelCurve curve = it->second;
-    const double scale = dtype_rate_scale(device, kernel.cls, peak) / grouped_conv_padding(kernel, key);
-    curve.tflops *= scale;
-    curve.k_us_per_1000 /= scale;
-    *k = kernel.k;
-    return curve;
-  }
-  return std::nullopt;
+  if (!ceilings.achievable || device.kind != "gpu") return std::nullopt;
+  std::optional<KernelCurve> curve = class_curve(device, work.kernel, peak);
+  if (curve) *k = work.kernel.k;
+  return curve;
 }
 
 // Without a calibrated curve: time = max(flops / peak, bytes / bandwidth, overhead) + gap.

@@ -1,0 +1,25 @@
+// Reading a node's operand shapes, shared by the GEMM shapes and the kernel classes.
+#pragma once
+#include "modelcost/analysis.h"
+
+namespace modelcost::fusion {
+
+// Input (or output) `index` of the node when its shape is known and every dim positive; else nullptr.
+inline const TensorInfo* shaped_operand(const NodeAnalysis& node, size_t index, bool output) {
+  const auto& ids = output ? node.node->outputs : node.node->inputs;
+  if (index >= ids.size() || ids[index] < 0) return nullptr;
+  const TensorInfo& t = node.graph->tensors[ids[index]];
+  if (!t.has_shape) return nullptr;
+  for (int64_t d : t.shape)
+    if (d <= 0) return nullptr;
+  return &t;
+}
+
+// The product of dims [from, to) as a double (no overflow on hostile shapes).
+inline double dims_product(const Shape& s, size_t from, size_t to) {
+  double p = 1;
+  for (size_t i = from; i < to && i < s.size(); ++i) p *= static_cast<double>(s[i]);
+  return p;
+}
+
+}  // namespace modelcost::fusion

@@ -1,0 +1,71 @@
+// The curve of each kernel class (class_curves.h).
+#include "class_curves.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace modelcost {
+
+namespace {
+
+// The curves that may price a kernel class, in order: its own where calibrate measured one, else
+// the curve of the library kernel it is built like (docs/roofline.md, "Kernel classes").
+std::vector<const char*> curve_keys(KernelClass c) {
+  switch (c) {
+    case KernelClass::kGemm: return {"gemm"};
+    case KernelClass::kConv: return {"conv"};
+    case KernelClass::kConv1x1: return {"conv1x1", "gemm"};
+    case KernelClass::kGroupedConv: return {"grouped_conv", "conv"};
+    case KernelClass::kDepthwise: return {"depthwise"};
+    case KernelClass::kAttention: return {"attention", "gemm"};
+    case KernelClass::kReduction: return {"reduction", "pointwise"};
+    case KernelClass::kNorm: return {"norm", "pointwise"};
+    case KernelClass::kPooling: return {"pooling", "pointwise"};
+    case KernelClass::kPointwise:
+    case KernelClass::kLayoutCopy:
+    case KernelClass::kGatherScatter:
+    case KernelClass::kOther: return {"pointwise"};
+    case KernelClass::kNone: return {};
+  }
+  return {};
+}
+
+// A grouped conv of few channels per group fills a library tile's channel width only partly: its
+// math runs at the rate of a group padded to kGroupTileChannels (an estimate until a grouped_conv
+// curve is calibrated; docs/roofline.md).
+constexpr double kGroupTileChannels = 32;
+double grouped_conv_padding(const KernelShape& kernel, const char* key) {
+  if (kernel.cls != KernelClass::kGroupedConv || std::string(key) == "grouped_conv" || !(kernel.group_width > 0)) return 1;
+  return std::max(1.0, std::ceil(kernel.group_width / kGroupTileChannels) * kGroupTileChannels / kernel.group_width);
+}
+
+// The curves were timed on fp16 tensor-core kernels (depthwise: fp16 on the vector units). Other
+// dtypes run the same kernels at their own peak: the FLOP rate and the K loop scale by the ratio.
+double dtype_rate_scale(const Device& device, KernelClass c, const PeakChoice& peak) {
+  if (!kernel_class_is_matrix(c)) return 1;
+  const bool vector_class = c == KernelClass::kDepthwise;
+  const MathPath path = vector_class ? MathPath::kVector : MathPath::kTensor;
+  const double reference = choose_peak(device, path, "fp16").flops_per_s;  // the fp16 the curve was timed at
+  const double own = vector_class ? choose_peak(device, MathPath::kVector, peak.dtype).flops_per_s : peak.flops_per_s;
+  return reference > 0 && own > 0 ? own / reference : 1;
+}
+
+}  // namespace
+
+std::optional<KernelCurve> class_curve(const Device& device, const KernelShape& kernel, const PeakChoice& peak) {
+  const auto& curves = device.achievable.kernel_curves;
+  for (const char* key : curve_keys(kernel.cls)) {
+    auto it = curves.find(key);
+    if (it == curves.end()) continue;
+    KernelCurve curve = it->second;
+    const double scale = dtype_rate_scale(device, kernel.cls, peak) / grouped_conv_padding(kernel, key);
+    curve.tflops *= scale;
+    curve.k_us_per_1000 /= scale;
+    return curve;
+  }
+  return std::nullopt;
+}
+
+}  // namespace modelcost
