@@ -4,8 +4,6 @@
 #include <cctype>
 #include <cmath>
 
-#include <fmt/format.h>
-
 #include "modelcost/hardware.h"
 
 namespace modelcost {
@@ -43,16 +41,6 @@ std::map<std::string, double> scaled_peaks(const std::map<std::string, double>& 
   return out;
 }
 
-}  // namespace
-
-bool is_calibrated(const Device& device) {
-  if (device.achievable.kernel_curves.empty()) return false;
-  auto it = device.sources.find("achievable.kernels.gemm");
-  return it == device.sources.end() || !it->second.derived;
-}
-
-namespace {
-
 bool at_least(const std::map<std::string, double>& a, const std::map<std::string, double>& b) {
   for (const auto& [dtype, value] : b) {
     auto it = a.find(dtype);
@@ -62,6 +50,12 @@ bool at_least(const std::map<std::string, double>& a, const std::map<std::string
 }
 
 }  // namespace
+
+bool is_calibrated(const Device& device) {
+  if (device.achievable.kernel_curves.empty()) return false;
+  auto it = device.sources.find("achievable.kernels.gemm");
+  return it == device.sources.end() || !it->second.derived;
+}
 
 bool dominates(const Device& a, const Device& b) {
   return a.compute_units >= b.compute_units && a.boost_clock_mhz >= b.boost_clock_mhz &&
