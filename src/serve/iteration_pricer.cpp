@@ -1,0 +1,42 @@
+// An iteration's time from the step model (docs/llm.md, "Serving simulation").
+#include "serve/serve.h"
+
+namespace modelcost {
+
+// Everything but attention scales with the iteration's rows (its new tokens, all sequences
+// together): the weight GEMMs read their weights once for all of them.
+double IterationPricer::rows_ms(int64_t rows) {
+  const auto index = static_cast<size_t>(rows);
+  if (index >= rows_ms_.size()) rows_ms_.resize(index + 1, -1);
+  if (rows_ms_[index] < 0) {
+    const StepTime t = predict_step(setup_, 1, rows, 0);
+    rows_ms_[index] = t.total_ms() - t.attention_ms;
+  }
+  return rows_ms_[index];
+}
+
+// Attention is per sequence: its own new tokens against its own cached context.
+double IterationPricer::attention_ms(const Slice& slice) {
+  if (slice.new_tokens == 1) {
+    const auto index = static_cast<size_t>(slice.past);
+    if (index >= decode_attention_ms_.size()) decode_attention_ms_.resize(index + 1, -1);
+    if (decode_attention_ms_[index] < 0) decode_attention_ms_[index] = predict_step(setup_, 1, 1, slice.past).attention_ms;
+    return decode_attention_ms_[index];
+  }
+  const uint64_t key = (static_cast<uint64_t>(slice.new_tokens) << 32) ^ static_cast<uint64_t>(slice.past);
+  auto [it, added] = prefill_attention_ms_.emplace(key, 0.0);
+  if (added) it->second = predict_step(setup_, 1, slice.new_tokens, slice.past).attention_ms;
+  return it->second;
+}
+
+double IterationPricer::iteration_ms(const std::vector<Slice>& slices) {
+  int64_t rows = 0;
+  double attention = 0;
+  for (const Slice& slice : slices) {
+    rows += slice.new_tokens;
+    attention += attention_ms(slice);
+  }
+  return rows == 0 ? 0 : rows_ms(rows) + attention;
+}
+
+}  // namespace modelcost
