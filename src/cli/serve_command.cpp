@@ -11,6 +11,7 @@
 #include "modelcost/errors.h"
 #include "report/serve_report.h"
 #include "roofline/dtype_names.h"
+#include "serve/search.h"
 #include "serve/serve.h"
 
 namespace modelcost {
@@ -56,6 +57,50 @@ std::vector<ServeRequest> workload_of(const ServeCommandOptions& o, std::string&
   return poisson_workload(w);
 }
 
+WorkloadOptions search_workload(const ServeCommandOptions& o, std::string& description) {
+  if (o.rate || !o.trace_path.empty()) throw Error(kExitUsage, "--search finds the rate itself: leave out --rate and --trace");
+  WorkloadOptions w;
+  w.requests = o.requests;
+  w.prompt = parse_range("--prompt-len", o.prompt_len);
+  w.output = parse_range("--output-len", o.output_len);
+  w.seed = o.seed;
+  description = std::to_string(o.requests) + " Poisson requests per trial, prompt " + o.prompt_len + ", output " + o.output_len +
+                " tokens, seed " + std::to_string(o.seed);
+  return w;
+}
+
+SchedulerOptions scheduler_of(const ServeCommandOptions& o) {
+  SchedulerOptions s;
+  s.kind = parse_scheduler(o.scheduler);
+  s.max_batch = o.max_batch;
+  s.chunk = o.chunk;
+  s.reserve_bytes = o.workspace_gb * 1e9;
+  return s;
+}
+
+LlmOptions step_options_of(const ServeCommandOptions& o) {
+  LlmOptions step;
+  const std::string dtype = canonical_dtype_name(o.dtype);
+  step.precision = {dtype, dtype, dtype};
+  step.tensor_parallel = o.tensor_parallel;
+  step.workspace_bytes = o.workspace_gb * 1e9;
+  return step;
+}
+
+std::vector<SearchDevice> search_devices(const HardwareDb& db, const ServeCommandOptions& o, std::vector<std::string>& notes) {
+  const std::vector<std::string> names = split_at(o.gpu, ',');
+  if (!o.prices_per_hour.empty() && o.prices_per_hour.size() != names.size())
+    throw Error(kExitUsage, "--price-per-hour: give one price per --gpu device (" + std::to_string(names.size()) + ")");
+  std::vector<SearchDevice> devices;
+  for (size_t i = 0; i < names.size(); ++i) {
+    SearchDevice d;
+    d.device = &resolve_llm_device(db, names[i], notes);
+    d.price_per_hour = o.prices_per_hour.empty() ? d.device->price_per_hour_usd.value_or(0) : o.prices_per_hour[i];
+    devices.push_back(d);
+  }
+  return devices;
+}
+
 std::string render(const std::function<void(std::ostream&)>& printer) {
   std::ostringstream text;
   printer(text);
@@ -67,7 +112,7 @@ std::string render(const std::function<void(std::ostream&)>& printer) {
 void add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   auto* serve = app.add_subcommand("serve", "Simulate serving a decoder LLM: arrivals, batching, paged KV cache; TTFT, TPOT, throughput");
   serve->add_option("model", o.model_path, "ONNX decoder, Hugging Face config.json, or a folder holding one")->required();
-  serve->add_option("--gpu", o.gpu, "Device from the hardware database (id or alias; auto = this machine's GPU)")->type_name("NAME")->required();
+  serve->add_option("--gpu", o.gpu, "Device from the hardware database (id or alias; auto = this machine's GPU; a,b,c with --search)")->type_name("NAME")->required();
   serve->add_option("--hwdb", o.hwdb_dirs, "Extra directory of device .toml files")->type_name("DIR")->allow_extra_args(false);
   serve->add_option("--dim", o.dims, "Set a symbolic input dim for recognition: NAME=VALUE")->type_name("NAME=VALUE")->allow_extra_args(false);
   serve->add_option("--rate", o.rate, "Requests per second (Poisson arrivals)")->check(number_in_range(1e-9, kMaxRate));
@@ -85,27 +130,50 @@ void add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   serve->add_option("--json", o.json_path, "Write the summary and every request as JSON to FILE (- for stdout)")->type_name("FILE");
   serve->add_option("--csv", o.csv_path, "Write one row per request to FILE (- for stdout)")->type_name("FILE");
   serve->add_flag("-q,--quiet", o.quiet, "Print nothing on stdout (files are still written)");
+  serve->add_flag("--search", o.search, "Over the --gpu devices x TP 1,2,4,8 x max batch x chunk: the highest rate meeting the P99 SLOs, per dollar");
+  serve->add_option("--ttft-slo-ms", o.ttft_slo_ms, "--search: limit on the P99 time to first token")->check(number_in_range(1e-9, 1e12));
+  serve->add_option("--tpot-slo-ms", o.tpot_slo_ms, "--search: limit on the P99 time per output token")->check(number_in_range(1e-9, 1e12));
+  serve->add_option("--price-per-hour", o.prices_per_hour, "--search: USD per device-hour, one per --gpu device (default the hwdb's)")
+      ->delimiter(',')
+      ->check(number_in_range(1e-9, 1e9));
   serve->callback([&o] { o.requested = true; });
 }
 
-int run_serve_command(const ServeCommandOptions& o, std::ostream& out) {
+namespace {
+
+int run_search(const ServeCommandOptions& o, std::ostream& out) {
+  if (!o.csv_path.empty()) throw Error(kExitUsage, "--search reports to the terminal and --json; --csv is for one run");
+  SearchOptions search;
+  ServeRunInfo info;
+  search.workload = search_workload(o, info.workload);
+  search.scheduler = scheduler_of(o);
+  search.step = step_options_of(o);
+  search.ttft_slo_ms = o.ttft_slo_ms.value_or(0);
+  search.tpot_slo_ms = o.tpot_slo_ms.value_or(0);
+  const HardwareDb db = load_hardware_db(o.hwdb_dirs);
+  std::vector<std::string> notes;
+  search.devices = search_devices(db, o, notes);
+  const DecoderModel decoder = read_llm_decoder(o.model_path, o.dims);
+  const std::vector<SearchPoint> points = search_configurations(decoder, search);
+  info.model = llm_model_name(o.model_path);
+  if (!o.json_path.empty()) emit_report(o.json_path, render([&](std::ostream& s) { write_search_json(search, points, s); }), out);
+  if (o.quiet || o.json_path == "-") return kExitOk;
+  for (const std::string& note : notes) out << "note: " << note << "\n";
+  print_search(info, search, points, out);
+  return kExitOk;
+}
+
+int run_one(const ServeCommandOptions& o, std::ostream& out) {
   check_one_stdout_report({{"--json", o.json_path}, {"--csv", o.csv_path}});
   ServeRunInfo info;
   const std::vector<ServeRequest> requests = workload_of(o, info.workload);
-  info.scheduler.kind = parse_scheduler(o.scheduler);
-  info.scheduler.max_batch = o.max_batch;
-  info.scheduler.chunk = o.chunk;
-  info.scheduler.reserve_bytes = o.workspace_gb * 1e9;
+  info.scheduler = scheduler_of(o);
+  if (o.gpu.find(',') != std::string::npos) throw Error(kExitUsage, "--gpu: one device per run (several with --search)");
   const HardwareDb db = load_hardware_db(o.hwdb_dirs);
   std::vector<std::string> notes;
   const Device& device = resolve_llm_device(db, o.gpu, notes);
   const DecoderModel decoder = read_llm_decoder(o.model_path, o.dims);
-  LlmOptions step_options;
-  const std::string dtype = canonical_dtype_name(o.dtype);
-  step_options.precision = {dtype, dtype, dtype};
-  step_options.tensor_parallel = o.tensor_parallel;
-  step_options.workspace_bytes = info.scheduler.reserve_bytes;
-  const StepSetup setup = make_step_setup(decoder, device, step_options);
+  const StepSetup setup = make_step_setup(decoder, device, step_options_of(o));
   const ServeResult result = simulate_serving(setup, requests, info.scheduler);
 
   info.model = llm_model_name(o.model_path);
@@ -120,6 +188,12 @@ int run_serve_command(const ServeCommandOptions& o, std::ostream& out) {
   for (const std::string& note : notes) out << "note: " << note << "\n";
   print_serve_summary(info, result, out);
   return kExitOk;
+}
+
+}  // namespace
+
+int run_serve_command(const ServeCommandOptions& o, std::ostream& out) {
+  return o.search ? run_search(o, out) : run_one(o, out);
 }
 
 }  // namespace modelcost

@@ -26,6 +26,10 @@ struct ServeCommandOptions {
   uint64_t seed = 1;
   std::string json_path, csv_path;
   bool quiet = false;
+  // --search: the highest rate per configuration meeting the P99 SLOs.
+  bool search = false;
+  std::optional<double> ttft_slo_ms, tpot_slo_ms;
+  std::vector<double> prices_per_hour;  // one per --gpu device (else the hwdb's price)
 };
 
 void add_serve_command(CLI::App& app, ServeCommandOptions& options);

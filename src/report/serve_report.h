@@ -23,3 +23,15 @@ void write_serve_json(const ServeRunInfo& info, const ServeResult& result, std::
 void write_serve_csv(const ServeResult& result, std::ostream& out);
 
 }  // namespace modelcost
+
+#include "serve/search.h"
+
+namespace modelcost {
+
+// The configurations that meet the SLOs, the best requests per dollar first, then the Pareto
+// front of rate against cost per hour.
+void print_search(const ServeRunInfo& info, const SearchOptions& options, const std::vector<SearchPoint>& points, std::ostream& out);
+// {"search": {"ttft_slo_ms": ..., "tpot_slo_ms": ..., "configurations": [...]}}
+void write_search_json(const SearchOptions& options, const std::vector<SearchPoint>& points, std::ostream& out);
+
+}  // namespace modelcost

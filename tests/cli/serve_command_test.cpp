@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+
 #include "cli/cli_runner.h"
 
 namespace modelcost::testing {
@@ -52,6 +54,36 @@ TEST(ServeCommand, BadValuesAreOneLineErrors) {
     EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
     EXPECT_EQ(r.err.rfind("modelcost: error: ", 0), 0u) << bad << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace modelcost::testing
+
+namespace modelcost::testing {
+namespace {
+
+TEST(ServeCommand, SearchesLlama70BAcrossFourDevicesInUnderAMinute) {
+  const std::string model = std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/configs/llama-3-70b.json";
+  const auto start = std::chrono::steady_clock::now();
+  const CliResult r = run_modelcost("serve " + model + " --gpu h100,h200,a100,l40s --search --ttft-slo-ms 1000 --tpot-slo-ms 50 "
+                                    "--price-per-hour 2.5,3.5,1.5,1.0 --prompt-len 1024 --output-len 256 --scheduler chunked");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_LT(seconds, 60);
+  EXPECT_NE(r.out.find("Pareto front"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("h100-sxm"), std::string::npos) << r.out;
+}
+
+TEST(ServeCommand, SearchNeedsItsSlosAndOnePricePerDevice) {
+  const std::string model = std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/configs/llama-3-8b.json";
+  for (const std::string& bad : std::vector<std::string>{"--search --gpu h100 --tpot-slo-ms 50",
+                                                         "--search --gpu h100,a100 --ttft-slo-ms 1 --tpot-slo-ms 1 --price-per-hour 2",
+                                                         "--search --gpu h100 --ttft-slo-ms 1 --tpot-slo-ms 1 --price-per-hour 2 --rate 3",
+                                                         "--gpu h100,a100 --rate 3"}) {
+    const CliResult r = run_modelcost("serve " + model + " " + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
   }
 }
 
