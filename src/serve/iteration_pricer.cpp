@@ -2,10 +2,19 @@
 #include "serve/serve.h"
 
 namespace modelcost {
+namespace {
+// Memo tables are indexed directly up to this many rows or positions; past it, priced each time
+// (a bound on their memory whatever the lengths asked for).
+constexpr int64_t kMemoLimit = 1 << 20;
+}  // namespace
 
 // Everything but attention scales with the iteration's rows (its new tokens, all sequences
 // together): the weight GEMMs read their weights once for all of them.
 double IterationPricer::rows_ms(int64_t rows) {
+  if (rows >= kMemoLimit) {
+    const StepTime t = predict_step(setup_, 1, rows, 0);
+    return t.total_ms() - t.attention_ms;
+  }
   const auto index = static_cast<size_t>(rows);
   if (index >= rows_ms_.size()) rows_ms_.resize(index + 1, -1);
   if (rows_ms_[index] < 0) {
@@ -17,7 +26,7 @@ double IterationPricer::rows_ms(int64_t rows) {
 
 // Attention is per sequence: its own new tokens against its own cached context.
 double IterationPricer::attention_ms(const Slice& slice) {
-  if (slice.new_tokens == 1) {
+  if (slice.new_tokens == 1 && slice.past < kMemoLimit) {
     const auto index = static_cast<size_t>(slice.past);
     if (index >= decode_attention_ms_.size()) decode_attention_ms_.resize(index + 1, -1);
     if (decode_attention_ms_[index] < 0) decode_attention_ms_[index] = predict_step(setup_, 1, 1, slice.past).attention_ms;
