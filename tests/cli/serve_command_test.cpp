@@ -33,6 +33,13 @@ TEST(ServeCommand, JsonAndCsvHoldEveryRequest) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 41);
 }
 
+TEST(ServeCommand, SimulatesAnOnnxDecoderToo) {
+  const std::string model = std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/llama_gqa_kv.onnx";
+  const CliResult r = run_modelcost("serve " + model + " --gpu l4 --dtype fp16 --rate 2 --requests 20 --prompt-len 64 --output-len 16 --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("serve").at("requests").size(), 20u);
+}
+
 TEST(ServeCommand, ReadsATrace) {
   TempDir dir;
   write_text(dir.file("trace.jsonl"), "{\"arrival_s\": 0, \"prompt_len\": 100, \"output_len\": 10}\n"
