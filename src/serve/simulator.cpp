@@ -59,6 +59,7 @@ class Engine {
   double in_flight_integral_ = 0, kv_integral_ = 0, peak_kv_ = 0;
   int64_t iterations_ = 0, preemptions_ = 0;
   size_t waiting_at_half_ = 0, waiting_at_last_ = 0;
+  size_t finished_at_half_ = 0, finished_at_last_ = 0;
 };
 
 void Engine::admit_arrivals() {
@@ -68,8 +69,14 @@ void Engine::admit_arrivals() {
     outcomes_[next_arrival_].request = requests_[next_arrival_];
     waiting_.push_back(Sequence{next_arrival_});
     ++next_arrival_;
-    if (next_arrival_ == (requests_.size() + 1) / 2) waiting_at_half_ = waiting_.size();
-    if (next_arrival_ == requests_.size()) waiting_at_last_ = waiting_.size();
+    if (next_arrival_ == (requests_.size() + 1) / 2) {
+      waiting_at_half_ = waiting_.size();
+      finished_at_half_ = finished_;
+    }
+    if (next_arrival_ == requests_.size()) {
+      waiting_at_last_ = waiting_.size();
+      finished_at_last_ = finished_;
+    }
   }
 }
 
@@ -267,10 +274,15 @@ ServeResult Engine::summarise() const {
   result.kv_blocks = total_blocks_;
   result.iterations = iterations_;
   result.preemptions = preemptions_;
-  // Under saturation the queue grows with time: longer at the last arrival than at half of them.
+  // Under saturation the queue grows with time: longer at the last arrival than at half of them,
+  // or fewer requests finished than arrived over the second half of the arrivals.
   const auto n = static_cast<double>(requests_.size());
-  result.saturated = static_cast<double>(waiting_at_last_) >= 0.05 * n &&
-                     static_cast<double>(waiting_at_last_) > 1.5 * static_cast<double>(waiting_at_half_);
+  const double arrived_late = n - static_cast<double>((requests_.size() + 1) / 2);
+  const auto finished_late = static_cast<double>(finished_at_last_ - finished_at_half_);
+  const bool queue_grows = static_cast<double>(waiting_at_last_) >= 0.05 * n &&
+                           static_cast<double>(waiting_at_last_) > 1.5 * static_cast<double>(waiting_at_half_);
+  const bool falls_behind = arrived_late >= 100 && finished_late < 0.8 * arrived_late;
+  result.saturated = queue_grows || falls_behind;
   return result;
 }
 
