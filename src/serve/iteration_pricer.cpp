@@ -24,6 +24,20 @@ double IterationPricer::rows_ms(int64_t rows) {
   return rows_ms_[index];
 }
 
+// rows_ms prices the rows as one sequence's, so a model that takes the last position's logits
+// gets one LM-head row; an iteration of several sequences needs one each. The difference between
+// `sequences` rows of one token and one sequence of as many tokens is that head (and its gather).
+double IterationPricer::logits_ms(int64_t sequences) {
+  if (sequences <= 1 || setup_.model->logits_every_position) return 0;
+  const auto index = static_cast<size_t>(sequences);
+  if (index >= logits_ms_.size()) logits_ms_.resize(index + 1, -1);
+  if (logits_ms_[index] < 0) {
+    const StepTime separate = predict_step(setup_, sequences, 1, 0), together = predict_step(setup_, 1, sequences, 0);
+    logits_ms_[index] = (separate.total_ms() - separate.attention_ms) - (together.total_ms() - together.attention_ms);
+  }
+  return logits_ms_[index];
+}
+
 // Attention is per sequence: its own new tokens against its own cached context.
 double IterationPricer::attention_ms(const Slice& slice) {
   if (slice.new_tokens == 1 && slice.past < kMemoLimit) {
@@ -45,7 +59,7 @@ double IterationPricer::iteration_ms(const std::vector<Slice>& slices) {
     rows += slice.new_tokens;
     attention += attention_ms(slice);
   }
-  return rows == 0 ? 0 : rows_ms(rows) + attention;
+  return rows == 0 ? 0 : rows_ms(rows) + logits_ms(static_cast<int64_t>(slices.size())) + attention;
 }
 
 }  // namespace modelcost

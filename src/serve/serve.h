@@ -86,7 +86,8 @@ struct ServeResult {
 };
 
 // Prices iterations with the step model: GEMMs, elementwise work, launches and collectives over
-// all the iteration's new tokens as rows, attention per sequence at its own context.
+// all the iteration's new tokens as rows, the LM head over one row per sequence where the model
+// takes the last position's logits, attention per sequence at its own context.
 class IterationPricer {
  public:
   explicit IterationPricer(const StepSetup& setup) : setup_(setup) {}
@@ -98,10 +99,12 @@ class IterationPricer {
 
  private:
   double rows_ms(int64_t rows);
+  double logits_ms(int64_t sequences);
   double attention_ms(const Slice& slice);
   StepSetup setup_;
   // Memos: an iteration repeats the same rows and decode contexts many times.
   std::vector<double> rows_ms_;              // by rows; < 0 not yet priced
+  std::vector<double> logits_ms_;            // by sequences
   std::vector<double> decode_attention_ms_;  // by past, one new token
   std::unordered_map<uint64_t, double> prefill_attention_ms_;
 };

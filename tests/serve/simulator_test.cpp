@@ -168,3 +168,23 @@ TEST(Serve, PercentilesAreNearestRank) {
 
 }  // namespace
 }  // namespace modelcost::testing
+
+namespace modelcost::testing {
+namespace {
+
+TEST(ServeIteration, ADecodeBatchAtOneContextCostsTheStepModelsDecodeStep) {
+  // B sequences decoding one token each at the same context: the plan's batched decode step.
+  const Fixture f;
+  const StepSetup s = f.setup();
+  IterationPricer pricer(s);
+  for (int64_t batch : {1, 8, 64, 256}) {
+    const std::vector<IterationPricer::Slice> slices(static_cast<size_t>(batch), IterationPricer::Slice{1, 1000});
+    const double expected = predict_step(s, batch, 1, 1000).total_ms();
+    EXPECT_NEAR(pricer.iteration_ms(slices), expected, 1e-9 * expected) << batch;
+  }
+  // A prompt alone is the plan's prefill.
+  EXPECT_NEAR(pricer.iteration_ms({{512, 0}}), predict_step(s, 1, 512, 0).total_ms(), 1e-9);
+}
+
+}  // namespace
+}  // namespace modelcost::testing
