@@ -4,6 +4,7 @@
 #include <ostream>
 #include <string>
 
+#include "serve/search.h"
 #include "serve/serve.h"
 
 namespace modelcost {
@@ -21,12 +22,6 @@ void print_serve_summary(const ServeRunInfo& info, const ServeResult& result, st
 void write_serve_json(const ServeRunInfo& info, const ServeResult& result, std::ostream& out);
 // One row per request: arrival, lengths, TTFT, TPOT, latency, preemptions.
 void write_serve_csv(const ServeResult& result, std::ostream& out);
-
-}  // namespace modelcost
-
-#include "serve/search.h"
-
-namespace modelcost {
 
 // The configurations that meet the SLOs, the best requests per dollar first, then the Pareto
 // front of rate against cost per hour.
