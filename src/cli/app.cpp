@@ -10,6 +10,7 @@
 #include "cli/hardware_stage.h"
 #include "cli/input_checks.h"
 #include "cli/llm_command.h"
+#include "cli/serve_command.h"
 #include "cli/options.h"
 #include "cli/progress_bar.h"
 #include "cli/report_files.h"
@@ -346,6 +347,8 @@ int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
   add_cli_options(app, options);
   LlmCommandOptions llm;
   add_llm_command(app, llm);
+  ServeCommandOptions serve;
+  add_serve_command(app, serve);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
@@ -366,6 +369,10 @@ int run_app(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (llm.requested) {
       options.model_path = llm.model_path;  // errors name the model
       return run_llm_command(llm, out);
+    }
+    if (serve.requested) {
+      options.model_path = serve.model_path;  // errors name the model
+      return run_serve_command(serve, out);
     }
     return analyse_and_report(options, out, err);
   } catch (const Error& e) {

@@ -72,8 +72,17 @@ std::string render(const std::function<void(std::ostream&)>& printer) {
   return text.str();
 }
 
+// A model folder (a Hugging Face checkout) stands for its config.json.
+std::string model_file(const std::string& path) {
+  std::error_code ignored;
+  const std::filesystem::path config = std::filesystem::path(path) / "config.json";
+  return std::filesystem::is_directory(path, ignored) && std::filesystem::is_regular_file(config, ignored) ? config.string() : path;
+}
+
+}  // namespace
+
 // --gpu auto: the hwdb entry of this machine's GPU, as the main command resolves it.
-const Device& resolve_device(const HardwareDb& db, const std::string& gpu, std::vector<std::string>& notes) {
+const Device& resolve_llm_device(const HardwareDb& db, const std::string& gpu, std::vector<std::string>& notes) {
   if (gpu != "auto") return db.resolve(gpu);
   DeviceInfo local;
   if (cuda_support_compiled()) {
@@ -90,23 +99,16 @@ const Device& resolve_device(const HardwareDb& db, const std::string& gpu, std::
   return *device;
 }
 
-// A model folder (a Hugging Face checkout) stands for its config.json.
-std::string model_file(const std::string& path) {
-  std::error_code ignored;
-  const std::filesystem::path config = std::filesystem::path(path) / "config.json";
-  return std::filesystem::is_directory(path, ignored) && std::filesystem::is_regular_file(config, ignored) ? config.string() : path;
-}
-
 // The decoder of an ONNX graph (recognised at the probe's dims) or of a config.json.
-DecoderModel read_decoder(const LlmCommandOptions& o) {
-  const std::string file = model_file(o.model_path);
+DecoderModel read_llm_decoder(const std::string& model_path, const std::vector<std::string>& dims) {
+  const std::string file = model_file(model_path);
   if (looks_like_json(file)) {  // a config.json, or JSON that says why it is not one
-    if (!o.dims.empty()) throw Error(kExitUsage, "--dim sets a graph's dims; a config.json has none");
+    if (!dims.empty()) throw Error(kExitUsage, "--dim sets a graph's dims; a config.json has none");
     return decoder_from_config(file);
   }
-  Model model = load_model(o.model_path);
+  Model model = load_model(model_path);
   CliOptions dims_only;
-  dims_only.dims = o.dims;
+  dims_only.dims = dims;
   ShapeOptions shape_options = shape_options_from(dims_only);
   const RecognitionProbe probe;
   for (const auto& [name, value] : probe_dims(model, probe)) shape_options.dims.emplace(name, value);
@@ -115,14 +117,12 @@ DecoderModel read_decoder(const LlmCommandOptions& o) {
 }
 
 // "path/Llama-3-8B/config.json" (or the folder itself) is "Llama-3-8B"; any other file its stem.
-std::string model_name(const std::string& path) {
+std::string llm_model_name(const std::string& path) {
   const std::filesystem::path p(model_file(path));
   if (p.filename() == "config.json" && p.has_parent_path() && !p.parent_path().filename().empty())
     return p.parent_path().filename().string();
   return p.stem().string();
 }
-
-}  // namespace
 
 // Bounds that keep the plan's arithmetic finite: token counts and devices stay below any dim.
 constexpr double kMaxTokens = 1125899906842624.0;  // 2^50
@@ -172,8 +172,8 @@ int run_llm_command(const LlmCommandOptions& o, std::ostream& out) {
   check_one_stdout_report({{"--json", o.json_path}, {"--csv", o.csv_path}, {"--svg", o.svg_path}});
   const HardwareDb db = load_hardware_db(o.hwdb_dirs);
   std::vector<std::string> device_notes;
-  const Device& device = resolve_device(db, o.gpu, device_notes);
-  const DecoderModel decoder = read_decoder(o);
+  const Device& device = resolve_llm_device(db, o.gpu, device_notes);
+  const DecoderModel decoder = read_llm_decoder(o.model_path, o.dims);
   LlmPlan plan = plan_llm(decoder, device, options);
   plan.notes.insert(plan.notes.begin(), device_notes.begin(), device_notes.end());
   if (o.measure) {
@@ -193,7 +193,7 @@ int run_llm_command(const LlmCommandOptions& o, std::ostream& out) {
     plan.measured = measure_llm_steps(request, plan, *backend);
   }
 
-  const std::string name = model_name(o.model_path);
+  const std::string name = llm_model_name(o.model_path);
   // A report on stdout ("-") takes it whole: the table is left out.
   if (!o.json_path.empty()) emit_report(o.json_path, render([&](std::ostream& s) { write_llm_json(plan, name, s); }), out);
   if (!o.csv_path.empty()) emit_report(o.csv_path, render([&](std::ostream& s) { write_llm_csv(plan, s); }), out);

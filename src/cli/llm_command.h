@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "modelcost/hardware.h"
+#include "modelcost/llm.h"
+
 namespace CLI { class App; }
 
 namespace modelcost {
@@ -34,5 +37,13 @@ struct LlmCommandOptions {
 void add_llm_command(CLI::App& app, LlmCommandOptions& options);
 // Runs it; throws Error on bad input.
 int run_llm_command(const LlmCommandOptions& options, std::ostream& out);
+
+// Shared with `serve`: the decoder of an ONNX graph (recognised at the probe's dims, with the
+// --dim values) or of a config.json (or a folder holding one).
+DecoderModel read_llm_decoder(const std::string& model_path, const std::vector<std::string>& dims);
+// --gpu NAME, or auto (this machine's GPU; a note says which entry it matched).
+const Device& resolve_llm_device(const HardwareDb& db, const std::string& gpu, std::vector<std::string>& notes);
+// "path/Llama-3-8B/config.json" (or the folder) is "Llama-3-8B"; any other file its stem.
+std::string llm_model_name(const std::string& path);
 
 }  // namespace modelcost

@@ -1,0 +1,65 @@
+// An iteration's time from the step model (docs/llm.md, "Serving simulation").
+#include "serve/serve.h"
+
+namespace modelcost {
+namespace {
+// Memo tables are indexed directly up to this many rows or positions; past it, priced each time
+// (a bound on their memory whatever the lengths asked for).
+constexpr int64_t kMemoLimit = 1 << 20;
+}  // namespace
+
+// Everything but attention scales with the iteration's rows (its new tokens, all sequences
+// together): the weight GEMMs read their weights once for all of them.
+double IterationPricer::rows_ms(int64_t rows) {
+  if (rows >= kMemoLimit) {
+    const StepTime t = predict_step(setup_, 1, rows, 0);
+    return t.total_ms() - t.attention_ms;
+  }
+  const auto index = static_cast<size_t>(rows);
+  if (index >= rows_ms_.size()) rows_ms_.resize(index + 1, -1);
+  if (rows_ms_[index] < 0) {
+    const StepTime t = predict_step(setup_, 1, rows, 0);
+    rows_ms_[index] = t.total_ms() - t.attention_ms;
+  }
+  return rows_ms_[index];
+}
+
+// rows_ms prices the rows as one sequence's, so a model that takes the last position's logits
+// gets one LM-head row; an iteration of several sequences needs one each. The difference between
+// `sequences` rows of one token and one sequence of as many tokens is that head (and its gather).
+double IterationPricer::logits_ms(int64_t sequences) {
+  if (sequences <= 1 || setup_.model->logits_every_position) return 0;
+  const auto index = static_cast<size_t>(sequences);
+  if (index >= logits_ms_.size()) logits_ms_.resize(index + 1, -1);
+  if (logits_ms_[index] < 0) {
+    const StepTime separate = predict_step(setup_, sequences, 1, 0), together = predict_step(setup_, 1, sequences, 0);
+    logits_ms_[index] = (separate.total_ms() - separate.attention_ms) - (together.total_ms() - together.attention_ms);
+  }
+  return logits_ms_[index];
+}
+
+// Attention is per sequence: its own new tokens against its own cached context.
+double IterationPricer::attention_ms(const Slice& slice) {
+  if (slice.new_tokens == 1 && slice.past < kMemoLimit) {
+    const auto index = static_cast<size_t>(slice.past);
+    if (index >= decode_attention_ms_.size()) decode_attention_ms_.resize(index + 1, -1);
+    if (decode_attention_ms_[index] < 0) decode_attention_ms_[index] = predict_step(setup_, 1, 1, slice.past).attention_ms;
+    return decode_attention_ms_[index];
+  }
+  const uint64_t key = (static_cast<uint64_t>(slice.new_tokens) << 32) ^ static_cast<uint64_t>(slice.past);
+  auto [it, added] = prefill_attention_ms_.emplace(key, 0.0);
+  if (added) it->second = predict_step(setup_, 1, slice.new_tokens, slice.past).attention_ms;
+  return it->second;
+}
+
+double IterationPricer::iteration_ms(const std::vector<Slice>& slices) {
+  int64_t rows = 0;
+  double attention = 0;
+  for (const Slice& slice : slices) {
+    rows += slice.new_tokens;
+    attention += attention_ms(slice);
+  }
+  return rows == 0 ? 0 : rows_ms(rows) + logits_ms(static_cast<int64_t>(slices.size())) + attention;
+}
+
+}  // namespace modelcost

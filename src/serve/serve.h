@@ -1,0 +1,119 @@
+// Serving simulation: a discrete-event model of a serving engine (static, continuous and chunked
+// batching over a paged KV cache), each iteration priced by the LLM step model (docs/llm.md,
+// "Serving simulation").
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "llm/step_model.h"
+#include "modelcost/llm.h"
+
+namespace modelcost {
+
+struct ServeRequest {
+  double arrival_s = 0;
+  int64_t prompt = 1, output = 1;  // tokens
+};
+
+// Inclusive range of lengths; low == high for a fixed length.
+struct LengthRange {
+  int64_t low = 512, high = 512;
+};
+
+struct WorkloadOptions {
+  double rate = 1;          // requests per second (Poisson)
+  int64_t requests = 200;
+  LengthRange prompt, output{128, 128};
+  uint64_t seed = 1;
+};
+
+// Bounds on what one simulation may do (refused with Error(kExitUsage) past them).
+constexpr int64_t kMaxServeRequests = 1000000;
+constexpr int64_t kMaxServeIterations = 20000000;
+
+// Poisson arrivals with lengths drawn uniformly in their ranges; deterministic for a seed.
+std::vector<ServeRequest> poisson_workload(const WorkloadOptions& options);
+// A trace: CSV (header arrival_s,prompt_len,output_len) or JSONL (one object with those keys per
+// line). Throws Error(kExitUnreadable / kExitUsage) naming the line.
+std::vector<ServeRequest> read_trace(const std::string& path);
+
+enum class SchedulerKind { kStatic, kContinuous, kChunked };
+SchedulerKind parse_scheduler(const std::string& name);  // throws Error(kExitUsage)
+std::string scheduler_name(SchedulerKind kind);
+
+struct SchedulerOptions {
+  SchedulerKind kind = SchedulerKind::kContinuous;
+  int64_t max_batch = 256;       // sequences in one iteration
+  int64_t chunk = 512;           // chunked: token budget of an iteration
+  int64_t block_tokens = 16;     // paged KV block
+  int64_t kv_blocks = 0;         // 0: from the device memory (kv_block_budget)
+  double reserve_bytes = 0.5e9;  // per device, for the runtime
+  int64_t max_iterations = kMaxServeIterations;
+};
+
+// KV blocks that fit one device beside the weights, the reserve and the activations of an
+// iteration of `iteration_tokens` tokens.
+int64_t kv_block_budget(const StepSetup& setup, const SchedulerOptions& options, int64_t iteration_tokens);
+
+struct Percentiles {
+  double p50 = 0, p90 = 0, p99 = 0, mean = 0;
+};
+
+struct RequestOutcome {
+  ServeRequest request;
+  double first_token_s = 0, finish_s = 0;
+  int64_t preemptions = 0;
+  double ttft_ms() const { return (first_token_s - request.arrival_s) * 1e3; }
+  double latency_ms() const { return (finish_s - request.arrival_s) * 1e3; }
+  // Mean time between output tokens after the first (0 for a single token).
+  double tpot_ms() const {
+    return request.output > 1 ? (finish_s - first_token_s) * 1e3 / static_cast<double>(request.output - 1) : 0;
+  }
+};
+
+struct ServeResult {
+  std::vector<RequestOutcome> requests;  // in arrival order
+  Percentiles ttft_ms, tpot_ms, latency_ms;
+  double duration_s = 0;                 // first arrival to last finish
+  double requests_per_s = 0, output_tokens_per_s = 0;
+  double mean_in_flight = 0;             // time-averaged requests arrived and not finished
+  double mean_kv_use = 0, peak_kv_use = 0;  // share of the KV blocks, time-averaged and highest
+  int64_t kv_blocks = 0;
+  int64_t iterations = 0, preemptions = 0;
+  bool saturated = false;                // the queue still grew at the last arrival
+};
+
+// Prices iterations with the step model: GEMMs, elementwise work, launches and collectives over
+// all the iteration's new tokens as rows, the LM head over one row per sequence where the model
+// takes the last position's logits, attention per sequence at its own context.
+class IterationPricer {
+ public:
+  explicit IterationPricer(const StepSetup& setup) : setup_(setup) {}
+  struct Slice {
+    int64_t new_tokens = 1, past = 0;
+  };
+  double iteration_ms(const std::vector<Slice>& slices);
+  const StepSetup& setup() const { return setup_; }
+
+ private:
+  double rows_ms(int64_t rows);
+  double logits_ms(int64_t sequences);
+  double attention_ms(const Slice& slice);
+  StepSetup setup_;
+  // Memos: an iteration repeats the same rows and decode contexts many times.
+  std::vector<double> rows_ms_;              // by rows; < 0 not yet priced
+  std::vector<double> logits_ms_;            // by sequences
+  std::vector<double> decode_attention_ms_;  // by past, one new token
+  std::unordered_map<uint64_t, double> prefill_attention_ms_;
+};
+
+// Runs `requests` (sorted by arrival) through the scheduler. Throws Error(kExitUsage) past the
+// bounds or when a request can never fit the KV cache.
+ServeResult simulate_serving(const StepSetup& setup, const std::vector<ServeRequest>& requests,
+                             const SchedulerOptions& options);
+
+Percentiles percentiles_of(std::vector<double> values);
+
+}  // namespace modelcost

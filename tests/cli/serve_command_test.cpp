@@ -1,0 +1,98 @@
+// `modelcost serve`: the serving simulation from the command line; reports and one-line errors.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+
+#include "cli/cli_runner.h"
+
+namespace modelcost::testing {
+namespace {
+
+std::string llama_8b() { return std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/configs/llama-3-8b.json"; }
+
+TEST(ServeCommand, SummarisesAPoissonRun) {
+  const CliResult r = run_modelcost("serve " + llama_8b() + " --gpu h100 --rate 2 --requests 100 --scheduler chunked");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("scheduler chunked, max batch 256, chunk 512 tokens"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TTFT"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 preemptions"), std::string::npos) << r.out;
+}
+
+TEST(ServeCommand, JsonAndCsvHoldEveryRequest) {
+  TempDir dir;
+  const CliResult r = run_modelcost("serve " + llama_8b() + " --gpu h100 --rate 5 --requests 40 --output-len 8:64 --json - --csv " +
+                                    dir.file("requests.csv"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json json = nlohmann::json::parse(r.out).at("serve");
+  EXPECT_EQ(json.at("requests").size(), 40u);
+  EXPECT_GT(json.at("ttft_ms").at("p99").get<double>(), 0);
+  EXPECT_EQ(json.at("saturated").get<bool>(), false);
+  const std::string csv = read_text(dir.file("requests.csv"));
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 41);
+}
+
+TEST(ServeCommand, SimulatesAnOnnxDecoderToo) {
+  const std::string model = std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/llama_gqa_kv.onnx";
+  const CliResult r = run_modelcost("serve " + model + " --gpu l4 --dtype fp16 --rate 2 --requests 20 --prompt-len 64 --output-len 16 --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("serve").at("requests").size(), 20u);
+}
+
+TEST(ServeCommand, ReadsATrace) {
+  TempDir dir;
+  write_text(dir.file("trace.jsonl"), "{\"arrival_s\": 0, \"prompt_len\": 100, \"output_len\": 10}\n"
+                                      "{\"arrival_s\": 0.5, \"prompt_len\": 200, \"output_len\": 20}\n");
+  const CliResult r = run_modelcost("serve " + llama_8b() + " --gpu h100 --trace " + dir.file("trace.jsonl") + " --csv -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(",100,10,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(",200,20,"), std::string::npos) << r.out;
+}
+
+TEST(ServeCommand, BadValuesAreOneLineErrors) {
+  TempDir dir;
+  write_text(dir.file("bad.csv"), "arrival_s,prompt_len,output_len\n0,100,10\n1,-5,10\n");
+  for (const std::string& bad : std::vector<std::string>{"--rate nan", "--rate inf", "--rate -1", "--rate 0", "", "--rate 1 --trace " + dir.file("bad.csv"),
+                                 "--rate 1 --prompt-len 0", "--rate 1 --output-len 9:3", "--rate 1 --prompt-len abc",
+                                 "--rate 1 --scheduler fifo", "--rate 1 --max-batch 0", "--rate 1 --chunk -4",
+                                 "--rate 1 --requests 0", "--trace " + dir.file("bad.csv")}) {
+    const CliResult r = run_modelcost("serve " + llama_8b() + " --gpu h100 " + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("modelcost: error: ", 0), 0u) << bad << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace modelcost::testing
+
+namespace modelcost::testing {
+namespace {
+
+TEST(ServeCommand, SearchesLlama70BAcrossFourDevicesInUnderAMinute) {
+  const std::string model = std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/configs/llama-3-70b.json";
+  const auto start = std::chrono::steady_clock::now();
+  const CliResult r = run_modelcost("serve " + model + " --gpu h100,h200,a100,l40s --search --ttft-slo-ms 1000 --tpot-slo-ms 50 "
+                                    "--price-per-hour 2.5,3.5,1.5,1.0 --prompt-len 1024 --output-len 256 --scheduler chunked");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_LT(seconds, 60);
+  EXPECT_NE(r.out.find("Pareto front"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("h100-sxm"), std::string::npos) << r.out;
+}
+
+TEST(ServeCommand, SearchNeedsItsSlosAndOnePricePerDevice) {
+  const std::string model = std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/configs/llama-3-8b.json";
+  for (const std::string& bad : std::vector<std::string>{"--search --gpu h100 --tpot-slo-ms 50",
+                                                         "--search --gpu h100,a100 --ttft-slo-ms 1 --tpot-slo-ms 1 --price-per-hour 2",
+                                                         "--search --gpu h100 --ttft-slo-ms 1 --tpot-slo-ms 1 --price-per-hour 2 --rate 3",
+                                                         "--gpu h100,a100 --rate 3"}) {
+    const CliResult r = run_modelcost("serve " + model + " " + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace modelcost::testing

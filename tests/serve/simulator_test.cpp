@@ -1,0 +1,190 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "llm/llm_test_support.h"
+#include "modelcost/errors.h"
+#include "serve/serve.h"
+
+namespace modelcost::testing {
+namespace {
+
+struct Fixture {
+  DecoderModel model = decoder_from_config(std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/configs/llama-3-8b.json");
+  Device device = test_device();
+  StepSetup setup() const {
+    LlmOptions options;
+    options.precision = {"fp16", "fp16", "fp16"};
+    return make_step_setup(model, device, options);
+  }
+};
+
+WorkloadOptions workload(double rate, int64_t requests, int64_t prompt = 512, int64_t output = 64) {
+  WorkloadOptions w;
+  w.rate = rate;
+  w.requests = requests;
+  w.prompt = {prompt, prompt};
+  w.output = {output, output};
+  w.seed = 7;
+  return w;
+}
+
+SchedulerOptions scheduler(SchedulerKind kind) {
+  SchedulerOptions o;
+  o.kind = kind;
+  return o;
+}
+
+const SchedulerKind kAll[] = {SchedulerKind::kStatic, SchedulerKind::kContinuous, SchedulerKind::kChunked};
+
+TEST(Serve, AtATrickleTheMeanTtftIsOnePrefill) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  const double prefill_ms = predict_step(s, 1, 512, 0).total_ms();
+  for (SchedulerKind kind : {SchedulerKind::kStatic, SchedulerKind::kContinuous}) {
+    const ServeResult r = simulate_serving(s, poisson_workload(workload(0.01, 30)), scheduler(kind));
+    EXPECT_NEAR(r.ttft_ms.mean, prefill_ms, 0.01 * prefill_ms) << scheduler_name(kind);
+  }
+  // Chunked prefill with a chunk as long as the prompt is one prefill as well.
+  SchedulerOptions chunked = scheduler(SchedulerKind::kChunked);
+  chunked.chunk = 512;
+  const ServeResult r = simulate_serving(s, poisson_workload(workload(0.01, 30)), chunked);
+  EXPECT_NEAR(r.ttft_ms.mean, prefill_ms, 0.01 * prefill_ms);
+}
+
+TEST(Serve, P99TtftNeverFallsAsTheRateRises) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  for (SchedulerKind kind : kAll) {
+    double previous = 0;
+    for (double rate : {0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0}) {
+      const ServeResult r = simulate_serving(s, poisson_workload(workload(rate, 400)), scheduler(kind));
+      EXPECT_GE(r.ttft_ms.p99, previous * 0.999) << scheduler_name(kind) << " at " << rate << " requests/s";
+      previous = r.ttft_ms.p99;
+    }
+  }
+}
+
+TEST(Serve, BelowSaturationTokensPerSecondIsRateTimesOutput) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  for (SchedulerKind kind : kAll) {
+    const ServeResult r = simulate_serving(s, poisson_workload(workload(4, 2000, 256, 128)), scheduler(kind));
+    EXPECT_FALSE(r.saturated) << scheduler_name(kind);
+    EXPECT_NEAR(r.output_tokens_per_s, 4 * 128, 0.05 * 4 * 128) << scheduler_name(kind);
+  }
+}
+
+TEST(Serve, LittlesLawHoldsForRequestsInFlight) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  for (SchedulerKind kind : kAll)
+    for (double rate : {2.0, 20.0}) {
+      const ServeResult r = simulate_serving(s, poisson_workload(workload(rate, 1000)), scheduler(kind));
+      const double littles = r.requests_per_s * r.latency_ms.mean * 1e-3;
+      EXPECT_NEAR(r.mean_in_flight, littles, 0.05 * littles) << scheduler_name(kind) << " at " << rate;
+    }
+}
+
+TEST(Serve, SaturationIsFlaggedWhenArrivalsOutrunService) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  for (SchedulerKind kind : kAll) {
+    const ServeResult flooded = simulate_serving(s, poisson_workload(workload(10000, 2000)), scheduler(kind));
+    EXPECT_TRUE(flooded.saturated) << scheduler_name(kind);
+    // Flooded, the engine finishes requests as fast as it can: twice that is saturated, half is not.
+    const double capacity = flooded.requests_per_s;
+    EXPECT_TRUE(simulate_serving(s, poisson_workload(workload(2 * capacity, 2000)), scheduler(kind)).saturated) << scheduler_name(kind);
+    EXPECT_FALSE(simulate_serving(s, poisson_workload(workload(capacity / 2, 2000)), scheduler(kind)).saturated) << scheduler_name(kind);
+  }
+}
+
+TEST(Serve, PreemptionOnlyWhenTheCacheIsTiny) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  for (SchedulerKind kind : {SchedulerKind::kContinuous, SchedulerKind::kChunked}) {
+    SchedulerOptions tiny = scheduler(kind);
+    tiny.kv_blocks = 70;  // two prompts (64 blocks), not both growths (8 more)
+    const ServeResult squeezed = simulate_serving(s, poisson_workload(workload(50, 100)), tiny);
+    EXPECT_GT(squeezed.preemptions, 0) << scheduler_name(kind);
+    EXPECT_NEAR(squeezed.output_tokens_per_s * squeezed.duration_s, 100 * 64, 1e-6);  // every token still comes out
+    const ServeResult roomy = simulate_serving(s, poisson_workload(workload(50, 100)), scheduler(kind));
+    EXPECT_EQ(roomy.preemptions, 0) << scheduler_name(kind);
+  }
+  SchedulerOptions tiny_static = scheduler(SchedulerKind::kStatic);
+  tiny_static.kv_blocks = 70;
+  EXPECT_EQ(simulate_serving(s, poisson_workload(workload(50, 100)), tiny_static).preemptions, 0);
+}
+
+TEST(Serve, ASeedGivesTheSameRun) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  WorkloadOptions w = workload(8, 300);
+  w.prompt = {64, 1024};
+  w.output = {8, 256};
+  const ServeResult a = simulate_serving(s, poisson_workload(w), scheduler(SchedulerKind::kChunked));
+  const ServeResult b = simulate_serving(s, poisson_workload(w), scheduler(SchedulerKind::kChunked));
+  EXPECT_EQ(a.ttft_ms.p99, b.ttft_ms.p99);
+  EXPECT_EQ(a.latency_ms.mean, b.latency_ms.mean);
+  EXPECT_EQ(a.iterations, b.iterations);
+  w.seed = 8;
+  const ServeResult c = simulate_serving(s, poisson_workload(w), scheduler(SchedulerKind::kChunked));
+  EXPECT_NE(a.latency_ms.mean, c.latency_ms.mean);
+}
+
+TEST(Serve, ChunkedPrefillKeepsDecodesGoing) {
+  // Long prompts arriving among decodes stall them under continuous batching, not under chunking.
+  const Fixture f;
+  const StepSetup s = f.setup();
+  const auto requests = poisson_workload(workload(6, 400, 4096, 128));
+  const ServeResult continuous = simulate_serving(s, requests, scheduler(SchedulerKind::kContinuous));
+  const ServeResult chunked = simulate_serving(s, requests, scheduler(SchedulerKind::kChunked));
+  EXPECT_LT(chunked.tpot_ms.p99, continuous.tpot_ms.p99);
+}
+
+TEST(Serve, BoundsAndBadValuesAreRefused) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  for (double rate : {std::nan(""), double(INFINITY), -1.0, 0.0}) EXPECT_THROW(poisson_workload(workload(rate, 10)), Error);
+  EXPECT_THROW(poisson_workload(workload(1, kMaxServeRequests + 1)), Error);
+  SchedulerOptions few = scheduler(SchedulerKind::kContinuous);
+  few.max_iterations = 10;
+  EXPECT_THROW(simulate_serving(s, poisson_workload(workload(1, 10)), few), Error);
+  SchedulerOptions small = scheduler(SchedulerKind::kContinuous);
+  small.kv_blocks = 4;  // 512 + 64 tokens need 36
+  EXPECT_THROW(simulate_serving(s, poisson_workload(workload(1, 10)), small), Error);
+  EXPECT_THROW(parse_scheduler("fifo"), Error);
+}
+
+TEST(Serve, PercentilesAreNearestRank) {
+  std::vector<double> values;
+  for (int i = 1; i <= 100; ++i) values.push_back(i);
+  const Percentiles p = percentiles_of(values);
+  EXPECT_EQ(p.p50, 50);
+  EXPECT_EQ(p.p90, 90);
+  EXPECT_EQ(p.p99, 99);
+  EXPECT_DOUBLE_EQ(p.mean, 50.5);
+}
+
+}  // namespace
+}  // namespace modelcost::testing
+
+namespace modelcost::testing {
+namespace {
+
+TEST(ServeIteration, ADecodeBatchAtOneContextCostsTheStepModelsDecodeStep) {
+  // B sequences decoding one token each at the same context: the plan's batched decode step.
+  const Fixture f;
+  const StepSetup s = f.setup();
+  IterationPricer pricer(s);
+  for (int64_t batch : {1, 8, 64, 256}) {
+    const std::vector<IterationPricer::Slice> slices(static_cast<size_t>(batch), IterationPricer::Slice{1, 1000});
+    const double expected = predict_step(s, batch, 1, 1000).total_ms();
+    EXPECT_NEAR(pricer.iteration_ms(slices), expected, 1e-9 * expected) << batch;
+  }
+  // A prompt alone is the plan's prefill.
+  EXPECT_NEAR(pricer.iteration_ms({{512, 0}}), predict_step(s, 1, 512, 0).total_ms(), 1e-9);
+}
+
+}  // namespace
+}  // namespace modelcost::testing
