@@ -7,7 +7,8 @@
 # target: fuzz/corpus, from the small test models and the hostile graphs of the tests) and writes
 # failing inputs to fuzz/findings/. A failure found belongs in fuzz/regressions/ once fixed.
 # MODELCOST_FUZZ_BUILD=DIR uses a tree already configured with -DMODELCOST_FUZZ=ON (the sanitizer
-# job's build-asan/) instead of configuring build-fuzz/.
+# job's build-asan/) instead of configuring build-fuzz/; MODELCOST_FUZZ_BINARIES=DIR runs the targets
+# already built in DIR and builds nothing (a machine with more cores, the libraries beside them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=model
@@ -27,11 +28,14 @@ case "$target" in
 esac
 
 build=${MODELCOST_FUZZ_BUILD:-build-fuzz}
-if [ "$build" = build-fuzz ]; then
-  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" \
-    -DMODELCOST_FUZZ=ON >/dev/null
+bindir=${MODELCOST_FUZZ_BINARIES:-$build/fuzz}
+if [ -z "${MODELCOST_FUZZ_BINARIES:-}" ]; then
+  if [ "$build" = build-fuzz ]; then
+    CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" \
+      -DMODELCOST_FUZZ=ON >/dev/null
+  fi
+  cmake --build "$build" --target "$binary"
 fi
-cmake --build "$build" --target "$binary"
 
 mkdir -p "$corpus" fuzz/findings
 if [ -z "$(find "$corpus" -maxdepth 1 -type f -print -quit)" ]; then
@@ -56,6 +60,6 @@ export TMPDIR=${TMPDIR:-/dev/shm}  # the targets write each input and its report
 # the hostile graphs and on regressions/) scaled for this build: -O1 with ASan + UBSan runs the
 # largest legal model (300,000 nodes expanded from a few KB of nested functions) about 5x slower,
 # and ASan's redzones and quarantine about triple its memory.
-exec "$build/fuzz/$binary" "$corpus" -dict="$dict" -artifact_prefix="fuzz/findings/$target-" \
+exec "$bindir/$binary" "$corpus" -dict="$dict" -artifact_prefix="fuzz/findings/$target-" \
   -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -malloc_limit_mb=1024 -max_len="$max_len" \
   -print_final_stats=1 "$@"

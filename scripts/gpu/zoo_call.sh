@@ -1,7 +1,10 @@
 #!/bin/bash
 # One device call of the zoo validation: unpacks the carried build (.carry/pack.tar.xz: bin/ with
 # modelcost and its CUDA module, lib/ with the libraries the GPU machine lacks), exports the zoo
-# if asked, and measures what it can before the deadline. Usage: scripts/gpu/zoo_call.sh GPU_ENTRY DEADLINE_S [export]
+# if asked, and measures what it can before the deadline. Usage: scripts/gpu/zoo_call.sh GPU_ENTRY DEADLINE_S [export|compare]
+# compare: PyTorch eager and torch.compile (scripts/gpu/zoo_torch.py, compiling in parallel) beside
+# `--measure`, each GPU timing holding one lock; the zoo's deployed-GPU.csv and torch-GPU.csv, with
+# the networks they lacked added, come back in $OUT.
 set -o pipefail
 GPU=$1; DEADLINE=$2
 mkdir -p /tmp/c && tar xJf .carry/pack.tar.xz -C /tmp/c
@@ -15,6 +18,16 @@ ZOO=tests/models/zoo; [ -d /tmp/zoo ] && ZOO=/tmp/zoo
 if [ "$3" = export ]; then
   mkdir -p /tmp/zoo; PYTHONUNBUFFERED=1 timeout 300 python3 scripts/gpu/zoo.py /tmp/zoo --jobs 14 2>&1 | grep -E "^(OK|FAIL)" | tee $OUT/export.log
   tar cJf $OUT/zoo.tar.xz -C /tmp zoo; ZOO=/tmp/zoo
+fi
+if [ "$3" = compare ]; then  # adds to the zoo's deployed-GPU.csv and torch-GPU.csv what they lack
+  cp tests/models/zoo/deployed-$GPU.csv $OUT/deployed-$GPU.csv 2>/dev/null
+  cp tests/models/zoo/torch-$GPU.csv $OUT/torch-$GPU.csv 2>/dev/null
+  LEFT=$((DEADLINE - SECONDS - 60)); echo "comparing for ${LEFT} s"
+  PYTHONUNBUFFERED=1 timeout $LEFT python3 scripts/gpu/zoo_torch.py $OUT/torch-$GPU.csv --jobs ${JOBS:-4} \
+    --skip-done $OUT/torch-$GPU.csv --deadline $((LEFT - 150)) --timeout 150 > $OUT/torch.log 2>&1 &
+  PYTHONUNBUFFERED=1 python3 scripts/gpu/zoo_measure.py /tmp/c/pack/bin/modelcost $ZOO $OUT/deployed-$GPU.csv --gpu $GPU \
+    --skip-done $OUT/deployed-$GPU.csv --deadline $LEFT --timeout 60 --lock /tmp/gpu.lock 2>&1 | tail -5
+  wait; tail -60 $OUT/torch.log; exit 0
 fi
 cp tests/models/zoo/measured-$GPU.csv $OUT/measured-$GPU.csv 2>/dev/null
 LEFT=$((DEADLINE - SECONDS)); echo "measuring for ${LEFT} s"

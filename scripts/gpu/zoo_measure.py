@@ -4,7 +4,7 @@ after another, and appends one CSV row per model and batch: the whole-model late
 written (one CUDA graph replay, median) with its spread and the as-written prediction of the entry
 named; the deployed graph's measured latency and the deployed prediction; and the wall time.
 Usage: python3 scripts/gpu/zoo_measure.py MODELCOST ZOO_DIR OUT.csv --gpu h100 [--batches 1,32] [--part K/N]
-[--skip-done DONE.csv] [--deadline S]"""
+[--skip-done DONE.csv] [--deadline S] [--lock FILE: hold it while measuring, as zoo_torch.py does]"""
 import argparse, csv, json, os, subprocess, sys, tempfile, time
 
 p = argparse.ArgumentParser()
@@ -17,6 +17,7 @@ p.add_argument("--part", default="1/1")
 p.add_argument("--skip-done", default="")
 p.add_argument("--timeout", type=int, default=90)
 p.add_argument("--deadline", type=float, default=0, help="start no run after this many seconds")
+p.add_argument("--lock", default="")
 a = p.parse_args()
 k, n = (int(x) for x in a.part.split("/"))
 models = sorted(f for f in os.listdir(a.zoo) if f.endswith(".onnx"))[k - 1::n]
@@ -39,6 +40,8 @@ with open(a.out, "a", newline="") as f:
                 text = model[:-5] in {"bert_base", "distilbert", "roberta_base", "albert_base", "electra_small", "mpnet_base"}
                 cmd = [a.binary, os.path.join(a.zoo, model), "--gpu", a.gpu, "--measure", "--dtype", "fp16", "--batch", batch,
                        "-q", "--json", js.name] + (["--dim", "seq=128"] if text else [])
+                if a.lock:  # no other timing on the GPU meanwhile
+                    cmd = ["flock", a.lock] + cmd
                 t0 = time.time()
                 try:
                     r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
