@@ -21,13 +21,17 @@ using WeightSet = std::unordered_map<const onnx::TensorProto*, double>;
 
 double tensor_bytes(const TensorInfo& t) { return element_count(t.shape) * dtype_size(t.dtype); }
 
+// An op that hands on values of its first input, moved, selected or converted but not computed:
+// layout moves and views, gathers, conversions.
+bool passes_values_on(const Node& node) {
+  const OpTraits t = op_traits(node.domain, node.op_type);
+  return t.form == OpForm::kLayout || t.form == OpForm::kGather || t.keeps_values();
+}
+
 // Integer initializers whose values reach a DequantizeLinear through gathers, slices and
 // reshapes (an int8 embedding table read by Gather then dequantized): weights, counted by their
 // elements at the node that reads them, as a float weight would be.
 std::unordered_set<const onnx::TensorProto*> dequantized_integer_weights(const Graph& graph) {
-  static const std::unordered_set<std::string> kPassThrough = {"Gather", "GatherElements", "GatherND", "Reshape",
-                                                               "Transpose", "Squeeze", "Unsqueeze", "Flatten",
-                                                               "Identity", "Slice", "Expand", "Cast"};
   std::unordered_map<int, const Node*> producer;
   for (const Node& n : graph.nodes)
     for (int id : n.outputs)
@@ -43,7 +47,7 @@ std::unordered_set<const onnx::TensorProto*> dequantized_integer_weights(const G
         break;
       }
       auto it = producer.find(id);
-      if (it == producer.end() || !kPassThrough.count(it->second->op_type) || it->second->inputs.empty()) break;
+      if (it == producer.end() || !passes_values_on(*it->second) || it->second->inputs.empty()) break;
       id = it->second->inputs[0];
     }
   }

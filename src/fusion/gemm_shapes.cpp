@@ -71,9 +71,9 @@ std::vector<GemmShape> gemm_shapes(const NodeAnalysis& node) {
   const OpTraits traits = op_traits(node.node->domain, node.node->op_type);
   // The NCHW float forms whose operands the shapes below read: X (or A) is input 0, W (or B) input 1.
   if (traits.integer_math || node.node->domain == "com.microsoft.nchwc") return {};
-  if (traits.form == OpForm::kConv) return conv_gemms(node, node.node->op_type == "ConvTranspose");
+  if (traits.form == OpForm::kConv) return conv_gemms(node, traits.transposed_conv);
   // Einsum's output dims need not be [batch..., M, N]: it keeps the plain roofline.
-  if (traits.form == OpForm::kGemm && node.node->op_type != "Einsum") return matmul_gemms(node);
+  if (traits.form == OpForm::kGemm && !traits.free_dim_order) return matmul_gemms(node);
   return {};
 }
 

@@ -158,9 +158,8 @@ std::optional<GroupCandidate> match_epilogue(const FusionGraph& g, size_t i) {
 }
 
 std::optional<GroupCandidate> match_layout_fold(const FusionGraph& g, size_t i) {
-  // A view, or a Transpose (a GEMM reads a transposed operand in place).
-  const bool foldable = op_traits(g.node(i).domain, g.op(i)).view || (g.kind(i) == OpKind::kLayout && g.op(i) == "Transpose");
-  if (!foldable || g.is_idle(i)) return std::nullopt;
+  // A view, or a permutation (a GEMM reads a transposed operand in place).
+  if (!op_traits(g.node(i).domain, g.op(i)).folds_into_operand() || g.is_idle(i)) return std::nullopt;
   // Into the one kernel that reads it (a GEMM reads a transposed operand in place) ...
   int reader = -1;
   bool one_reader = true;

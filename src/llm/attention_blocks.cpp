@@ -1,9 +1,9 @@
 // Attention blocks of a decoder graph: exported as Softmax -> MatMul (scores times values), or as
 // one attention op (GroupQueryAttention, MultiHeadAttention, Attention).
 #include <map>
-#include <set>
 
 #include "llm/recognition_parts.h"
+#include "ops/op_registry.h"
 
 namespace modelcost {
 namespace {
@@ -19,7 +19,9 @@ const Node* skip_to_matmul(const GraphIndex& index, const Node& softmax) {
     const Node* next = nullptr;
     for (const Node* c : index.consumers(id)) {
       if (c->op_type == "MatMul" && !c->inputs.empty() && c->inputs[0] == id) return c;
-      if (c->op_type == "Cast" || c->op_type == "Dropout" || c->op_type == "Where" || c->op_type == "Identity") next = c;
+      // Probabilities handed on unchanged (Identity, Dropout, Cast) or masked (Where).
+      const OpTraits t = op_traits(c->domain, c->op_type);
+      if (t.view || t.conversion || c->op_type == "Where") next = c;
     }
     id = next && !next->outputs.empty() ? next->outputs[0] : -1;
   }
@@ -72,9 +74,8 @@ std::optional<Block> exported_block(const GraphIndex& index, const Node& softmax
 }
 
 std::optional<Block> fused_block(const GraphIndex& index, const Node& node) {
-  static const std::set<std::string> ops = {"GroupQueryAttention", "MultiHeadAttention", "Attention",
-                                            "DecoderMaskedMultiHeadAttention", "PackedMultiHeadAttention"};
-  if (!ops.count(node.op_type) || node.outputs.empty() || node.outputs[0] < 0) return std::nullopt;
+  if (op_traits(node.domain, node.op_type).form != OpForm::kAttention || node.outputs.empty() || node.outputs[0] < 0)
+    return std::nullopt;
   const bool standard = node.domain.empty() || node.domain == "ai.onnx";
   Block b;
   b.form = node.op_type;

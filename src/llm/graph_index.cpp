@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
+
+#include "ops/op_registry.h"
 
 namespace modelcost {
 
@@ -72,11 +73,7 @@ int64_t node_int_attr(const Node& node, const char* name, int64_t fallback) {
   return fallback;
 }
 
-bool is_layout_op(const Node& node) {
-  static const std::set<std::string> ops = {"Reshape", "Transpose", "Expand", "Unsqueeze", "Squeeze", "Cast",
-                                            "Identity", "Tile", "Flatten", "Contiguous", "CastLike"};
-  return ops.count(node.op_type) > 0;
-}
+bool is_layout_op(const Node& node) { return op_traits(node.domain, node.op_type).keeps_values(); }
 
 std::string lowercase(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

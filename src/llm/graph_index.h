@@ -40,7 +40,8 @@ int64_t declared_value(const TensorInfo& tensor, int dim);
 int32_t declared_dtype(const TensorInfo& tensor);
 // An integer attribute of the node, or `fallback`.
 int64_t node_int_attr(const Node& node, const char* name, int64_t fallback);
-// Reshape, Transpose, Expand, Cast and other ops that move or view data without computing.
+// Views, permutations, repeats and conversions (Reshape, Transpose, Expand, Cast): ops whose output
+// holds their input's values, moved or converted, none computed or dropped (OpTraits::keeps_values).
 bool is_layout_op(const Node& node);
 std::string lowercase(std::string text);
 

@@ -13,7 +13,8 @@ struct WeightInputs {
   std::vector<int> quantizer; // scales and zero points stored beside it
 };
 
-// Which input of each matrix op is the weight; nullopt for ops that are not weight GEMMs.
+// Which input of each matrix op is the weight; nullopt for ops that are not weight GEMMs. Per-op
+// operand data, not a category: each op has its own quantizer inputs (a row field, not a block trait).
 std::optional<WeightInputs> weight_inputs(const Node& node) {
   static const std::map<std::string, WeightInputs> ops = {
       {"MatMul", {1, {}}},          {"Gemm", {1, {}}},           {"FusedMatMul", {1, {}}},

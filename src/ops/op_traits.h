@@ -24,13 +24,47 @@ enum class OpForm : uint8_t {
 };
 const char* op_form_name(OpForm form);
 
+// A block's traits: a form, then any of the named traits below, e.g.
+// `OpTraits(OpForm::kLayout).with_view()`, `OpTraits(OpForm::kGemm).with_integer_math()`.
 struct OpTraits {
   OpForm form = OpForm::kUnset;
   bool integer_math = false;  // computes on integer-quantized operands (int8 peak) whatever its activations
   bool view = false;          // its output is a view of its input's buffer in every runtime (Reshape, Squeeze, ...)
-  constexpr OpTraits(OpForm f = OpForm::kUnset, bool integer = false, bool is_view = false)  // NOLINT: rows name a form alone
-      : form(f), integer_math(integer), view(is_view) {}
+  // A permutation of its input's axes that a neighbouring kernel reads through strides or its
+  // operand layout (a GEMM's transposed operand, attention's K^T): Transpose.
+  bool permutation = false;
+  bool repeat = false;      // its output repeats its input along broadcast axes (Expand, Tile)
+  bool conversion = false;  // its output is its input's values in another element type (Cast)
+  // A library conv call takes it in its fused epilogue (cuDNN's conv-bias-add-activation): the
+  // bias or residual add, ReLU, a folded per-channel scale or shift.
+  bool conv_epilogue = false;
+  bool transposed_conv = false;  // weights [C_in, C_out/group, k...], the output the larger (ConvTranspose)
+  bool free_dim_order = false;   // operand and output dims in any order its equation names (Einsum)
+
+  constexpr OpTraits(OpForm f = OpForm::kUnset) : form(f) {}  // NOLINT: rows name a form alone
+  constexpr OpTraits with_integer_math() const { return with(&OpTraits::integer_math); }
+  constexpr OpTraits with_view() const { return with(&OpTraits::view); }
+  constexpr OpTraits with_permutation() const { return with(&OpTraits::permutation); }
+  constexpr OpTraits with_repeat() const { return with(&OpTraits::repeat); }
+  constexpr OpTraits with_conversion() const { return with(&OpTraits::conversion); }
+  constexpr OpTraits with_conv_epilogue() const { return with(&OpTraits::conv_epilogue); }
+  constexpr OpTraits with_transposed_conv() const { return with(&OpTraits::transposed_conv); }
+  constexpr OpTraits with_free_dim_order() const { return with(&OpTraits::free_dim_order); }
+
   bool matrix() const { return form == OpForm::kConv || form == OpForm::kGemm || form == OpForm::kAttention; }
+  // Runs in no kernel of its own next to the kernel that reads it: a view, or a permutation that
+  // kernel reads through strides.
+  bool folds_into_operand() const { return view || permutation; }
+  // Its output holds every value of its (first) input and nothing else, moved or converted: a view,
+  // a permutation, a repeat or a conversion.
+  bool keeps_values() const { return view || permutation || repeat || conversion; }
+
+ private:
+  constexpr OpTraits with(bool OpTraits::*trait) const {
+    OpTraits t = *this;
+    t.*trait = true;
+    return t;
+  }
 };
 
 }  // namespace modelcost

@@ -233,11 +233,10 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
 }
 
 // What a conv library's fused call takes beside the conv (cuDNN: bias, residual add, ReLU; folded
-// per-channel scales and layout moves cost nothing).
-bool conv_library_fuses(const std::string& op) {
-  static const std::set<std::string> ops = {"Conv", "Add", "Relu", "BatchNormalization", "Mul", "Sub", "Identity",
-                                            "Reshape", "Squeeze", "Unsqueeze", "Flatten"};
-  return ops.count(op) > 0;
+// per-channel scales and views cost nothing).
+bool conv_library_fuses(const Node& node) {
+  const OpTraits t = op_traits(node.domain, node.op_type);
+  return t.form == OpForm::kConv || t.conv_epilogue || t.view;
 }
 
 // A dense conv group with an activation the library's fixed fused call cannot take (Clip, SiLU,
@@ -249,7 +248,7 @@ bool has_compiled_conv_epilogue(const FusedGroup& g, const Analysis& analysis, c
   if (g.kernel.cls != KernelClass::kConv && g.kernel.cls != KernelClass::kConv1x1) return false;
   // The anchor itself may carry its activation (ONNX Runtime's FusedConv): a library call takes it.
   for (size_t m : g.members)
-    if (m != g.anchor && !conv_library_fuses(analysis.nodes[m].node->op_type)) return true;
+    if (m != g.anchor && !conv_library_fuses(*analysis.nodes[m].node)) return true;
   return false;
 }
 

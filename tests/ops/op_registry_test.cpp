@@ -121,9 +121,52 @@ TEST(OpRegistry, DomainSpellingsOfTheStandardDomainAgree) {
 
 // The rule row is an op's one record: every built-in rule declares the form of kernel it runs as,
 // which fusion, the roofline, the LLM recogniser and measurement read.
+// Each named trait belongs to one form: a view or a permutation is a layout move, an epilogue op
+// pointwise, a transposed conv a conv.
 TEST(OpRegistry, EveryRuleDeclaresItsTraits) {
+  for (const OpRule* rule : OpRegistry::instance().all()) {
+    const OpTraits& t = rule->traits;
+    const std::string op = std::string(rule->domain) + "::" + std::string(rule->op_type);
+    EXPECT_NE(t.form, OpForm::kUnset) << op << " has no traits";
+    if (t.integer_math) EXPECT_TRUE(t.matrix()) << op << ": integer math names a product's peak";
+    if (t.view || t.permutation || t.repeat) EXPECT_EQ(t.form, OpForm::kLayout) << op;
+    if (t.view) EXPECT_FALSE(t.permutation || t.repeat) << op << ": a view moves no data";
+    if (t.conversion || t.conv_epilogue) EXPECT_EQ(t.form, OpForm::kPointwise) << op;
+    if (t.transposed_conv) EXPECT_EQ(t.form, OpForm::kConv) << op;
+    if (t.free_dim_order) EXPECT_EQ(t.form, OpForm::kGemm) << op;
+  }
+}
+
+// The standard ops that carry a trait: what measurement aliases, what folds into an operand's
+// layout, what a library conv call takes in its epilogue.
+std::set<std::string> ops_where(bool (*has)(const OpTraits&)) {
+  std::set<std::string> found;
   for (const OpRule* rule : OpRegistry::instance().all())
-    EXPECT_NE(rule->traits.form, OpForm::kUnset) << rule->domain << "::" << rule->op_type << " has no traits";
+    if (has(rule->traits)) found.insert((rule->domain.empty() ? "" : std::string(rule->domain) + "::") + std::string(rule->op_type));
+  return found;
+}
+
+TEST(OpRegistry, NamedTraitsCoverTheirOps) {
+  using Set = std::set<std::string>;
+  EXPECT_EQ(ops_where([](const OpTraits& t) { return t.view; }),
+            (Set{"Dropout", "Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze"}));
+  EXPECT_EQ(ops_where([](const OpTraits& t) { return t.folds_into_operand(); }),
+            (Set{"Dropout", "Flatten", "Identity", "Reshape", "Squeeze", "Transpose", "Unsqueeze"}));
+  EXPECT_EQ(ops_where([](const OpTraits& t) { return t.keeps_values(); }),
+            (Set{"Cast", "CastLike", "Dropout", "Expand", "Flatten", "Identity", "Reshape", "Squeeze", "Tile",
+                 "Transpose", "Unsqueeze"}));
+  EXPECT_EQ(ops_where([](const OpTraits& t) { return t.conv_epilogue; }),
+            (Set{"Add", "BatchNormalization", "Mul", "Relu", "Sub"}));
+  EXPECT_EQ(ops_where([](const OpTraits& t) { return t.transposed_conv; }), Set{"ConvTranspose"});
+  EXPECT_EQ(ops_where([](const OpTraits& t) { return t.free_dim_order; }), Set{"Einsum"});
+}
+
+TEST(OpRegistry, TraitsBuildByName) {
+  constexpr OpTraits t = OpTraits(OpForm::kLayout).with_permutation();
+  static_assert(t.form == OpForm::kLayout && t.permutation && !t.view, "a setter sets its trait alone");
+  EXPECT_TRUE(t.folds_into_operand());
+  EXPECT_FALSE(OpTraits(OpForm::kLayout).folds_into_operand());
+  EXPECT_TRUE(OpTraits(OpForm::kPointwise).with_conversion().keeps_values());
 }
 
 TEST(OpRegistry, FusedAndSpelledOutFormsShareTheirTraits) {
@@ -139,6 +182,8 @@ TEST(OpRegistry, FusedAndSpelledOutFormsShareTheirTraits) {
   EXPECT_TRUE(op_traits("", "Reshape").view);
   EXPECT_TRUE(op_traits("ai.onnx", "Unsqueeze").view);
   EXPECT_FALSE(op_traits("", "Transpose").view);  // a layout change that moves data
+  EXPECT_TRUE(op_traits("", "Transpose").permutation);
+  EXPECT_TRUE(op_traits("", "Dropout").view);  // inference Dropout: the identity
 }
 
 }  // namespace modelcost

@@ -10,6 +10,8 @@
 #include "measure/cuda/fused_kernels.h"
 #include "measure/cuda/group_runner.h"
 
+#include "ops/op_registry.h"
+
 namespace modelcost::cuda {
 namespace {
 
@@ -151,7 +153,7 @@ AttentionOperands attention_operands(const GroupView& view, const AttentionMembe
   o.q = external(view.node(members.scores).inputs[0], q_count);
   o.v = external(view.node(members.values).inputs[1], kv_count);
   const int k_producer = view.producer(view.source(view.node(members.scores).inputs[1]));
-  if (k_producer >= 0 && view.node(k_producer).op_type == "Transpose" &&
+  if (k_producer >= 0 && op_traits(view.node(k_producer).domain, view.node(k_producer).op_type).permutation &&
       swaps_last_two(view.spec(k_producer).attributes.get_ints("perm")))
     o.k = external(view.node(k_producer).inputs[0], kv_count);
   auto stand_in = [&](double count) {

@@ -2,14 +2,9 @@
 
 #include "measure/cuda/tensor_transfer.h"
 
+#include "ops/op_registry.h"
+
 namespace modelcost::cuda {
-namespace {
-
-bool aliases_input(const std::string& op) {
-  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" || op == "Dropout";
-}
-
-}  // namespace
 
 void* GraphPass::allocate(const TensorSpec& spec) {
   owned_.emplace_back(std::max<size_t>(static_cast<size_t>(spec.elements() * dtype_size(spec.dtype)), 16));
@@ -23,7 +18,7 @@ void GraphPass::place_zero_cost_outputs(const NodeSpec& spec, const std::vector<
   for (size_t o = 0; o < spec.node->outputs.size(); ++o) {
     const int id = spec.node->outputs[o];
     if (id < 0) continue;
-    if (o == 0 && aliases_input(spec.op_type) && !in.empty() && in[0].data) {
+    if (o == 0 && op_traits(spec.node->domain, spec.op_type).view && !in.empty() && in[0].data) {
       pointer[id] = in[0].data;
       continue;
     }

@@ -3,6 +3,8 @@
 
 #include "measure/cuda/group_runner.h"
 
+#include "ops/op_registry.h"
+
 namespace modelcost::cuda {
 
 int GroupView::producer(int tensor) const {
@@ -27,16 +29,13 @@ bool GroupView::is_output(int tensor) const {
 namespace {
 // Layout moves a runtime folds into the neighbouring kernel's operand layout (the fusion stage's
 // layout folds), so a fused group does not run them.
-bool is_layout_move(const std::string& op) {
-  return op == "Transpose" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
-         op == "Identity" || op == "Dropout";
-}
+bool is_layout_move(const Node& node) { return op_traits(node.domain, node.op_type).folds_into_operand(); }
 }  // namespace
 
 std::vector<size_t> GroupView::launching_members() const {
   std::vector<size_t> found, moves;
   for (size_t m : group.members)
-    if (!is_zero_cost(plan(m))) (is_layout_move(node(m).op_type) ? moves : found).push_back(m);
+    if (!is_zero_cost(plan(m))) (is_layout_move(node(m)) ? moves : found).push_back(m);
   return found.empty() ? moves : found;
 }
 

@@ -2,14 +2,9 @@
 
 #include "measure/cuda/tensor_transfer.h"
 
+#include "ops/op_registry.h"
+
 namespace modelcost::cuda {
-namespace {
-
-bool aliases_input(const std::string& op) {
-  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" || op == "Dropout";
-}
-
-}  // namespace
 
 ModelBuffers::ModelBuffers(const Analysis& analysis, const std::string& dtype, cudaStream_t stream)
     : analysis_(analysis), pointer_(analysis.graph->tensors.size(), nullptr), planned_(analysis.nodes.size()) {
@@ -29,7 +24,7 @@ ModelBuffers::ModelBuffers(const Analysis& analysis, const std::string& dtype, c
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       const int id = node.outputs[o];
       if (id < 0) continue;
-      if (is_zero_cost(p.plan) && o == 0 && aliases_input(node.op_type) && !node.inputs.empty() && node.inputs[0] >= 0) {
+      if (is_zero_cost(p.plan) && o == 0 && op_traits(node.domain, node.op_type).view && !node.inputs.empty() && node.inputs[0] >= 0) {
         pointer_[id] = pointer_[node.inputs[0]];
         continue;
       }

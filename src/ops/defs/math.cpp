@@ -352,12 +352,18 @@ void register_math_ops(OpRegistry& r) {
   r.add(OpForm::kGemm, {
       {"", "MatMul", infer_matmul, cost_matmul, plan_matmul},
       {"", "Gemm", infer_gemm, cost_gemm, plan_gemm},
+  });
+  r.add(OpTraits(OpForm::kGemm).with_free_dim_order(), {
       {"", "Einsum", infer_einsum, cost_einsum, plan_einsum},
   });
-  r.add(OpForm::kPointwise, {
+  // What cuDNN's fused conv call takes after the conv: the bias or residual add, the ReLU, a scale.
+  r.add(OpTraits(OpForm::kPointwise).with_conv_epilogue(), {
       {"", "Add", infer_add, cost_per_output<1>, plan_elementwise},
       {"", "Sub", infer_sub, cost_per_output<1>, plan_elementwise},
       {"", "Mul", infer_mul, cost_per_output<1>, plan_elementwise},
+      {"", "Relu", infer_unary_folded<f_relu>, cost_per_output<1>, plan_elementwise},
+  });
+  r.add(OpForm::kPointwise, {
       {"", "Div", infer_div, cost_per_output<1>, plan_elementwise},
       {"", "Mod", infer_mod, cost_per_output<1>, plan_elementwise},
       {"", "Pow", infer_pow, cost_per_output<1>, plan_elementwise},
@@ -371,7 +377,6 @@ void register_math_ops(OpRegistry& r) {
       {"", "Round", infer_unary_folded<f_round>, cost_per_output<1>, plan_elementwise},
       {"", "Exp", infer_unary_folded<f_exp>, cost_per_output<1>, plan_elementwise},
       {"", "Log", infer_unary_folded<f_log>, cost_per_output<1>, plan_elementwise},
-      {"", "Relu", infer_unary_folded<f_relu>, cost_per_output<1>, plan_elementwise},
       // Elementary functions: one flop each (one SFU instruction or library call).
       {"", "Sin", infer_unary, cost_per_output<1>, plan_elementwise},
       {"", "Cos", infer_unary, cost_per_output<1>, plan_elementwise},

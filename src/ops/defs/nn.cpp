@@ -220,8 +220,10 @@ void infer_col2im(OpContext& c) {
 void register_nn_ops(OpRegistry& r) {
   r.add(OpForm::kConv, {
       {"", "Conv", infer_conv, cost_conv, plan_conv},
-      {"", "ConvTranspose", infer_conv_transpose, cost_conv_transpose, plan_conv_transpose},
       {"", "DeformConv", infer_deform_conv, cost_deform_conv, not_measured("no GPU kernel yet"), inputs(3, 5)},
+  });
+  r.add(OpTraits(OpForm::kConv).with_transposed_conv(), {
+      {"", "ConvTranspose", infer_conv_transpose, cost_conv_transpose, plan_conv_transpose},
   });
   r.add(OpForm::kOther, {
       {"", "Col2Im", infer_col2im, cost_per_input<1>, not_measured("no GPU kernel yet"), inputs(3, 3)},

@@ -248,8 +248,13 @@ OpCost cost_dropout(const OpContext& c) {
 }  // namespace
 
 void register_nn_norm_ops(OpRegistry& r) {
-  r.add(OpForm::kPointwise, {
+  // Inference BatchNormalization is a per-channel scale and shift a conv call folds in.
+  r.add(OpTraits(OpForm::kPointwise).with_conv_epilogue(), {
       {"", "BatchNormalization", infer_batch_norm, cost_batch_norm, plan_batch_norm},
+  });
+  // Inference Dropout is the identity, which every runtime elides (ONNX Runtime's EliminateDropout):
+  // a view as Identity is. The cost rule still prices a training-mode node's draw and scale.
+  r.add(OpTraits(OpForm::kLayout).with_view(), {
       {"", "Dropout", infer_dropout, cost_dropout, plan_reinterpret},
   });
   r.add(OpForm::kNorm, {

@@ -137,7 +137,7 @@ void register_nn_rnn_ops(OpRegistry& r) {
       {"", "GRU", infer_gru, cost_gru, plan_recurrent},
       {"", "LSTM", infer_lstm, cost_lstm, plan_recurrent},
   });
-  r.add(OpTraits{OpForm::kGemm, true}, {
+  r.add(OpTraits(OpForm::kGemm).with_integer_math(), {
       {"com.microsoft", "DynamicQuantizeLSTM", infer_dynamic_quantize_lstm, cost_dynamic_quantize_lstm, {}, inputs(12, 12).outputs(0, 3)},
   });
 }

@@ -393,7 +393,7 @@ OpPlan plan_qlinear_conv(const OpContext& c);
 
 void register_quantization_ops(OpRegistry& r) {
   constexpr std::string_view ms = "com.microsoft";
-  r.add(OpTraits{OpForm::kConv, true}, {
+  r.add(OpTraits(OpForm::kConv).with_integer_math(), {
       {"", "QLinearConv", infer_qlinear_conv, cost_qlinear_conv, plan_qlinear_conv},
       {"", "ConvInteger", infer_conv_integer, cost_conv_integer, not_measured("no GPU kernel yet (integer conv)")},
       {ms, "QLinearConv", infer_qlinear_conv, cost_qlinear_conv, {}, inputs(8, 9)},
@@ -402,14 +402,14 @@ void register_quantization_ops(OpRegistry& r) {
       {ms, "MatMulNBits", infer_matmul_nbits, cost_matmul_nbits, {}, inputs(3, 6)},
       {ms, "MatMulBnb4", infer_matmul_bnb4, cost_matmul_bnb4, {}, inputs(3, 3)},
   });
-  r.add(OpTraits{OpForm::kGemm, true}, {
+  r.add(OpTraits(OpForm::kGemm).with_integer_math(), {
       {"", "QLinearMatMul", infer_qlinear_matmul, cost_qlinear_matmul, plan_qlinear_matmul},
       {"", "MatMulInteger", infer_matmul_integer, cost_matmul_integer, plan_matmul_integer},
       {ms, "QGemm", infer_qgemm, cost_qgemm, {}, inputs(6, 9)},
       {ms, "DynamicQuantizeMatMul", infer_dynamic_quantize_matmul, cost_dynamic_quantize_matmul, {}, inputs(3, 5)},
       {ms, "MatMulIntegerToFloat", infer_matmul_integer_to_float, cost_matmul_integer_to_float, {}, inputs(4, 7)},
   });
-  r.add(OpTraits{OpForm::kAttention, true}, {
+  r.add(OpTraits(OpForm::kAttention).with_integer_math(), {
       {ms, "QAttention", infer_qattention, cost_qattention, {}, inputs(5, 9).outputs(1, 2)},
   });
   r.add(OpForm::kPointwise, {

@@ -353,26 +353,33 @@ void infer_trilu(OpContext& c) {
 }  // namespace
 
 void register_tensor_ops(OpRegistry& r) {
-  r.add(OpForm::kPointwise, {
+  r.add(OpTraits(OpForm::kPointwise).with_conversion(), {
       {"", "Cast", infer_cast, cost_data_movement, plan_elementwise},
       {"", "CastLike", infer_cast_like, cost_data_movement, plan_elementwise},
+  });
+  r.add(OpForm::kPointwise, {
       {"", "Trilu", infer_trilu, cost_data_movement, not_measured("no GPU kernel yet")},
   });
   // Views: the output is the input's buffer in every runtime.
-  r.add(OpTraits{OpForm::kLayout, false, true}, {
+  r.add(OpTraits(OpForm::kLayout).with_view(), {
       {"", "Identity", infer_identity, cost_reinterpret, plan_reinterpret},
       {"", "Reshape", infer_reshape, cost_reinterpret, plan_reinterpret},
       {"", "Flatten", infer_flatten, cost_reinterpret, plan_reinterpret},
       {"", "Squeeze", infer_squeeze, cost_reinterpret, plan_reinterpret},
       {"", "Unsqueeze", infer_unsqueeze, cost_reinterpret, plan_reinterpret},
   });
+  // A GEMM reads a transposed operand in place, attention its K^T: the permutation folds into it.
+  r.add(OpTraits(OpForm::kLayout).with_permutation(), {
+      {"", "Transpose", infer_transpose, cost_data_movement, plan_transpose},
+  });
+  r.add(OpTraits(OpForm::kLayout).with_repeat(), {
+      {"", "Expand", infer_expand, cost_data_movement, plan_expand},
+      {"", "Tile", infer_tile, cost_data_movement, plan_tile},
+  });
   r.add(OpForm::kLayout, {
       {"", "Concat", infer_concat, cost_data_movement, plan_concat},
       {"", "Split", infer_split, cost_data_movement, plan_split},
       {"", "Slice", infer_slice, cost_selective_read, plan_slice},
-      {"", "Transpose", infer_transpose, cost_data_movement, plan_transpose},
-      {"", "Expand", infer_expand, cost_data_movement, plan_expand},
-      {"", "Tile", infer_tile, cost_data_movement, plan_tile},
       {"", "Pad", infer_pad, cost_data_movement, plan_pad},
       {"", "DepthToSpace", infer_depth_to_space, cost_data_movement, not_measured("no GPU kernel yet")},
       {"", "SpaceToDepth", infer_space_to_depth, cost_data_movement, not_measured("no GPU kernel yet")},
