@@ -4,8 +4,8 @@
 // cubic Resize.
 #ifdef MODELCOST_HAVE_CUDA
 
-#include "gpu_check.h"
 #include "core/cuda_backend.h"
+#include "gpu_check.h"
 
 namespace modelcost::testing {
 namespace {

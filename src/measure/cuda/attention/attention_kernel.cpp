@@ -7,8 +7,8 @@
 // size stand in, as a runtime's attention reads them through strides.
 #include <cmath>
 
-#include "pointwise/fused_kernels.h"
 #include "deployed/group_runner.h"
+#include "pointwise/fused_kernels.h"
 
 namespace modelcost::cuda {
 namespace {

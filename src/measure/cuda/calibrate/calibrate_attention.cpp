@@ -10,9 +10,9 @@
 
 #include "core/cuda_backend.h"
 #include "core/cuda_check.h"
-#include "pointwise/fused_kernels.h"
 #include "core/kernels.h"
 #include "modelcost/errors.h"
+#include "pointwise/fused_kernels.h"
 
 namespace modelcost::cuda {
 namespace {

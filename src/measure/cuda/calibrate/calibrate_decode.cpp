@@ -12,11 +12,11 @@
 
 #include "core/cuda_backend.h"
 #include "core/cuda_check.h"
-#include "llm/decode_kernels.h"
 #include "core/device_buffer.h"
-#include "llm/flash_decoding.h"
 #include "core/kernels.h"
 #include "gemm/skinny_gemm.h"
+#include "llm/decode_kernels.h"
+#include "llm/flash_decoding.h"
 
 namespace modelcost::cuda {
 namespace {

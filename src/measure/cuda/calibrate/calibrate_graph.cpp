@@ -1,7 +1,7 @@
 #include "calibrate/calibrate_graph.h"
 
-#include "timing/captured_graph.h"
 #include "core/cuda_check.h"
+#include "timing/captured_graph.h"
 #include "timing/cupti_timer.h"
 #include "timing/sampler.h"
 

@@ -9,12 +9,12 @@
 #include <tuple>
 #include <vector>
 
+#include "calibrate/calibrate_graph.h"
 #include "core/cuda_backend.h"
 #include "core/cuda_check.h"
-#include "timing/cupti_timer.h"
-#include "calibrate/calibrate_graph.h"
 #include "core/kernels.h"
 #include "core/tensor_transfer.h"
+#include "timing/cupti_timer.h"
 
 namespace modelcost::cuda {
 namespace {

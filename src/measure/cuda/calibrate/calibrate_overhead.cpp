@@ -6,9 +6,9 @@
 #include <functional>
 #include <vector>
 
+#include "calibrate/calibrate_graph.h"
 #include "core/cuda_backend.h"
 #include "core/cuda_check.h"
-#include "calibrate/calibrate_graph.h"
 #include "core/kernels.h"
 
 namespace modelcost::cuda {

@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "core/cuda_check.h"
 #include "conv/cudnn_graph.h"
+#include "core/cuda_check.h"
 #include "core/cudnn_util.h"
 #include "deployed/group_runner.h"
 #include "timing/sampler.h"

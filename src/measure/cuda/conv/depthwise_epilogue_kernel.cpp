@@ -5,9 +5,9 @@
 // would choose), the faster one kept.
 #include <optional>
 
-#include "deployed/group_runner.h"
 #include "core/kernels.h"
 #include "core/runner.h"
+#include "deployed/group_runner.h"
 
 namespace modelcost::cuda {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "conv/conv_descriptors.h"
 #include "core/cudnn_util.h"
-#include "deployed/group_runner.h"
 #include "core/kernels.h"
+#include "deployed/group_runner.h"
 #include "timing/sampler.h"
 
 namespace modelcost::cuda {

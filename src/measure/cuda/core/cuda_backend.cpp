@@ -5,10 +5,10 @@
 #include "core/cuda_check.h"
 #include "core/cudnn_util.h"
 #include "core/device_info.h"
-#include "timing/range_profiler.h"
 #include "core/tensor_transfer.h"
-#include "timing/wall_ledger.h"
 #include "measure/cuda_entry.h"
+#include "timing/range_profiler.h"
+#include "timing/wall_ledger.h"
 
 namespace modelcost {
 

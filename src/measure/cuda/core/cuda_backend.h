@@ -6,11 +6,11 @@
 #include <memory>
 #include <unordered_map>
 
-#include "timing/l2_flush.h"
-#include "measure/host_tensor.h"
 #include "core/runner.h"
-#include "timing/sampler.h"
+#include "measure/host_tensor.h"
 #include "modelcost/measure.h"
+#include "timing/l2_flush.h"
+#include "timing/sampler.h"
 
 namespace modelcost::cuda {
 

@@ -1,4 +1,5 @@
-// Host-side launchers of the project's own CUDA kernels (the .cu files beside this one). Every
+// Host-side launchers of the project's own CUDA kernels (the .cu files of the kernel-family
+// folders: pointwise/, index/, norm/, pool/, conv/, quantize/, recurrent/, calibrate/). Every
 // launcher enqueues on the given stream and checks the launch; none synchronises.
 #pragma once
 #include <cuda_runtime.h>

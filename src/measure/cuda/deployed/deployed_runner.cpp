@@ -7,10 +7,10 @@
 
 #include "core/cuda_backend.h"
 #include "core/cuda_check.h"
-#include "timing/graph_replay.h"
 #include "deployed/group_runner.h"
-#include "timing/sampler.h"
 #include "measure/sampling.h"
+#include "timing/graph_replay.h"
+#include "timing/sampler.h"
 #include "timing/wall_ledger.h"
 
 namespace modelcost::cuda {

@@ -1,8 +1,8 @@
 #include "deployed/group_check.h"
 
 #include "core/cuda_check.h"
-#include "deployed/group_runner.h"
 #include "core/tensor_transfer.h"
+#include "deployed/group_runner.h"
 
 namespace modelcost::cuda {
 

@@ -8,9 +8,9 @@
 #include "core/cuda_backend.h"
 #include "core/cuda_check.h"
 #include "deployed/graph_pass.h"
+#include "measure/sampling.h"
 #include "timing/graph_replay.h"
 #include "timing/wall_ledger.h"
-#include "measure/sampling.h"
 
 namespace modelcost::cuda {
 namespace {

@@ -4,9 +4,9 @@
 // A [N] bias (Gemm's usual C) rides in the epilogue; other biases go through C with beta.
 #include <memory>
 
-#include "gemm/cublaslt_product.h"
 #include "core/kernels.h"
 #include "core/runner.h"
+#include "gemm/cublaslt_product.h"
 
 namespace modelcost::cuda {
 namespace {

@@ -7,8 +7,8 @@
 // groups take this kernel too where it beats cuDNN's.
 #include <memory>
 
-#include "gemm/cublaslt_product.h"
 #include "deployed/group_runner.h"
+#include "gemm/cublaslt_product.h"
 
 namespace modelcost::cuda {
 namespace {

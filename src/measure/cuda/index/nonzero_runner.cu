@@ -6,9 +6,9 @@
 #include <cub/device/device_scan.cuh>
 
 #include "core/cuda_check.h"
-#include "core/runner.h"
 #include "core/element_types.cuh"
 #include "core/kernels.h"
+#include "core/runner.h"
 
 namespace modelcost::cuda {
 namespace {

@@ -9,9 +9,9 @@
 #include <limits>
 #include <vector>
 
-#include "timing/captured_graph.h"
 #include "core/cuda_check.h"
 #include "gemm/skinny_gemm.h"
+#include "timing/captured_graph.h"
 
 namespace modelcost::cuda {
 

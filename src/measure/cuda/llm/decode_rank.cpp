@@ -6,10 +6,10 @@
 
 #include <array>
 
-#include "core/cuda_check.h"
-#include "llm/decode_kernels.h"
-#include "core/kernels.h"
 #include "calibrate/nccl_api.h"
+#include "core/cuda_check.h"
+#include "core/kernels.h"
+#include "llm/decode_kernels.h"
 #include "measure/decode_roles.h"
 
 namespace modelcost::cuda {

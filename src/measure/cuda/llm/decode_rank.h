@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "llm/decode_gemm.h"
 #include "core/device_buffer.h"
+#include "llm/decode_gemm.h"
 #include "llm/flash_decoding.h"
 #include "modelcost/measure.h"
 

@@ -12,12 +12,12 @@
 #include <optional>
 #include <thread>
 
-#include "core/cuda_check.h"
-#include "timing/cupti_timer.h"
-#include "llm/decode_rank.h"
 #include "calibrate/nccl_api.h"
-#include "timing/sampler.h"
+#include "core/cuda_check.h"
+#include "llm/decode_rank.h"
 #include "measure/cuda_entry.h"
+#include "timing/cupti_timer.h"
+#include "timing/sampler.h"
 
 namespace modelcost {
 namespace cuda {

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <map>
 
-#include "pointwise/chain_source.h"
 #include "core/cuda_check.h"
-#include "pointwise/fused_kernels.h"
-#include "deployed/group_runner.h"
 #include "core/runtime_compiler.h"
+#include "deployed/group_runner.h"
+#include "pointwise/chain_source.h"
+#include "pointwise/fused_kernels.h"
 
 namespace modelcost::cuda {
 namespace {

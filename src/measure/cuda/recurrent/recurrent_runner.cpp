@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "core/kernels.h"
-#include "gemm/lt_product.h"
 #include "core/runner.h"
+#include "gemm/lt_product.h"
 
 namespace modelcost::cuda {
 namespace {

@@ -5,12 +5,12 @@
 #include <optional>
 #include <vector>
 
-#include "timing/captured_graph.h"
 #include "core/cuda_check.h"
-#include "timing/cupti_timer.h"
-#include "timing/sampler.h"
 #include "measure/sampling.h"
 #include "measure/statistics.h"
+#include "timing/captured_graph.h"
+#include "timing/cupti_timer.h"
+#include "timing/sampler.h"
 #include "timing/wall_ledger.h"
 
 namespace modelcost::cuda {

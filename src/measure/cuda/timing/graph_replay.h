@@ -6,8 +6,8 @@
 
 #include <functional>
 
-#include "timing/l2_flush.h"
 #include "modelcost/measure.h"
+#include "timing/l2_flush.h"
 
 namespace modelcost::cuda {
 

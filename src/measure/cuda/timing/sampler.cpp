@@ -8,8 +8,8 @@
 #include <unordered_map>
 
 #include "core/cuda_check.h"
-#include "timing/cupti_timer.h"
 #include "measure/sampling.h"
+#include "timing/cupti_timer.h"
 #include "timing/wall_ledger.h"
 
 namespace modelcost::cuda {

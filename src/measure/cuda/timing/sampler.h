@@ -7,9 +7,9 @@
 
 #include <functional>
 
-#include "timing/l2_flush.h"
 #include "measure/stopping_criterion.h"
 #include "modelcost/measure.h"
+#include "timing/l2_flush.h"
 
 namespace modelcost::cuda {
 

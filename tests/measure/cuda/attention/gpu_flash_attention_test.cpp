@@ -11,8 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "measure/cuda/gpu_check.h"
 #include "core/device_buffer.h"
+#include "measure/cuda/gpu_check.h"
 #include "pointwise/fused_kernels.h"
 
 namespace modelcost::testing {

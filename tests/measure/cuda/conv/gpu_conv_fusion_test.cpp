@@ -4,9 +4,9 @@
 // its bias and SiLU, ReLU6, Sigmoid or residual + ReLU as one cuDNN graph. Skips without a GPU.
 #ifdef MODELCOST_HAVE_CUDA
 
-#include "measure/cuda/deployed/gpu_group_check.h"
 #include "core/cuda_backend.h"
 #include "deployed/group_runner.h"
+#include "measure/cuda/deployed/gpu_group_check.h"
 
 namespace modelcost::testing {
 namespace {

@@ -1,8 +1,8 @@
 // Runs a fusion group on the GPU and its members one by one on the CPU reference, on the same
 // random inputs, for the GPU tests of the deployed view's runners. Only for builds with CUDA.
 #pragma once
-#include "measure/cuda/gpu_check.h"
 #include "deployed/group_check.h"
+#include "measure/cuda/gpu_check.h"
 #include "modelcost/fusion.h"
 
 namespace modelcost::testing {

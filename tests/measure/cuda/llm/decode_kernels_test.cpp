@@ -14,10 +14,10 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "timing/cupti_timer.h"
+#include "gemm/skinny_gemm.h"
 #include "llm/decode_kernels.h"
 #include "llm/flash_decoding.h"
-#include "gemm/skinny_gemm.h"
+#include "timing/cupti_timer.h"
 
 namespace modelcost::testing {
 namespace {

@@ -9,8 +9,8 @@
 #ifdef MODELCOST_HAVE_CUDA
 #include <cuda_runtime.h>
 
-#include "timing/cupti_timer.h"
 #include "core/kernels.h"
+#include "timing/cupti_timer.h"
 #include "timing/range_profiler.h"
 
 namespace modelcost::testing {
