@@ -13,6 +13,8 @@ namespace {
 
 class ConvGemmRunner : public OperatorRunner {
  public:
+  static constexpr auto kDtypes = kHalfDtypes;
+
   ConvGemmRunner(const NodeSpec& spec, const ConvParams& conv) : spec_(spec), c_(conv) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
@@ -60,7 +62,7 @@ MatMulParams conv_gemm_params(const ConvParams& c) {
 
 std::unique_ptr<OperatorRunner> make_conv_gemm_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason) {
   const int32_t dtype = spec.outputs[0].dtype;
-  if (!is_pointwise_gemm_conv(conv) || (dtype != 10 && dtype != 16)) {
+  if (!is_pointwise_gemm_conv(conv) || !takes_dtype(ConvGemmRunner::kDtypes, dtype)) {
     *reason = "only fp16/bf16 1x1 convs (stride 1, no padding, one group) are one GEMM";
     return nullptr;
   }

@@ -46,6 +46,8 @@ struct ConvGraphPlans {
 
 class ConvGraphKernel : public GroupKernel {
  public:
+  static constexpr auto kDtypes = kHalfDtypes;
+
   // Throws GraphRefused where cuDNN runs no plan for this graph.
   ConvGraphKernel(const GroupView& view, const MatrixEpilogue& e, const ConvParams& c, std::shared_ptr<ConvGraphPlans> known)
       : handle_(view.cuda.cudnn), set_(std::move(known)) {
@@ -222,7 +224,7 @@ std::string graph_key(const ConvParams& c, int32_t dtype, const MatrixEpilogue& 
 std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why) {
   const auto& c = std::get<ConvParams>(view.plan(e.anchor));
   const int32_t dtype = view.spec(e.anchor).outputs[0].dtype;
-  if (c.groups != 1 || c.kernel.size() != 2 || !view.cuda.channels_last_half || (dtype != 10 && dtype != 16)) {
+  if (c.groups != 1 || c.kernel.size() != 2 || !view.cuda.channels_last_half || !takes_dtype(ConvGraphKernel::kDtypes, dtype)) {
     *why = "cuDNN's graph fusion runs dense 2-D convs channels-last in fp16/bf16";
     return nullptr;
   }

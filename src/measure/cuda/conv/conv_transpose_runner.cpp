@@ -12,6 +12,8 @@ namespace {
 
 class ConvTransposeRunner : public OperatorRunner {
  public:
+  static constexpr auto kDtypes = kFloatDtypes;
+
   ConvTransposeRunner(const NodeSpec& spec, const ConvParams& conv) : spec_(spec), c_(conv) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
@@ -96,10 +98,7 @@ bool forward_gives_input(const ConvParams& c) {
 std::unique_ptr<OperatorRunner> make_conv_transpose_runner(const NodeSpec& spec, const ConvTransposePlan& plan,
                                                            std::string* reason) {
   const int32_t dtype = spec.outputs[0].dtype;
-  if (dtype != 1 && dtype != 10 && dtype != 16) {
-    *reason = std::string("ConvTranspose in ") + dtype_name(dtype);
-    return nullptr;
-  }
+  if (!accepts_dtype(ConvTransposeRunner::kDtypes, dtype, "ConvTranspose in ", reason)) return nullptr;
   if (!forward_gives_input(plan.conv)) {
     *reason = "ConvTranspose whose pads cuDNN cannot take (the end pad exceeds the begin pad by more than output_padding)";
     return nullptr;

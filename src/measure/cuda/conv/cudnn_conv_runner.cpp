@@ -26,6 +26,8 @@ namespace {
 
 class CudnnConvRunner : public OperatorRunner {
  public:
+  static constexpr auto kDtypes = kFloatDtypes;
+
   CudnnConvRunner(const NodeSpec& spec, const ConvParams& conv) : spec_(spec), c_(conv) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
@@ -249,10 +251,7 @@ std::unique_ptr<OperatorRunner> make_cudnn_conv_runner(const NodeSpec& spec, con
       return nullptr;
     }
   const int32_t dtype = spec.outputs[0].dtype;
-  if (dtype != 1 && dtype != 10 && dtype != 16) {
-    *reason = std::string("Conv in ") + dtype_name(dtype);
-    return nullptr;
-  }
+  if (!accepts_dtype(CudnnConvRunner::kDtypes, dtype, "Conv in ", reason)) return nullptr;
   return std::make_unique<CudnnConvRunner>(spec, c);
 }
 

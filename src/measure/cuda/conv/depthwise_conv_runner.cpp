@@ -21,6 +21,8 @@ const char* activation_name(ElementwiseOp op) {
 
 class DepthwiseConvRunner : public OperatorRunner {
  public:
+  static constexpr auto kDtypes = kFloatDtypes;
+
   DepthwiseConvRunner(const ConvParams& conv, ElementwiseOp activation, float alpha, float beta)
       : c_(conv), activation_(activation), alpha_(alpha), beta_(beta) {}
 
@@ -71,7 +73,7 @@ bool is_depthwise_2d(const ConvParams& c) {
 std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason,
                                                            ElementwiseOp activation, float alpha, float beta) {
   const int32_t dtype = spec.outputs[0].dtype;
-  if (!is_depthwise_2d(conv) || (dtype != 1 && dtype != 10 && dtype != 16)) {
+  if (!is_depthwise_2d(conv) || !takes_dtype(DepthwiseConvRunner::kDtypes, dtype)) {
     *reason = "not a float 2-D depthwise conv";
     return nullptr;
   }

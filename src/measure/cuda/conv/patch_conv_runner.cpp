@@ -17,6 +17,8 @@ namespace {
 
 class PatchConvRunner : public OperatorRunner {
  public:
+  static constexpr auto kDtypes = kFloatDtypes;
+
   PatchConvRunner(const NodeSpec& spec, const ConvParams& conv) : spec_(spec), c_(conv) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
@@ -120,10 +122,7 @@ bool is_patch_conv(const ConvParams& c) {
 
 std::unique_ptr<OperatorRunner> make_patch_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason) {
   const int32_t dtype = spec.outputs[0].dtype;
-  if (dtype != 1 && dtype != 10 && dtype != 16) {
-    *reason = std::string("Conv in ") + dtype_name(dtype);
-    return nullptr;
-  }
+  if (!accepts_dtype(PatchConvRunner::kDtypes, dtype, "Conv in ", reason)) return nullptr;
   return std::make_unique<PatchConvRunner>(spec, conv);
 }
 

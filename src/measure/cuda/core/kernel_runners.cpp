@@ -7,7 +7,7 @@
 namespace modelcost::cuda {
 namespace {
 
-bool float_dtype(int32_t dtype) { return dtype == 1 || dtype == 10 || dtype == 16; }
+bool float_dtype(int32_t dtype) { return takes_dtype(kFloatDtypes, dtype); }
 
 // The fast typed kernels run float tensors of one dtype; anything else takes the generic path.
 bool fast_elementwise(const ElementwisePlan& p, const std::vector<DeviceTensor>& in, const DeviceTensor& out) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/device_buffer.h"
+#include "core/dtype_gate.h"
 #include "measure/op_plan.h"
 
 namespace modelcost::cuda {

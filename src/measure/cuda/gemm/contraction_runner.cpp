@@ -9,6 +9,8 @@ namespace {
 
 class ContractionRunner : public OperatorRunner {
  public:
+  static constexpr auto kDtypes = kFloatDtypes;
+
   ContractionRunner(const NodeSpec& spec, const ContractionPlan& plan) : spec_(spec), p_(plan) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
@@ -63,10 +65,7 @@ class ContractionRunner : public OperatorRunner {
 
 std::unique_ptr<OperatorRunner> make_contraction_runner(const NodeSpec& spec, const ContractionPlan& plan, std::string* reason) {
   const int32_t dtype = spec.outputs[0].dtype;
-  if (dtype != 1 && dtype != 10 && dtype != 16) {
-    *reason = std::string("Einsum in ") + dtype_name(dtype);
-    return nullptr;
-  }
+  if (!accepts_dtype(ContractionRunner::kDtypes, dtype, "Einsum in ", reason)) return nullptr;
   return std::make_unique<ContractionRunner>(spec, plan);
 }
 

@@ -17,6 +17,8 @@ cudaDataType_t cuda_type(int32_t dtype) {
 
 class CublasLtMatmulRunner : public OperatorRunner {
  public:
+  static constexpr auto kDtypes = kFloatDtypes;
+
   CublasLtMatmulRunner(const NodeSpec& spec, const MatMulParams& m) : spec_(spec), m_(m) {}
   ~CublasLtMatmulRunner() override {
     if (desc_) cublasLtMatmulDescDestroy(desc_);
@@ -106,10 +108,7 @@ class CublasLtMatmulRunner : public OperatorRunner {
 
 std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason) {
   const int32_t dtype = spec.outputs[0].dtype;
-  if (dtype != 1 && dtype != 10 && dtype != 16) {
-    *reason = std::string("MatMul in ") + dtype_name(dtype);
-    return nullptr;
-  }
+  if (!accepts_dtype(CublasLtMatmulRunner::kDtypes, dtype, "MatMul in ", reason)) return nullptr;
   return std::make_unique<CublasLtMatmulRunner>(spec, m);
 }
 

@@ -23,6 +23,10 @@ cublasLtEpilogue_t epilogue_of(bool bias, EpilogueActivation act) {
 
 class FusedGemmKernel : public GroupKernel {
  public:
+  static constexpr auto kDtypes = kFloatDtypes;
+  // A 1x1 conv is one GEMM channels-last only.
+  static constexpr auto kConvDtypes = kHalfDtypes;
+
   ~FusedGemmKernel() override {
     if (desc_) cublasLtMatmulDescDestroy(desc_);
   }
@@ -33,7 +37,7 @@ class FusedGemmKernel : public GroupKernel {
     conv_ = conv;
     const Node& node = view.node(e.anchor);
     const int32_t dtype = view.spec(e.anchor).outputs[0].dtype;
-    if (dtype != 10 && dtype != 16 && dtype != 1) {
+    if (!takes_dtype(kDtypes, dtype)) {
       *why = "matrix product in an unsupported dtype";
       return false;
     }
@@ -115,7 +119,7 @@ std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const
   MatMulParams m;
   if (const auto* conv = std::get_if<ConvParams>(&view.plan(e.anchor))) {
     const int32_t dtype = view.spec(e.anchor).outputs[0].dtype;
-    if (!is_pointwise_gemm_conv(*conv) || !view.cuda.channels_last_half || (dtype != 10 && dtype != 16)) {
+    if (!is_pointwise_gemm_conv(*conv) || !view.cuda.channels_last_half || !takes_dtype(FusedGemmKernel::kConvDtypes, dtype)) {
       *why = "only a channels-last fp16/bf16 1x1 conv is one GEMM";
       return nullptr;
     }

@@ -95,6 +95,8 @@ cudaError_t sort_segments(void* temp, size_t& bytes, const T* keys, T* sorted, c
 
 class NmsRunner : public OperatorRunner {
  public:
+  static constexpr auto kDtypes = kFloatDtypes;
+
   explicit NmsRunner(const NmsPlan& plan) : p_(plan), segments_(plan.batches * plan.classes), words_((plan.boxes + 63) / 64) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
@@ -152,7 +154,7 @@ class NmsRunner : public OperatorRunner {
 
 std::unique_ptr<OperatorRunner> make_nms_runner(const NodeSpec& spec, const NmsPlan& plan, std::string* reason) {
   const int32_t dtype = spec.inputs[0].dtype;
-  if (dtype != 1 && dtype != 10 && dtype != 16) return *reason = std::string("NonMaxSuppression of ") + dtype_name(dtype), nullptr;
+  if (!accepts_dtype(NmsRunner::kDtypes, dtype, "NonMaxSuppression of ", reason)) return nullptr;
   if (spec.inputs[1].dtype != dtype) return *reason = "NonMaxSuppression with boxes and scores of different dtypes", nullptr;
   const int64_t words = (plan.boxes + 63) / 64;
   if (words > kMaxMaskWords || words > 65535) return *reason = "NonMaxSuppression of more than 393216 boxes per class", nullptr;

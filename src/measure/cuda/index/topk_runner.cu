@@ -55,6 +55,8 @@ cudaError_t sort_rows(bool largest, void* temp, size_t& temp_bytes, const T* key
 
 class TopKRunner : public OperatorRunner {
  public:
+  static constexpr auto kDtypes = kFloatDtypes;
+
   explicit TopKRunner(const TopKPlan& plan) : p_(plan) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
@@ -113,10 +115,7 @@ void launch_segment_layout(int* index, int64_t* offsets, int64_t segments, int64
 
 std::unique_ptr<OperatorRunner> make_topk_runner(const NodeSpec& spec, const TopKPlan& plan, std::string* reason) {
   const int32_t dtype = spec.outputs[0].dtype;
-  if (dtype != 1 && dtype != 10 && dtype != 16) {
-    *reason = std::string("TopK of ") + dtype_name(dtype);
-    return nullptr;
-  }
+  if (!accepts_dtype(TopKRunner::kDtypes, dtype, "TopK of ", reason)) return nullptr;
   if (plan.axis_len >= (int64_t{1} << 31) || plan.outer * plan.axis_len >= (int64_t{1} << 31)) {
     *reason = "TopK of 2^31 elements or more";
     return nullptr;

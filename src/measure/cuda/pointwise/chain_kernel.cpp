@@ -61,7 +61,7 @@ class ChainKernel : public GroupKernel {
   int vector_ = 1, blocks_ = 0;
 };
 
-bool float_type(int32_t dtype) { return dtype == 1 || dtype == 10 || dtype == 16; }
+bool float_type(int32_t dtype) { return takes_dtype(kFloatDtypes, dtype); }
 
 }  // namespace
 

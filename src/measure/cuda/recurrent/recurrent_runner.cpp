@@ -13,6 +13,8 @@ namespace {
 
 class RecurrentRunner : public OperatorRunner {
  public:
+  static constexpr auto kDtypes = kFloatDtypes;
+
   RecurrentRunner(const NodeSpec& spec, const RecurrentPlan& plan) : spec_(spec), p_(plan) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
@@ -116,10 +118,7 @@ class RecurrentRunner : public OperatorRunner {
 
 std::unique_ptr<OperatorRunner> make_recurrent_runner(const NodeSpec& spec, const RecurrentPlan& plan, std::string* reason) {
   const int32_t dtype = spec.inputs[0].dtype;
-  if (dtype != 1 && dtype != 10 && dtype != 16) {
-    *reason = spec.op_type + " in " + dtype_name(dtype);
-    return nullptr;
-  }
+  if (!accepts_dtype(RecurrentRunner::kDtypes, dtype, spec.op_type + " in ", reason)) return nullptr;
   return std::make_unique<RecurrentRunner>(spec, plan);
 }
 
