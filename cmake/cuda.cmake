@@ -2,7 +2,7 @@
 # are found, as a shared module, libmodelcost_cuda.so, that the analyzer loads with dlopen only when
 # it measures (--measure, --gpu auto, calibrate), as ONNX Runtime loads its execution providers:
 # the analyzer itself links no CUDA library and starts without them. The module's one exported
-# symbol is the C entry point of src/measure/cuda_entry.h.
+# symbol is the C entry point of src/measure/cuda_entry.h (src/measure/cuda/core/module_entry.cpp).
 # Building needs no GPU: the kernels are compiled for sm_90 (H100/H200) by default; set
 # CMAKE_CUDA_ARCHITECTURES to build for others.
 set(MODELCOST_HAVE_CUDA OFF)
@@ -42,12 +42,16 @@ set(CMAKE_CUDA_STANDARD 17)
 set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 enable_language(CUDA)
 
-file(GLOB MODELCOST_CUDA_SOURCES CONFIGURE_DEPENDS
-     ${PROJECT_SOURCE_DIR}/src/measure/cuda/*.cu ${PROJECT_SOURCE_DIR}/src/measure/cuda/*.cpp)
-list(FILTER MODELCOST_CUDA_SOURCES EXCLUDE REGEX "/module_entry\\.cpp$")
+# The sources sit in one folder per kind (core/, timing/, one per kernel family, deployed/,
+# calibrate/, llm/; docs/measurement.md has the map) and include each other by their path under
+# src/measure/cuda: "core/cuda_check.h".
+set(MODELCOST_CUDA_DIR ${PROJECT_SOURCE_DIR}/src/measure/cuda)
+file(GLOB_RECURSE MODELCOST_CUDA_SOURCES CONFIGURE_DEPENDS ${MODELCOST_CUDA_DIR}/*.cu ${MODELCOST_CUDA_DIR}/*.cpp)
+list(FILTER MODELCOST_CUDA_SOURCES EXCLUDE REGEX "/core/module_entry\\.cpp$")
 # The backend as a static library: linked into the module, and into the tests of its internals.
 add_library(modelcost_cuda_backend STATIC ${MODELCOST_CUDA_SOURCES})
-target_include_directories(modelcost_cuda_backend PUBLIC ${MODELCOST_CUDNN_INCLUDE} ${MODELCOST_CUPTI_INCLUDE})
+target_include_directories(modelcost_cuda_backend PUBLIC ${MODELCOST_CUDA_DIR} ${MODELCOST_CUDNN_INCLUDE}
+                           ${MODELCOST_CUPTI_INCLUDE})
 target_link_libraries(modelcost_cuda_backend PUBLIC modelcost_measure CUDA::cudart_static CUDA::cublasLt
                       ${MODELCOST_CUDNN_LIBRARY} ${MODELCOST_CUPTI_LIBRARY})
 target_compile_definitions(modelcost_cuda_backend PUBLIC MODELCOST_HAVE_CUDA)
@@ -58,7 +62,7 @@ set_target_properties(modelcost_cuda_backend PROPERTIES CUDA_RESOLVE_DEVICE_SYMB
 
 # The module exports its entry point only: the stages linked into it (measure, graph) stay private
 # copies, so no symbol of the analyzer is interposed and nothing is resolved from the executable.
-add_library(modelcost_cuda MODULE ${PROJECT_SOURCE_DIR}/src/measure/cuda/module_entry.cpp)
+add_library(modelcost_cuda MODULE ${MODELCOST_CUDA_DIR}/core/module_entry.cpp)
 target_link_libraries(modelcost_cuda PRIVATE modelcost_cuda_backend)
 target_link_options(modelcost_cuda PRIVATE -Wl,--exclude-libs,ALL -Wl,--no-undefined -Wl,--as-needed)
 get_filename_component(MODELCOST_CUDNN_DIR ${MODELCOST_CUDNN_LIBRARY} DIRECTORY)

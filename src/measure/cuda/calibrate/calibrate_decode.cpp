@@ -1,0 +1,162 @@
+// calibrate's samples of the deployed decode step's own kernels (docs/llm.md) on generic shapes,
+// none of them a particular model's: the skinny weight product at batch 1 and 32, flash-decoding,
+// and the row kernels (RMSNorm, SiLU x up). Each is timed as a CUDA graph of back-to-back calls,
+// as the step replays them (the time per call includes the idle time after it). The products and
+// the attention read a fresh copy of their weights or cache on each call, spread over more than
+// the L2 holds, as the step's layers do; the rows stay in L2, as the step's activations do.
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/cuda_backend.h"
+#include "core/cuda_check.h"
+#include "core/device_buffer.h"
+#include "core/kernels.h"
+#include "gemm/skinny_gemm.h"
+#include "llm/decode_kernels.h"
+#include "llm/flash_decoding.h"
+
+namespace modelcost::cuda {
+namespace {
+
+constexpr size_t kPoolBytes = size_t(320) << 20;  // weights or caches cycled through: several times the L2
+constexpr int kReplays = 9;
+
+// Microseconds per call of `calls` calls captured in one CUDA graph (call i gets its index): the
+// graph replayed back to back with an event between replays, as the decode step is replayed, so
+// each replay's launch is queued behind the previous one and not paid in its time; the median of
+// kReplays replays after one warm-up.
+double graph_us_per_call(cudaStream_t stream, int calls, const std::function<void(int)>& enqueue) {
+  enqueue(0);  // loads the kernel's module outside the capture
+  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  MC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < calls; ++i) enqueue(i);
+  MC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  MC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  std::vector<cudaEvent_t> events(kReplays + 1);
+  for (auto& e : events) MC_CUDA_CHECK(cudaEventCreate(&e));
+  MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  MC_CUDA_CHECK(cudaEventRecord(events[0], stream));
+  for (int r = 0; r < kReplays; ++r) {
+    MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    MC_CUDA_CHECK(cudaEventRecord(events[r + 1], stream));
+  }
+  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<float> times(kReplays);
+  for (int r = 0; r < kReplays; ++r) MC_CUDA_CHECK(cudaEventElapsedTime(&times[r], events[r], events[r + 1]));
+  for (auto& e : events) cudaEventDestroy(e);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2] * 1e3 / calls;
+}
+
+// Calls per graph (at least 100) and distinct copies of `bytes` each: enough copies to overflow the L2.
+struct Cycle {
+  int calls = 0, copies = 0;
+};
+Cycle cycle_for(size_t bytes) {
+  const size_t copies = std::max<size_t>(1, std::min<size_t>(kPoolBytes / std::max<size_t>(bytes, 1), 128));
+  return {static_cast<int>(std::max<size_t>(100, copies)), static_cast<int>(copies)};
+}
+
+LibraryKernelSample sample(const std::string& kind, const std::string& shape, const std::string& implementation, double bytes,
+                           double us) {
+  LibraryKernelSample s;
+  s.kind = kind;
+  s.shape = shape;
+  s.implementation = implementation;
+  s.bytes = bytes;
+  s.graph_us = us;
+  s.kernel_us = us;
+  s.kernels = 1;
+  return s;
+}
+
+void products(cudaStream_t stream, DeviceBuffer& pool, std::vector<LibraryKernelSample>& out) {
+  // K of 2048 and more: the kernel splits K over 8 warps of 8 chunks of 32 per trip.
+  const std::pair<int, int> shapes[] = {{2048, 2048}, {8192, 2048}, {4096, 4096}, {16384, 4096}};  // N, K
+  for (const int rows : {1, 32}) {
+    for (const auto& [n, k] : shapes) {
+      const size_t weight_bytes = size_t(n) * k * 2;
+      const Cycle c = cycle_for(weight_bytes);
+      DeviceBuffer x(size_t(rows) * k * 2), y(size_t(rows) * n * 2);
+      launch_fill_random(ElementType::kFloat16, x.data(), int64_t(rows) * k, -1.f, 1.f, 5, stream);
+      const __half* w0 = static_cast<const __half*>(pool.data());
+      const double us = graph_us_per_call(stream, c.calls, [&](int i) {
+        const __half* w = w0 + size_t(i % c.copies) * n * k;
+        launch_skinny_gemm({static_cast<const __half*>(x.data()), w, static_cast<__half*>(y.data()), rows, n, k, false}, stream);
+      });
+      const double bytes = double(weight_bytes) + 2.0 * rows * (k + n);
+      out.push_back(sample(rows == 1 ? "decode_gemm_m1" : "decode_gemm_m32", fmt::format("M={} N={} K={}", rows, n, k),
+                           "modelcost skinny GEMM", bytes, us));
+    }
+  }
+}
+
+void attention(cudaStream_t stream, DeviceBuffer& pool, int sms, std::vector<LibraryKernelSample>& out) {
+  struct Shape {
+    int batch, heads, kv_heads, head_dim, context;
+  };
+  const Shape shapes[] = {{1, 32, 8, 128, 512}, {1, 32, 8, 128, 8192}, {8, 32, 8, 128, 2048},
+                          {16, 32, 8, 128, 4096}, {1, 16, 16, 64, 1024}, {4, 16, 16, 64, 4096}};
+  prepare_flash_decoding();
+  for (const Shape& s : shapes) {
+    const FlashDecodingShape shape{s.batch, s.heads, s.kv_heads, s.head_dim, s.context, s.context};
+    const FlashDecodingSplit split = plan_flash_decoding(shape, sms);
+    const size_t one = size_t(s.batch) * s.kv_heads * s.context * s.head_dim;  // elements of K (or V)
+    const Cycle c = cycle_for(2 * one * 2);
+    const size_t rows = size_t(s.batch) * s.heads * s.head_dim;
+    DeviceBuffer q(rows * 2), o(rows * 2), workspace(flash_decoding_workspace_floats(shape, split) * sizeof(float));
+    launch_fill_random(ElementType::kFloat16, q.data(), int64_t(rows), -1.f, 1.f, 6, stream);
+    const __half* cache = static_cast<const __half*>(pool.data());
+    const double us = graph_us_per_call(stream, c.calls, [&](int i) {
+      const __half* k = cache + size_t(i % c.copies) * 2 * one;
+      launch_flash_decoding(shape, split, {static_cast<const __half*>(q.data()), k, k + one, static_cast<float*>(workspace.data()),
+                                           static_cast<__half*>(o.data())}, stream);
+    });
+    const double bytes = 2.0 * one * 2 + 2.0 * rows * 2;
+    out.push_back(sample("decode_attention",
+                         fmt::format("B={} heads={}/{} d={} context={}", s.batch, s.heads, s.kv_heads, s.head_dim, s.context),
+                         fmt::format("modelcost flash-decoding, {} chunks of {}", split.splits, split.chunk), bytes, us));
+    out.back().kernels = 2;
+  }
+}
+
+void rows(cudaStream_t stream, std::vector<LibraryKernelSample>& out) {
+  const std::pair<int, int> shapes[] = {{1, 2048}, {1, 8192}, {16, 4096}, {64, 8192}, {256, 8192}};  // rows, width
+  for (const auto& [count, width] : shapes) {
+    DeviceBuffer x(size_t(count) * width * 2 * 2), gamma(size_t(width) * 2), y(size_t(count) * width * 2);
+    launch_fill_random(ElementType::kFloat16, x.data(), int64_t(count) * width * 2, -1.f, 1.f, 7, stream);
+    launch_fill(ElementType::kFloat16, gamma.data(), width, 1.f, stream);
+    const __half* xs = static_cast<const __half*>(x.data());
+    __half* ys = static_cast<__half*>(y.data());
+    const double norm = graph_us_per_call(stream, 100, [&](int) {
+      launch_rms_norm({xs, static_cast<const __half*>(gamma.data()), ys, count, width, 1e-5f}, stream);
+    });
+    out.push_back(sample("decode_rowwise", fmt::format("RMSNorm {}x{}", count, width), "modelcost RMSNorm",
+                         2.0 * (2.0 * count * width + width), norm));
+    const double silu = graph_us_per_call(stream, 100, [&](int) { launch_silu_mul(xs, ys, count, width, stream); });
+    out.push_back(sample("decode_rowwise", fmt::format("SiLU x up {}x{}", count, width), "modelcost SiLU x up",
+                         2.0 * 3.0 * count * width, silu));
+  }
+}
+
+}  // namespace
+
+void calibrate_decode_kernels(cudaStream_t stream, int sms, CalibrationResult& r) {
+  DeviceBuffer pool(kPoolBytes);
+  launch_fill_random(ElementType::kFloat16, pool.data(), static_cast<int64_t>(kPoolBytes / 2), -1.f, 1.f, 4, stream);
+  products(stream, pool, r.library_kernels);
+  attention(stream, pool, sms, r.library_kernels);
+  rows(stream, r.library_kernels);
+  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  r.notes.push_back("decode kernels: skinny products (batch 1 and 32), flash-decoding and row kernels on generic shapes, "
+                    "CUDA graphs of back-to-back calls cycling through more weights or cache than the L2 holds");
+}
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,288 @@
+// calibrate's grid of library kernels: cuBLASLt GEMMs and cuDNN convolutions (1x1, 3x3, strided,
+// depthwise) over generic shapes, and elementwise kernels over sizes, fp16, each call prepared by
+// the same runners the measurement uses (timed algorithm choice, as cudnn.benchmark) and timed
+// two ways: CUPTI kernel records (the kernels' own durations) and a CUDA graph of back-to-back
+// calls (durations plus the idle time after each). The kernel curves of the hwdb are fitted to
+// these samples (docs/hwdb.md, "Kernel curves").
+#include <algorithm>
+#include <cstdio>
+#include <tuple>
+#include <vector>
+
+#include "calibrate/calibrate_graph.h"
+#include "core/cuda_backend.h"
+#include "core/cuda_check.h"
+#include "core/kernels.h"
+#include "core/tensor_transfer.h"
+#include "timing/cupti_timer.h"
+
+namespace modelcost::cuda {
+namespace {
+
+constexpr int32_t kHalf = 10;       // onnx FLOAT16
+constexpr int kGraphCalls = 20;     // calls per graph
+constexpr int kGraphReplays = 5;
+
+TensorSpec half_tensor(Shape shape, bool weight = false) {
+  TensorSpec t;
+  t.present = true;
+  t.shape = std::move(shape);
+  t.dtype = kHalf;
+  t.is_weight = weight;
+  return t;
+}
+
+struct GridPoint {
+  std::string kind, shape;
+  NodeSpec spec;
+  double flops = 0, k = 0;
+};
+
+GridPoint gemm_point(int64_t batch, int64_t m, int64_t n, int64_t k) {
+  GridPoint p;
+  p.kind = "gemm";
+  p.spec.name = "grid_gemm";
+  p.spec.op_type = "MatMul";
+  p.spec.opset = 17;
+  if (batch == 1) {
+    p.spec.inputs = {half_tensor({m, k}), half_tensor({k, n}, true)};
+    p.spec.outputs = {half_tensor({m, n})};
+  } else {
+    p.spec.inputs = {half_tensor({batch, m, k}), half_tensor({batch, k, n})};
+    p.spec.outputs = {half_tensor({batch, m, n})};
+  }
+  p.flops = 2.0 * batch * m * n * k;
+  p.k = static_cast<double>(k);
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "B=%lld M=%lld N=%lld K=%lld", (long long)batch, (long long)m, (long long)n, (long long)k);
+  p.shape = buf;
+  return p;
+}
+
+struct ConvShape {
+  int64_t batch, in_channels, out_channels, size, kernel, stride, groups;
+};
+
+GridPoint conv_point(const ConvShape& c) {
+  GridPoint p;
+  const bool depthwise = c.groups > 1;
+  p.kind = depthwise ? "depthwise" : c.kernel == 1 ? "conv1x1" : "conv";
+  p.spec.name = "grid_conv";
+  p.spec.op_type = "Conv";
+  p.spec.opset = 17;
+  const int64_t pad = c.kernel / 2;
+  const int64_t out = (c.size + 2 * pad - c.kernel) / c.stride + 1;
+  p.spec.inputs = {half_tensor({c.batch, c.in_channels, c.size, c.size}),
+                   half_tensor({c.out_channels, c.in_channels / c.groups, c.kernel, c.kernel}, true),
+                   half_tensor({c.out_channels}, true)};  // a folded BatchNorm leaves every conv a bias
+  p.spec.outputs = {half_tensor({c.batch, c.out_channels, out, out})};
+  p.spec.attributes.int_lists["kernel_shape"] = {c.kernel, c.kernel};
+  p.spec.attributes.int_lists["strides"] = {c.stride, c.stride};
+  p.spec.attributes.int_lists["pads"] = {pad, pad, pad, pad};
+  p.spec.attributes.ints["group"] = c.groups;
+  p.flops = 2.0 * c.batch * c.out_channels * out * out * (c.in_channels / c.groups) * c.kernel * c.kernel;
+  p.k = static_cast<double>(c.in_channels / c.groups * c.kernel * c.kernel);
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "N=%lld C=%lld>%lld %lldx%lld k%lld s%lld g%lld", (long long)c.batch,
+                (long long)c.in_channels, (long long)c.out_channels, (long long)c.size, (long long)c.size,
+                (long long)c.kernel, (long long)c.stride, (long long)c.groups);
+  p.shape = buf;
+  return p;
+}
+
+GridPoint add_point(int64_t elements) {
+  GridPoint p;
+  p.kind = "pointwise";
+  p.spec.name = "grid_add";
+  p.spec.op_type = "Add";
+  p.spec.opset = 14;
+  p.spec.inputs = {half_tensor({elements}), half_tensor({elements})};
+  p.spec.outputs = {half_tensor({elements})};
+  p.flops = static_cast<double>(elements);
+  p.shape = "elements=" + std::to_string(elements);
+  return p;
+}
+
+GridPoint pointwise_point(const std::string& op, int opset, std::vector<Shape> inputs, Shape output) {
+  GridPoint p;
+  p.kind = "pointwise";
+  p.spec.name = "grid_" + op;
+  p.spec.op_type = op;
+  p.spec.opset = opset;
+  for (auto& shape : inputs) p.spec.inputs.push_back(half_tensor(std::move(shape)));
+  p.spec.outputs = {half_tensor(output)};
+  p.flops = static_cast<double>(p.spec.inputs[0].elements());
+  p.shape = op;
+  for (const auto& t : p.spec.inputs) {
+    p.shape += " [";
+    for (size_t i = 0; i < t.shape.size(); ++i) p.shape += (i ? "x" : "") + std::to_string(t.shape[i]);
+    p.shape += "]";
+  }
+  return p;
+}
+
+// Pointwise kernels beside the plain adds: row norms, global average pools and per-channel
+// (broadcast) products, which deployed graphs run as kernels of their own.
+void add_pointwise_points(std::vector<GridPoint>& points) {
+  for (int64_t e = int64_t(1) << 12; e <= int64_t(1) << 26; e <<= 2) points.push_back(add_point(e));
+  for (auto [rows, width] : {std::pair<int64_t, int64_t>{64, 1024}, {1024, 1024}, {16384, 1024}, {4096, 4096}}) {
+    GridPoint p = pointwise_point("LayerNormalization", 17, {{rows, width}, {width}, {width}}, {rows, width});
+    p.spec.attributes.ints["axis"] = -1;
+    p.spec.attributes.floats["epsilon"] = 1e-5;
+    points.push_back(p);
+  }
+  for (auto [n, c, size] : {std::tuple<int64_t, int64_t, int64_t>{1, 256, 14}, {1, 1024, 7}, {32, 64, 56}, {32, 256, 28},
+                            {32, 1024, 7}})
+    points.push_back(pointwise_point("GlobalAveragePool", 1, {{n, c, size, size}}, {n, c, 1, 1}));
+  for (auto [n, c, size] : {std::tuple<int64_t, int64_t, int64_t>{1, 256, 28}, {32, 256, 28}, {32, 64, 112}})
+    points.push_back(pointwise_point("Mul", 14, {{n, c, size, size}, {n, c, 1, 1}}, {n, c, size, size}));
+}
+
+// Generic shapes: powers of two for the GEMMs, the channel and size ranges of image networks for
+// the convolutions; no model's layer list.
+std::vector<GridPoint> grid_points() {
+  std::vector<GridPoint> points;
+  for (int64_t m : {16, 64, 256, 1024, 4096, 16384})
+    for (int64_t n : {256, 1024, 4096})
+      for (int64_t k : {256, 1024, 4096}) points.push_back(gemm_point(1, m, n, k));
+  for (int64_t b : {16, 256})
+    for (int64_t mn : {64, 256})
+      for (int64_t k : {64, 256}) points.push_back(gemm_point(b, mn, mn, k));
+  for (int64_t batch : {1, 32})
+    for (int64_t size : {7, 14, 28, 56}) {
+      for (int64_t cin : {64, 256, 1024})
+        for (int64_t cout : {64, 256, 1024}) points.push_back(conv_point({batch, cin, cout, size, 1, 1, 1}));
+      for (int64_t c : {64, 128, 256, 512}) points.push_back(conv_point({batch, c, c, size, 3, 1, 1}));
+      for (int64_t c : {64, 256}) points.push_back(conv_point({batch, c, c, size * 2, 3, 2, 1}));
+    }
+  for (int64_t batch : {1, 32})
+    for (int64_t size : {7, 14, 28, 56, 112}) {
+      for (int64_t c : {32, 144, 576}) points.push_back(conv_point({batch, c, c, size, 3, 1, c}));
+      for (int64_t c : {96, 384}) points.push_back(conv_point({batch, c, c, size, 3, 2, c}));
+      if (size <= 28)
+        for (int64_t c : {240, 672}) points.push_back(conv_point({batch, c, c, size, 5, 1, c}));
+    }
+  add_pointwise_points(points);
+  return points;
+}
+
+// Time per call in a CUDA graph of kGraphCalls back-to-back calls, median of the replays.
+double graph_call_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream) {
+  return graph_time_per_launch_us(stream, kGraphCalls, [&](int) { launch(stream); }, 1, kGraphReplays);
+}
+
+constexpr int kFreshSamples = 15;
+
+// Median summed kernel durations of `launch` when only its first input is in L2, as in a model:
+// the previous kernel just wrote it, while the weights and any other input come from DRAM. Before
+// each call L2 is flushed and the first input read once (outside the timed kernels).
+double fresh_kernel_us(const std::function<void(cudaStream_t)>& launch, const DeviceTensor& first, DeviceBuffer& scratch,
+                       L2Flush& flush, cudaStream_t stream) {
+  CuptiTimer& timer = CuptiTimer::instance();
+  if (!timer.ok()) return 0;
+  const size_t touch = first.bytes() / 16 * 16;
+  scratch.resize(std::max<size_t>(touch, 16));
+  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  timer.collect();
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < kFreshSamples; ++i) {
+    flush.flush(stream);
+    if (touch > 0) launch_stream_copy(first.data, scratch.data(), touch, 264, stream);
+    ids.push_back(next_external_id());
+    timer.push(ids.back());
+    launch(stream);
+    timer.pop();
+  }
+  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const auto spans = timer.collect();
+  std::vector<double> us;
+  for (uint64_t id : ids)
+    if (auto it = spans.find(id); it != spans.end()) us.push_back(it->second.kernel_ns / 1e3);
+  if (us.empty()) return 0;
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+}  // namespace
+
+bool CudaBackend::time_library_call(const NodeSpec& spec, LibraryKernelSample& sample) {
+  const OpPlan plan = plan_operation(spec);
+  std::string reason;
+  auto runner = make_runner(spec, plan, &reason);
+  if (!runner) return false;
+  std::vector<DeviceTensor> in(spec.inputs.size()), out(spec.outputs.size());
+  if (slots_.size() < in.size() + out.size()) slots_.resize(in.size() + out.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    in[i].spec = spec.inputs[i];
+    slots_[i].resize(std::max<size_t>(in[i].bytes(), 16));
+    in[i].data = slots_[i].data();
+    fill_input(spec, plan, i, in[i].data, 1 + i, context_.stream);
+    sample.bytes += static_cast<double>(in[i].bytes());
+  }
+  for (size_t o = 0; o < out.size(); ++o) {
+    out[o].spec = spec.outputs[o];
+    DeviceBuffer& slot = slots_[in.size() + o];
+    slot.resize(std::max<size_t>(out[o].bytes(), 16));
+    out[o].data = slot.data();
+    sample.bytes += static_cast<double>(out[o].bytes());
+  }
+  runner->prepare(in, out, context_);
+  sample.implementation = runner->implementation();
+  return time_grid_call([&](cudaStream_t s) { runner->launch(s); }, in[0], sample);
+}
+
+bool CudaBackend::time_grid_call(const std::function<void(cudaStream_t)>& launch, const DeviceTensor& first,
+                                 LibraryKernelSample& sample) {
+  SampleConfig config;
+  config.rule.min_samples = 10;
+  config.rule.max_noise = 0.02;
+  config.rule.convergence = Convergence::kSpread;
+  config.rule.max_seconds = 0.05;
+  const NodeMeasurement m = sample_launches(launch, context_.stream, config, nullptr);
+  sample.kernel_us = m.median_us;
+  sample.kernels = static_cast<int>(m.kernels.size());
+  sample.graph_us = graph_call_us(launch, context_.stream);
+  DeviceBuffer scratch(16);
+  sample.fresh_us = fresh_kernel_us(launch, first, scratch, l2_flush(), context_.stream);
+  return sample.kernel_us > 0;
+}
+
+void CudaBackend::calibrate_library_kernels(CalibrationResult& r) {
+  const bool autotune = context_.autotune, channels_last = context_.channels_last_half;
+  context_.autotune = true;  // the algorithm a deployment's timed choice (cudnn.benchmark) finds
+  context_.channels_last_half = true;
+  std::vector<double> gaps;
+  for (const GridPoint& p : grid_points()) {
+    LibraryKernelSample s;
+    s.kind = p.kind;
+    s.shape = p.shape;
+    s.flops = p.flops;
+    s.k = p.k;
+    try {
+      if (!time_library_call(p.spec, s)) continue;
+    } catch (const Error& e) {
+      cudaGetLastError();
+      cudaStreamSynchronize(context_.stream);
+      continue;
+    }
+    gaps.push_back(std::max(0.0, s.graph_us - s.kernel_us));
+    r.library_kernels.push_back(s);
+  }
+  slots_.clear();
+  calibrate_attention_kernels(r.library_kernels);
+  for (size_t i = gaps.size(); i < r.library_kernels.size(); ++i)
+    gaps.push_back(std::max(0.0, r.library_kernels[i].graph_us - r.library_kernels[i].kernel_us));
+  context_.autotune = autotune;
+  context_.channels_last_half = channels_last;
+  if (!gaps.empty()) {
+    std::sort(gaps.begin(), gaps.end());
+    r.library_gap_us = gaps[gaps.size() / 2];
+  }
+  r.library_curves = fit_library_curves(r.library_kernels);
+  r.notes.push_back("library kernels: " + std::to_string(r.library_kernels.size()) +
+                    " fp16 cuBLASLt GEMMs, cuDNN convolutions (timed algorithm choice, NHWC), flash attention and pointwise kernels on "
+                    "generic shapes; CUPTI kernel durations, median, with all data in L2 and with only the first input in L2 "
+                    "(fresh); gap: CUDA graph of 20 back-to-back calls (CUPTI detached) less the warm durations, median over the grid");
+}
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,87 @@
+// The project's own depthwise convolution (depthwise_kernels.cu) as a runner: a candidate beside
+// cuDNN for depthwise convs, where cuDNN 9's kernels for large kernels (ConvNeXt's 7x7) in
+// channels-last fp16 run far off the roofline. Channels-last needs the weights as [KH, KW, C]:
+// prepare() transposes them once, outside the timed launches (a deployment stores them so).
+#include "core/device_buffer.h"
+#include "core/kernels.h"
+#include "core/runner.h"
+
+namespace modelcost::cuda {
+namespace {
+
+#define MC_OP_NAME(name, onnx, flops, expr) \
+  case ElementwiseOp::k##name: return #name;
+const char* activation_name(ElementwiseOp op) {
+  switch (op) {
+    MC_UNARY_OPS(MC_OP_NAME)
+    default: return "?";
+  }
+}
+#undef MC_OP_NAME
+
+class DepthwiseConvRunner : public OperatorRunner {
+ public:
+  static constexpr auto kDtypes = kFloatDtypes;
+
+  DepthwiseConvRunner(const ConvParams& conv, ElementwiseOp activation, float alpha, float beta)
+      : c_(conv), activation_(activation), alpha_(alpha), beta_(beta) {}
+
+  void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
+    type_ = element_type(out[0].spec.dtype);
+    tensors_ = {in[0].data, in[1].data, c_.has_bias ? in[2].data : nullptr, out[0].data};
+    g_ = DepthwiseGeometry{c_.batch, c_.in_channels, c_.in_size[0], c_.in_size[1], c_.out_size[0], c_.out_size[1],
+                           static_cast<int>(c_.kernel[0]), static_cast<int>(c_.kernel[1]),
+                           static_cast<int>(c_.strides[0]), static_cast<int>(c_.strides[1]),
+                           static_cast<int>(c_.pads[0]), static_cast<int>(c_.pads[1]),
+                           static_cast<int>(c_.dilations[0]), static_cast<int>(c_.dilations[1]),
+                           activation_, alpha_, beta_};
+    g_.channels_last = out[0].spec.dtype != 1 && ctx.channels_last_half;
+    if (!g_.channels_last) return;
+    const int64_t taps = c_.kernel[0] * c_.kernel[1];
+    transposed_.resize(static_cast<size_t>(taps * c_.in_channels) * element_bytes(type_));
+    StridedCopy to_taps_by_channel;  // [C, taps] -> [taps, C]
+    to_taps_by_channel.dims = {taps, c_.in_channels};
+    to_taps_by_channel.src_strides = {1, taps};
+    to_taps_by_channel.dst_strides = {c_.in_channels, 1};
+    launch_strided_copy(static_cast<int>(element_bytes(type_)), tensors_.w, transposed_.data(), to_taps_by_channel, ctx.stream);
+    tensors_.w = transposed_.data();
+  }
+
+  void launch(cudaStream_t stream) override { launch_depthwise_conv(type_, g_, tensors_, stream); }
+
+  std::string implementation() const override {
+    return std::string("own depthwise conv ") + (g_.channels_last ? "NHWC" : "NCHW") + (tensors_.bias ? " +bias" : "") +
+           (activation_ != ElementwiseOp::kIdentity ? std::string(" +") + activation_name(activation_) : "");
+  }
+
+ private:
+  ConvParams c_;
+  ElementwiseOp activation_;
+  float alpha_, beta_;
+  ElementType type_ = ElementType::kFloat32;
+  DepthwiseGeometry g_{};
+  DepthwiseOperands tensors_;
+  DeviceBuffer transposed_;
+};
+
+}  // namespace
+
+bool is_depthwise_2d(const ConvParams& c) {
+  return c.spatial == 2 && c.groups > 1 && c.groups == c.in_channels && c.out_channels == c.in_channels;
+}
+
+std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason,
+                                                           ElementwiseOp activation, float alpha, float beta) {
+  const int32_t dtype = spec.outputs[0].dtype;
+  if (!is_depthwise_2d(conv) || !takes_dtype(DepthwiseConvRunner::kDtypes, dtype)) {
+    *reason = "not a float 2-D depthwise conv";
+    return nullptr;
+  }
+  if (!depthwise_activation_supported(activation)) {
+    *reason = "no depthwise epilogue for this activation";
+    return nullptr;
+  }
+  return std::make_unique<DepthwiseConvRunner>(conv, activation, alpha, beta);
+}
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,262 @@
+// Direct depthwise 2-D convolution (groups == channels, one filter per channel). Channels-last:
+// a thread computes 8 channels (16-byte loads of input and of weights laid out [KH, KW, C], so
+// adjacent threads read adjacent channels); NCHW: one plane. Common windows (3, 5 or 7 wide,
+// stride 1 or 2, no dilation) take the row kernels: a thread computes kTile adjacent outputs of a
+// row and reads each input pixel of a kernel row once, (kTile-1)*S + KW loads where one output
+// per thread takes kTile*KW, with the row's weights held in registers as floats. Other windows
+// take the one-output kernels. Accumulates in float.
+#include "core/cuda_check.h"
+#include "core/device_math.cuh"
+#include "core/element_types.cuh"
+#include "core/kernels.h"
+
+namespace modelcost::cuda {
+
+bool depthwise_activation_supported(ElementwiseOp op) {
+  switch (op) {
+    case ElementwiseOp::kIdentity: case ElementwiseOp::kRelu: case ElementwiseOp::kClip: case ElementwiseOp::kSigmoid:
+    case ElementwiseOp::kSilu: case ElementwiseOp::kHardSwish: case ElementwiseOp::kHardSigmoid:
+    case ElementwiseOp::kLeakyRelu: return true;
+    default: return false;
+  }
+}
+
+// The epilogue activation, each case a constant op so only its expression is compiled in.
+__device__ __forceinline__ float activate(const DepthwiseGeometry& g, float v) {
+#define MC_ACTIVATION_CASE(op) \
+  case ElementwiseOp::op: return evaluate_elementwise(ElementwiseOp::op, v, 0.f, 0.f, g.alpha, g.beta);
+  switch (g.activation) {
+    MC_ACTIVATION_CASE(kRelu) MC_ACTIVATION_CASE(kClip) MC_ACTIVATION_CASE(kSigmoid) MC_ACTIVATION_CASE(kSilu)
+    MC_ACTIVATION_CASE(kHardSwish) MC_ACTIVATION_CASE(kHardSigmoid) MC_ACTIVATION_CASE(kLeakyRelu)
+    default: return v;
+  }
+#undef MC_ACTIVATION_CASE
+}
+
+template <typename T, int W>
+struct alignas(sizeof(T) * W) Pack {
+  T v[W];
+};
+
+// Channels-last; W channels per thread (8 for 2-byte types, 4 for float; 1 when C is not a
+// multiple of that).
+template <typename T, int W>
+__global__ void depthwise_nhwc_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
+                                      T* __restrict__ y, DepthwiseGeometry g, int64_t n) {
+  const int64_t groups = g.channels / W;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t c = (i % groups) * W;
+    int64_t rest = i / groups;
+    const int64_t ow = rest % g.out_w;
+    rest /= g.out_w;
+    const int64_t oh = rest % g.out_h, batch = rest / g.out_h;
+    float acc[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) acc[k] = bias ? to_float(bias[c + k]) : 0.f;
+    for (int kh = 0; kh < g.kernel_h; ++kh) {
+      const int64_t ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
+      if (ih < 0 || ih >= g.in_h) continue;
+      for (int kw = 0; kw < g.kernel_w; ++kw) {
+        const int64_t iw = ow * g.stride_w - g.pad_w + kw * g.dilation_w;
+        if (iw < 0 || iw >= g.in_w) continue;
+        const auto xv = *reinterpret_cast<const Pack<T, W>*>(x + ((batch * g.in_h + ih) * g.in_w + iw) * g.channels + c);
+        const auto wv = *reinterpret_cast<const Pack<T, W>*>(w + (kh * g.kernel_w + kw) * g.channels + c);
+#pragma unroll
+        for (int k = 0; k < W; ++k) acc[k] += to_float(xv.v[k]) * to_float(wv.v[k]);
+      }
+    }
+    Pack<T, W> out;
+#pragma unroll
+    for (int k = 0; k < W; ++k) out.v[k] = from_float<T>(activate(g, acc[k]));
+    *reinterpret_cast<Pack<T, W>*>(y + i * W) = out;
+  }
+}
+
+// NCHW, weights [C, KH, KW] as ONNX has them.
+template <typename T>
+__global__ void depthwise_nchw_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
+                                      T* __restrict__ y, DepthwiseGeometry g, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t ow = i % g.out_w;
+    int64_t rest = i / g.out_w;
+    const int64_t oh = rest % g.out_h;
+    rest /= g.out_h;  // batch * channels + c
+    const int64_t c = rest % g.channels;
+    const T* plane = x + rest * g.in_h * g.in_w;
+    const T* filter = w + c * g.kernel_h * g.kernel_w;
+    float acc = bias ? to_float(bias[c]) : 0.f;
+    for (int kh = 0; kh < g.kernel_h; ++kh) {
+      const int64_t ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
+      if (ih < 0 || ih >= g.in_h) continue;
+      for (int kw = 0; kw < g.kernel_w; ++kw) {
+        const int64_t iw = ow * g.stride_w - g.pad_w + kw * g.dilation_w;
+        if (iw >= 0 && iw < g.in_w) acc += to_float(plane[ih * g.in_w + iw]) * to_float(filter[kh * g.kernel_w + kw]);
+      }
+    }
+    y[i] = from_float<T>(activate(g, acc));
+  }
+}
+
+constexpr int kTile = 4;  // adjacent outputs of a row per thread
+
+// Channels-last row kernel: W channels, KW-wide window, stride S along the row.
+template <typename T, int W, int KW, int S>
+__global__ void depthwise_nhwc_row_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
+                                          T* __restrict__ y, DepthwiseGeometry g, int64_t n) {
+  constexpr int kSpan = (kTile - 1) * S + KW;  // input pixels a tile's outputs read per kernel row
+  const int groups = static_cast<int>(g.channels / W);
+  const int tiles = static_cast<int>((g.out_w + kTile - 1) / kTile);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int c = static_cast<int>(i % groups) * W;
+    int64_t rest = i / groups;
+    const int ow0 = static_cast<int>(rest % tiles) * kTile;
+    rest /= tiles;
+    const int oh = static_cast<int>(rest % g.out_h);
+    const int64_t batch = rest / g.out_h;
+    float acc[kTile][W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const float b = bias ? to_float(bias[c + k]) : 0.f;
+#pragma unroll
+      for (int t = 0; t < kTile; ++t) acc[t][k] = b;
+    }
+    for (int kh = 0; kh < g.kernel_h; ++kh) {
+      const int ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
+      if (ih < 0 || ih >= g.in_h) continue;
+      float wf[KW][W];
+#pragma unroll
+      for (int kw = 0; kw < KW; ++kw) {
+        const auto wv = *reinterpret_cast<const Pack<T, W>*>(w + (kh * KW + kw) * g.channels + c);
+#pragma unroll
+        for (int k = 0; k < W; ++k) wf[kw][k] = to_float(wv.v[k]);
+      }
+      const T* row = x + (batch * g.in_h + ih) * g.in_w * g.channels + c;
+      const int iw0 = ow0 * S - g.pad_w;
+#pragma unroll
+      for (int j = 0; j < kSpan; ++j) {
+        const int iw = iw0 + j;
+        if (iw < 0 || iw >= g.in_w) continue;
+        const auto xv = *reinterpret_cast<const Pack<T, W>*>(row + int64_t(iw) * g.channels);
+#pragma unroll
+        for (int t = 0; t < kTile; ++t) {
+          const int kw = j - t * S;  // a compile-time index once unrolled
+          if (kw < 0 || kw >= KW) continue;
+#pragma unroll
+          for (int k = 0; k < W; ++k) acc[t][k] += to_float(xv.v[k]) * wf[kw][k];
+        }
+      }
+    }
+    T* out = y + ((batch * g.out_h + oh) * g.out_w + ow0) * g.channels + c;
+#pragma unroll
+    for (int t = 0; t < kTile; ++t) {
+      if (ow0 + t >= g.out_w) break;
+      Pack<T, W> v;
+#pragma unroll
+      for (int k = 0; k < W; ++k) v.v[k] = from_float<T>(activate(g, acc[t][k]));
+      *reinterpret_cast<Pack<T, W>*>(out + int64_t(t) * g.channels) = v;
+    }
+  }
+}
+
+// NCHW row kernel: a thread computes kTile adjacent outputs of one plane's row.
+template <typename T, int KW, int S>
+__global__ void depthwise_nchw_row_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
+                                          T* __restrict__ y, DepthwiseGeometry g, int64_t n) {
+  constexpr int kSpan = (kTile - 1) * S + KW;
+  const int tiles = static_cast<int>((g.out_w + kTile - 1) / kTile);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int ow0 = static_cast<int>(i % tiles) * kTile;
+    int64_t rest = i / tiles;
+    const int oh = static_cast<int>(rest % g.out_h);
+    rest /= g.out_h;  // batch * channels + c
+    const int64_t c = rest % g.channels;
+    const T* plane = x + rest * g.in_h * g.in_w;
+    const float b = bias ? to_float(bias[c]) : 0.f;
+    float acc[kTile];
+#pragma unroll
+    for (int t = 0; t < kTile; ++t) acc[t] = b;
+    for (int kh = 0; kh < g.kernel_h; ++kh) {
+      const int ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
+      if (ih < 0 || ih >= g.in_h) continue;
+      float wf[KW];
+#pragma unroll
+      for (int kw = 0; kw < KW; ++kw) wf[kw] = to_float(w[(c * g.kernel_h + kh) * KW + kw]);
+      const T* row = plane + int64_t(ih) * g.in_w;
+      const int iw0 = ow0 * S - g.pad_w;
+#pragma unroll
+      for (int j = 0; j < kSpan; ++j) {
+        const int iw = iw0 + j;
+        if (iw < 0 || iw >= g.in_w) continue;
+        const float xv = to_float(row[iw]);
+#pragma unroll
+        for (int t = 0; t < kTile; ++t) {
+          const int kw = j - t * S;
+          if (kw >= 0 && kw < KW) acc[t] += xv * wf[kw];
+        }
+      }
+    }
+    T* out = y + (rest * g.out_h + oh) * g.out_w + ow0;
+#pragma unroll
+    for (int t = 0; t < kTile; ++t)
+      if (ow0 + t < g.out_w) out[t] = from_float<T>(activate(g, acc[t]));
+  }
+}
+
+namespace {
+constexpr int64_t kSmallWorkThreads = 132 * 64;
+int grid_of(int64_t work) { return grid_for(work) > 132 * 32 ? 132 * 32 : grid_for(work); }
+}  // namespace
+
+// Launches the row kernel of the window's width and stride; false when the window has none.
+template <typename T, int W>
+bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, const T* x, const T* w, const T* bias, T* y,
+                       cudaStream_t stream) {
+  if (g.dilation_w != 1 || (g.stride_w != 1 && g.stride_w != 2)) return false;
+  const int64_t threads = g.batch * g.out_h * ((g.out_w + kTile - 1) / kTile) * (channels_last ? g.channels / W : g.channels);
+  const int grid = grid_of(threads);
+#define MC_ROW_CASE(KW, S)                                                                                          \
+  if (g.kernel_w == KW && g.stride_w == S) {                                                                        \
+    if (channels_last)                                                                                              \
+      depthwise_nhwc_row_kernel<T, W, KW, S><<<grid, kThreads, 0, stream>>>(x, w, bias, y, g, threads);             \
+    else                                                                                                            \
+      depthwise_nchw_row_kernel<T, KW, S><<<grid, kThreads, 0, stream>>>(x, w, bias, y, g, threads);                \
+    return true;                                                                                                    \
+  }
+  MC_ROW_CASE(3, 1) MC_ROW_CASE(3, 2) MC_ROW_CASE(5, 1) MC_ROW_CASE(5, 2) MC_ROW_CASE(7, 1) MC_ROW_CASE(7, 2)
+#undef MC_ROW_CASE
+  return false;
+}
+
+void launch_depthwise_conv(ElementType type, const DepthwiseGeometry& g, const DepthwiseOperands& operands,
+                           cudaStream_t stream) {
+  const bool channels_last = g.channels_last;
+  const int64_t outputs = g.batch * g.channels * g.out_h * g.out_w;
+  if (outputs == 0) return;
+  MC_DISPATCH_TYPE(type, {
+    const T* px = static_cast<const T*>(operands.x);
+    const T* pw = static_cast<const T*>(operands.w);
+    const T* pb = static_cast<const T*>(operands.bias);
+    T* py = static_cast<T*>(operands.y);
+    constexpr int kWide = 16 / sizeof(T);
+    // Channels-last work too small to fill the GPU with row kernel threads (batch 1, late stages:
+    // 14x14x480 gives 3360) takes one output pixel and 2 channels per thread: 4x the threads of
+    // the row kernel's 16-byte one-output form, 16x those of the row kernel.
+    const int64_t row_threads = g.batch * g.out_h * ((g.out_w + kTile - 1) / kTile) * (g.channels / kWide);
+    if (channels_last && row_threads < kSmallWorkThreads && g.channels % 2 == 0) {
+      depthwise_nhwc_kernel<T, 2><<<grid_of(outputs / 2), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / 2);
+      MC_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    const bool row_kernel = (!channels_last || g.channels % kWide == 0) &&
+                            launch_row_kernel<T, kWide>(channels_last, g, px, pw, pb, py, stream);
+    if (!row_kernel && !channels_last)
+      depthwise_nchw_kernel<T><<<grid_of(outputs), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
+    else if (!row_kernel && g.channels % kWide == 0)
+      depthwise_nhwc_kernel<T, kWide><<<grid_of(outputs / kWide), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / kWide);
+    else if (!row_kernel)
+      depthwise_nhwc_kernel<T, 1><<<grid_of(outputs), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
+  });
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace modelcost::cuda

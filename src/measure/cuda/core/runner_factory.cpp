@@ -1,0 +1,72 @@
+#include "core/runner.h"
+
+namespace modelcost::cuda {
+
+std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason) {
+  return std::visit(
+      Overloaded{
+          [&](const ConvParams& c) -> std::unique_ptr<OperatorRunner> {
+            // Patch convs over channels tensor cores cannot take as they are (3-channel images)
+            // run as gather + GEMM; cuDNN has no fast kernel for them (patch_conv_runner.cpp).
+            if (is_patch_conv(c) && c.in_channels % 8 != 0) return make_patch_conv_runner(spec, c, reason);
+            auto cudnn = make_cudnn_conv_runner(spec, c, reason);
+            if (!cudnn) return cudnn;
+            // Depthwise: the own kernel against cuDNN's timed choice; 1x1: cuBLASLt's GEMM
+            // against it (cuDNN runs some 1x1 shapes 3-5x off the GEMM). The faster one is kept.
+            std::string why;
+            auto own = is_depthwise_2d(c) ? make_depthwise_conv_runner(spec, c, &why) : make_conv_gemm_runner(spec, c, &why);
+            if (!own) return cudnn;
+            std::vector<std::unique_ptr<OperatorRunner>> candidates;
+            candidates.push_back(std::move(own));
+            candidates.push_back(std::move(cudnn));
+            return make_fastest_runner(std::move(candidates), measurement_key(spec));
+          },
+          [&](const PoolParams& p) -> std::unique_ptr<OperatorRunner> {
+            // cuDNN takes symmetric pads and floor-sized outputs; the own kernel the rest (ceil_mode).
+            std::string why;
+            if (auto cudnn = make_cudnn_pool_runner(spec, p, &why)) return cudnn;
+            if (p.kernel.size() > 3) return *reason = why, nullptr;
+            return make_kernel_runner(spec, plan, reason);
+          },
+          [&](const MatMulParams& m) -> std::unique_ptr<OperatorRunner> {
+            return make_cublaslt_matmul_runner(spec, m, reason);
+          },
+          [&](const ZeroCostPlan& z) -> std::unique_ptr<OperatorRunner> {
+            *reason = "nothing to run: " + z.reason;
+            return nullptr;
+          },
+          [&](const UnsupportedPlan& u) -> std::unique_ptr<OperatorRunner> {
+            *reason = u.reason;
+            return nullptr;
+          },
+          // Every other kind runs on the project's own kernels.
+          [&](const ElementwisePlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const CopyPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const GatherPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const ReducePlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const SoftmaxPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const LayerNormPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const BatchNormPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const ScanPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const ResizePlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const IndexedPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const RangePlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const PadPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const TopKPlan& p) { return make_topk_runner(spec, p, reason); },
+          [&](const ContractionPlan& p) { return make_contraction_runner(spec, p, reason); },
+          [&](const ConvTransposePlan& p) { return make_conv_transpose_runner(spec, p, reason); },
+          [&](const RecurrentPlan& p) { return make_recurrent_runner(spec, p, reason); },
+          [&](const QuantizePlan&) { return make_quantized_runner(spec, plan, reason); },
+          [&](const DynamicQuantizePlan&) { return make_quantized_runner(spec, plan, reason); },
+          [&](const IntegerMatMulPlan&) { return make_quantized_runner(spec, plan, reason); },
+          [&](const QLinearConvPlan&) { return make_quantized_runner(spec, plan, reason); },
+          [&](const RoiAlignPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const NonZeroPlan& p) { return make_nonzero_runner(spec, p, reason); },
+          [&](const NmsPlan& p) { return make_nms_runner(spec, p, reason); },
+          // Per node the branch reads its own copies of the outer tensors (model_runner binds the model's).
+          [&](const BranchPlan& p) { return make_branch_runner(spec, p, nullptr, reason); },
+      },
+      plan);
+}
+
+}  // namespace modelcost::cuda

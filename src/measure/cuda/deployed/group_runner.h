@@ -1,0 +1,106 @@
+// Runners of the deployed view: each fusion group runs as the kernels a runtime runs for it.
+// Strategies, tried in order by make_group_kernel: flash attention (own kernel), a conv or GEMM
+// with its epilogue in the library call (cuDNN conv+bias+add+ReLU, cuBLASLt bias/ReLU/GELU
+// epilogues and a residual through C) followed by one pointwise chain for what the library
+// cannot take, one pointwise chain kernel, and last the members' own per-node kernels in
+// sequence (the fallback, reported as such). Everything is prepared at construction, so launch()
+// only enqueues and can be captured into a CUDA graph.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "deployed/model_buffers.h"
+#include "modelcost/fusion.h"
+
+namespace modelcost::cuda {
+
+class GroupKernel {
+ public:
+  virtual ~GroupKernel() = default;
+  virtual void launch(cudaStream_t stream) = 0;
+  virtual std::string implementation() const = 0;
+  // The one per-node runner this kernel is, where it is one (a lone member run as the per-node
+  // measurement runs it: that measurement's figure is this group's), else nullptr.
+  virtual const OperatorRunner* lone_runner() const { return nullptr; }
+};
+
+// A group as its runners see it: its members (indices into Analysis::nodes) and who produces
+// and reads each tensor inside it.
+class GroupView {
+ public:
+  GroupView(const Analysis& analysis, const FusedGroup& group, ModelBuffers& buffers, CudaContext& cuda)
+      : analysis(analysis), group(group), buffers(buffers), cuda(cuda) {}
+  const Node& node(size_t m) const { return *analysis.nodes[m].node; }
+  const NodeSpec& spec(size_t m) const { return buffers.planned(m).spec; }
+  const OpPlan& plan(size_t m) const { return buffers.planned(m).plan; }
+  int producer(int tensor) const;                  // the member writing `tensor`, -1 for none
+  std::vector<size_t> consumers(int tensor) const;  // members reading `tensor`
+  bool is_output(int tensor) const;                // read outside the group (or a graph output)
+  // Members whose plan runs a kernel, less the layout moves folded into a neighbour (unless the
+  // group has nothing else); running_members() keeps those too (the per-node fallback).
+  std::vector<size_t> launching_members() const;
+  std::vector<size_t> running_members() const;
+  // Follows reshape-like members (aliases) back to the tensor they reinterpret.
+  int source(int tensor) const;
+
+  const Analysis& analysis;
+  const FusedGroup& group;
+  ModelBuffers& buffers;
+  CudaContext& cuda;
+};
+
+struct GroupKernelChoice {
+  std::unique_ptr<GroupKernel> kernel;  // nullptr: the group runs nothing (layout only)
+  bool fused = false;
+  std::string fallback_reason;          // why the members run their own kernels
+};
+// Throws Error where even the per-node kernels cannot run a member.
+GroupKernelChoice make_group_kernel(const GroupView& view);
+// Equal for two groups exactly when they run the same kernels (`implementation`) on the same
+// work: pattern, members' measurement keys and the wiring between them (group_key.cpp).
+std::string group_measurement_key(const GroupView& view, const std::string& implementation);
+
+// The strategies (one file each); nullptr with *why where one does not apply.
+std::unique_ptr<GroupKernel> make_attention_kernel(const GroupView& view, std::string* why);
+std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::string* why);
+// One pointwise chain over `members` (elementwise members of the view, in order).
+std::unique_ptr<GroupKernel> make_chain_kernel(const GroupView& view, const std::vector<size_t>& members, std::string* why);
+// The members' own per-node runners, in order (throws where one has none).
+std::unique_ptr<GroupKernel> make_node_sequence(const GroupView& view, const std::vector<size_t>& members);
+// A depthwise conv (`anchor`) whose `rest` members are one activation of its output: the own
+// depthwise kernel with the activation in its store, or `separate` (the conv's runner and a
+// chain) where the pattern does not hold or that runs faster.
+std::unique_ptr<GroupKernel> make_depthwise_epilogue_kernel(const GroupView& view, size_t anchor,
+                                                            const std::vector<size_t>& rest,
+                                                            std::unique_ptr<GroupKernel> separate);
+// The faster of two ways to run a group (each timed as measurements time), the other's time
+// noted in its implementation. `work` (group_measurement_key of the group, or empty) keys
+// quick_median_us's memo: identical groups time their candidates once.
+std::unique_ptr<GroupKernel> make_timed_choice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b,
+                                               cudaStream_t stream, const std::string& work = {});
+// Runs several kernels in order as one.
+std::unique_ptr<GroupKernel> make_kernel_sequence(std::vector<std::unique_ptr<GroupKernel>> kernels);
+
+// Library-fused matrix ops of an epilogue: `output` receives act(op(x, w) + bias + residual).
+// clipped: min(max(x, 0), clip); swish: x * sigmoid(x) (SiLU).
+enum class EpilogueActivation { kNone, kRelu, kGelu, kClippedRelu, kSwish, kSigmoid };
+struct MatrixEpilogue {
+  size_t anchor = 0;       // the Conv / MatMul / Gemm member
+  int bias = -1;           // tensor ids, -1 for none (a Gemm's or Conv's own bias counts as bias)
+  int residual = -1;
+  EpilogueActivation activation = EpilogueActivation::kNone;
+  int output = -1;         // the tensor the fused call writes
+  double clip = 0;         // kClippedRelu's upper bound (ReLU6: 6)
+  // > 1: a [S, G, N] -> [G, S, N] transpose of the product folded into its store (G batches).
+  int64_t interleaved_rows = 1;
+};
+std::unique_ptr<GroupKernel> make_fused_conv_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
+// A MatMul / Gemm, or a 1x1 conv run channels-last as the GEMM it is (conv_gemm_runner.cpp),
+// with a cuBLASLt epilogue (bias, ReLU, GELU; residual through C).
+std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
+// A dense 2-D conv with bias, residual and any activation above but GELU as one cuDNN graph
+// (conv_graph_kernel.cpp); channels-last fp16/bf16 only.
+std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,142 @@
+// Kernels of decode_kernels.h. Rows are short (one token per sequence), so each kernel gives a
+// row or a head to one block and reads half2 pairs.
+#include "core/cuda_check.h"
+#include "llm/decode_kernels.h"
+
+namespace modelcost::cuda {
+namespace {
+
+__device__ float block_sum(float v, float* scratch) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : 0.f;
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+constexpr int kNormThreads = 256;
+constexpr int kNormPairsPerThread = 16;  // rows up to 8192 wide stay in registers
+
+// One block per row; the row and the weights are read once, up front, so the two passes cost one
+// memory latency.
+__global__ void rms_norm_kernel(RmsNormArgs a) {
+  __shared__ float scratch[32];
+  const int pairs = a.width / 2;
+  const __half2* x = reinterpret_cast<const __half2*>(a.x) + static_cast<int64_t>(blockIdx.x) * pairs;
+  const __half2* g = reinterpret_cast<const __half2*>(a.gamma);
+  __half2* y = reinterpret_cast<__half2*>(a.y) + static_cast<int64_t>(blockIdx.x) * pairs;
+  float2 xs[kNormPairsPerThread], gs[kNormPairsPerThread];
+  float sum = 0.f;
+#pragma unroll
+  for (int k = 0; k < kNormPairsPerThread; ++k) {
+    const int i = threadIdx.x + k * kNormThreads;
+    if (i >= pairs) break;
+    xs[k] = __half22float2(x[i]);
+    gs[k] = __half22float2(g[i]);
+  }
+#pragma unroll
+  for (int k = 0; k < kNormPairsPerThread; ++k) {
+    if (threadIdx.x + k * kNormThreads >= pairs) break;
+    sum += xs[k].x * xs[k].x + xs[k].y * xs[k].y;
+  }
+  for (int i = threadIdx.x + kNormPairsPerThread * kNormThreads; i < pairs; i += kNormThreads) {
+    const float2 v = __half22float2(x[i]);
+    sum += v.x * v.x + v.y * v.y;
+  }
+  const float scale = rsqrtf(block_sum(sum, scratch) / a.width + a.eps);
+#pragma unroll
+  for (int k = 0; k < kNormPairsPerThread; ++k) {
+    const int i = threadIdx.x + k * kNormThreads;
+    if (i >= pairs) break;
+    y[i] = __floats2half2_rn(xs[k].x * scale * gs[k].x, xs[k].y * scale * gs[k].y);
+  }
+  for (int i = threadIdx.x + kNormPairsPerThread * kNormThreads; i < pairs; i += kNormThreads) {
+    const float2 v = __half22float2(x[i]), w = __half22float2(g[i]);
+    y[i] = __floats2half2_rn(v.x * scale * w.x, v.y * scale * w.y);
+  }
+}
+
+__global__ void embedding_kernel(const int32_t* ids, const __half2* table, __half2* y, int pairs) {
+  const int64_t row = ids[blockIdx.x];
+  for (int i = threadIdx.x; i < pairs; i += blockDim.x) y[static_cast<int64_t>(blockIdx.x) * pairs + i] = table[row * pairs + i];
+}
+
+// Block (sequence, head of q|k|v); thread i rotates the pair (i, i + head_dim / 2).
+__global__ void rotary_append_kernel(RotaryAppendArgs a) {
+  const int b = blockIdx.x, head = blockIdx.y, half_dim = a.head_dim / 2;
+  const int width = (a.heads + 2 * a.kv_heads) * a.head_dim;
+  const __half* in = a.qkv + static_cast<int64_t>(b) * width + static_cast<int64_t>(head) * a.head_dim;
+  __half* out;
+  bool rotate = true;
+  if (head < a.heads) {
+    out = a.q + (static_cast<int64_t>(b) * a.heads + head) * a.head_dim;
+  } else {
+    const bool is_key = head < a.heads + a.kv_heads;
+    const int kv = head - a.heads - (is_key ? 0 : a.kv_heads);
+    out = (is_key ? a.k_cache : a.v_cache) + ((static_cast<int64_t>(b) * a.kv_heads + kv) * a.cache_len + a.position) * a.head_dim;
+    rotate = is_key;
+  }
+  for (int i = threadIdx.x; i < half_dim; i += blockDim.x) {
+    const float x0 = __half2float(in[i]), x1 = __half2float(in[i + half_dim]);
+    if (!rotate) {
+      out[i] = in[i];
+      out[i + half_dim] = in[i + half_dim];
+      continue;
+    }
+    const float inv_freq = powf(a.theta, -2.f * i / a.head_dim);
+    float s, c;
+    sincosf(static_cast<float>(a.position) * inv_freq, &s, &c);
+    out[i] = __float2half(x0 * c - x1 * s);
+    out[i + half_dim] = __float2half(x1 * c + x0 * s);
+  }
+}
+
+__global__ void silu_mul_kernel(const __half2* gate_up, __half2* y, int pairs) {
+  const int row = blockIdx.y;
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= pairs) return;
+  const float2 g = __half22float2(gate_up[static_cast<int64_t>(row) * 2 * pairs + i]);
+  const float2 u = __half22float2(gate_up[static_cast<int64_t>(row) * 2 * pairs + pairs + i]);
+  y[static_cast<int64_t>(row) * pairs + i] = __floats2half2_rn(g.x / (1.f + __expf(-g.x)) * u.x, g.y / (1.f + __expf(-g.y)) * u.y);
+}
+
+__global__ void gelu_kernel(__half* y, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float x = __half2float(y[i]);
+  y[i] = __float2half(0.5f * x * (1.f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x))));
+}
+
+}  // namespace
+
+void launch_rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
+  rms_norm_kernel<<<a.rows, kNormThreads, 0, stream>>>(a);
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_embedding(const int32_t* ids, const __half* table, __half* y, int rows, int width, cudaStream_t stream) {
+  embedding_kernel<<<rows, 256, 0, stream>>>(ids, reinterpret_cast<const __half2*>(table), reinterpret_cast<__half2*>(y), width / 2);
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_rotary_append(const RotaryAppendArgs& a, cudaStream_t stream) {
+  const dim3 grid(a.batch, a.heads + 2 * a.kv_heads);
+  rotary_append_kernel<<<grid, (a.head_dim / 2 + 31) / 32 * 32, 0, stream>>>(a);
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_silu_mul(const __half* gate_up, __half* y, int rows, int width, cudaStream_t stream) {
+  const int pairs = width / 2;
+  const dim3 grid((pairs + 255) / 256, rows);
+  silu_mul_kernel<<<grid, 256, 0, stream>>>(reinterpret_cast<const __half2*>(gate_up), reinterpret_cast<__half2*>(y), pairs);
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_gelu(__half* y, int64_t n, cudaStream_t stream) {
+  gelu_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(y, n);
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,255 @@
+// measure_decode_step_on_gpu (cuda_entry.h): builds the deployed decode step on each GPU of the
+// tensor-parallel group (one host thread per GPU, NCCL communicators from one unique id),
+// captures it in a CUDA graph, and times back-to-back replays with CUDA events between them, as a
+// serving loop replays its step. Rank 0's replays are the samples.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "calibrate/nccl_api.h"
+#include "core/cuda_check.h"
+#include "llm/decode_rank.h"
+#include "measure/cuda_entry.h"
+#include "timing/cupti_timer.h"
+#include "timing/sampler.h"
+
+namespace modelcost {
+namespace cuda {
+namespace {
+
+// Holds every rank's thread at the same phase (set-up, warm-up, timing); a rank that fails
+// aborts it so the others stop instead of waiting for it.
+class Barrier {
+ public:
+  explicit Barrier(int count) : count_(count) {}
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (aborted_) throw Error(kExitRuntime, "another GPU of the group failed");
+    const int generation = generation_;
+    if (++waiting_ == count_) {
+      waiting_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return;
+    }
+    cv_.wait(lock, [&] { return generation != generation_ || aborted_; });
+    if (aborted_) throw Error(kExitRuntime, "another GPU of the group failed");
+  }
+  void abort() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    aborted_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int count_, waiting_ = 0, generation_ = 0;
+  bool aborted_ = false;
+};
+
+struct KernelProfile {
+  double busy_us = 0, span_us = 0;
+  std::string breakdown;
+  std::vector<KernelRoleTiming> by_role;
+};
+
+using KernelRoles = std::vector<std::pair<std::string, int>>;
+
+// The replay's kernels (in start order) dealt to the roles of the capture in launch order; each
+// kernel's time runs to the next one's start. Empty when the counts disagree.
+std::vector<KernelRoleTiming> time_by_role(const KernelSpan& span, const KernelRoles& roles) {
+  size_t total = 0;
+  for (const auto& r : roles) total += static_cast<size_t>(r.second);
+  if (total != span.starts.size() || total == 0) return {};
+  std::vector<KernelRoleTiming> out;
+  size_t next = 0;
+  for (const auto& [role, count] : roles) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const KernelRoleTiming& t) { return t.role == role; });
+    if (it == out.end()) it = out.insert(out.end(), KernelRoleTiming{role, 0, 0});
+    for (int k = 0; k < count; ++k, ++next) {
+      const double until = next + 1 < span.starts.size() ? static_cast<double>(span.starts[next + 1] - span.starts[next])
+                                                         : span.durations_ns[next];
+      it->kernels += 1;
+      it->us += until / 1e3;
+    }
+  }
+  return out;
+}
+
+struct RankResult {
+  std::vector<float> samples_ms;
+  KernelProfile profile;
+  int64_t kernels = 0;
+  std::string implementation;
+  std::exception_ptr error;
+};
+
+// Replays `exec` back to back, an event between consecutive replays: samples in ms.
+std::vector<float> time_replays(cudaGraphExec_t exec, cudaStream_t stream, int repeats) {
+  std::vector<cudaEvent_t> events(repeats + 1);
+  for (auto& e : events) MC_CUDA_CHECK(cudaEventCreate(&e));
+  MC_CUDA_CHECK(cudaEventRecord(events[0], stream));
+  for (int i = 0; i < repeats; ++i) {
+    MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    MC_CUDA_CHECK(cudaEventRecord(events[i + 1], stream));
+  }
+  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<float> samples(repeats);
+  for (int i = 0; i < repeats; ++i) MC_CUDA_CHECK(cudaEventElapsedTime(&samples[i], events[i], events[i + 1]));
+  for (auto& e : events) cudaEventDestroy(e);
+  return samples;
+}
+
+// One replay with CUPTI kernel records (rank 0; the others replay alongside for the collectives).
+KernelProfile profile_replay(cudaGraphExec_t exec, cudaStream_t stream, bool record, const KernelRoles& roles) {
+  KernelProfile p;
+  CuptiTimer* timer = record ? &CuptiTimer::instance() : nullptr;
+  const uint64_t id = next_external_id();
+  if (timer && timer->ok()) timer->push(id);
+  MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  if (timer && timer->ok()) timer->pop();
+  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (!timer || !timer->ok()) return p;
+  const KernelSpan span = timer->collect()[id];
+  std::map<std::string, std::pair<int, double>> kinds;  // short name -> (count, ns)
+  for (size_t i = 0; i < span.names.size(); ++i) {
+    auto& k = kinds[short_kernel_name(span.names[i])];
+    k.first += 1;
+    k.second += span.durations_ns[i];
+  }
+  std::vector<std::pair<std::string, std::pair<int, double>>> sorted(kinds.begin(), kinds.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  p.by_role = time_by_role(span, roles);
+  p.busy_us = span.kernel_ns / 1e3;
+  p.span_us = static_cast<double>(span.last_end - span.first_start) / 1e3;
+  for (const auto& [name, k] : sorted)
+    p.breakdown += (p.breakdown.empty() ? "" : "; ") + name + " " + std::to_string(k.first) + "x " +
+                   std::to_string(static_cast<int>(k.second / 1e3 + 0.5)) + " us";
+  return p;
+}
+
+void run_rank(const DecodeStepSpec& spec, int rank, ncclComm_t comm, Barrier& barrier, RankResult& result) {
+  cudaStream_t stream = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  try {
+    MC_CUDA_CHECK(cudaSetDevice(rank));
+    prepare_flash_decoding();
+    MC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    {
+      DecodeRank step(spec, rank, comm, stream);
+      step.autotune();
+      barrier.wait();
+      step.enqueue();  // eager once: NCCL and the libraries set up outside the capture
+      MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+      barrier.wait();
+      MC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+      step.enqueue();
+      MC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+      MC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+      result.kernels = count_kernel_nodes(graph);
+      result.implementation = step.description();
+      for (int i = 0; i < spec.warmup; ++i) MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+      {
+        // CUPTI's records (on since an earlier measurement) stay off while the replays are timed.
+        std::optional<CuptiTimer::Pause> pause;
+        if (rank == 0) pause.emplace(CuptiTimer::instance());
+        barrier.wait();
+        result.samples_ms = time_replays(exec, stream, spec.repeats);
+        barrier.wait();
+      }
+      barrier.wait();
+      result.profile = profile_replay(exec, stream, rank == 0, step.kernel_roles());
+    }
+  } catch (...) {
+    result.error = std::current_exception();
+    barrier.abort();
+  }
+  if (exec) cudaGraphExecDestroy(exec);
+  if (graph) cudaGraphDestroy(graph);
+  if (stream) cudaStreamDestroy(stream);
+}
+
+std::vector<RankResult> run_ranks(const DecodeStepSpec& spec) {
+  const int tp = static_cast<int>(spec.tensor_parallel);
+  std::vector<RankResult> results(tp);
+  Barrier barrier(tp);
+  if (tp == 1) {
+    run_rank(spec, 0, nullptr, barrier, results[0]);
+    return results;
+  }
+  int devices = 0;
+  MC_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  if (devices < tp) throw Error(kExitRuntime, "--tp " + std::to_string(tp) + " needs " + std::to_string(tp) +
+                                                  " GPUs; this machine has " + std::to_string(devices));
+  const NcclApi* nccl = nccl_api();
+  if (!nccl) throw Error(kExitRuntime, "--tp " + std::to_string(tp) + " measures with NCCL: libnccl.so.2 not found");
+  ncclUniqueId id;
+  check_nccl(nccl->get_unique_id(&id), "ncclGetUniqueId");
+  std::vector<ncclComm_t> comms(tp, nullptr);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < tp; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        MC_CUDA_CHECK(cudaSetDevice(r));
+        check_nccl(nccl->comm_init_rank(&comms[r], tp, id, r), "ncclCommInitRank");
+      } catch (...) {
+        results[r].error = std::current_exception();
+        barrier.abort();
+        return;
+      }
+      run_rank(spec, r, comms[r], barrier, results[r]);
+    });
+  for (auto& t : threads) t.join();
+  for (ncclComm_t c : comms)
+    if (c) nccl->comm_destroy(c);
+  return results;
+}
+
+double quantile(const std::vector<float>& sorted, double q) {
+  return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5)];
+}
+
+}  // namespace
+}  // namespace cuda
+
+DecodeStepTiming measure_decode_step_on_gpu(const DecodeStepSpec& spec) {
+  DecodeStepTiming t;
+  try {
+    cuda::rank_shape(spec);  // refuses a spec that cannot run before any allocation
+    if (spec.repeats < 1) throw Error(kExitUsage, "the decode step needs at least one timed replay");
+    std::vector<cuda::RankResult> ranks = cuda::run_ranks(spec);
+    for (const auto& r : ranks)
+      if (r.error) std::rethrow_exception(r.error);
+    std::vector<float> s = ranks[0].samples_ms;
+    std::sort(s.begin(), s.end());
+    t.measured = true;
+    t.samples = static_cast<int>(s.size());
+    t.min_us = s.front() * 1e3;
+    t.max_us = s.back() * 1e3;
+    t.median_us = cuda::quantile(s, 0.5) * 1e3;
+    t.p10_us = cuda::quantile(s, 0.1) * 1e3;
+    t.p90_us = cuda::quantile(s, 0.9) * 1e3;
+    t.kernels = ranks[0].kernels;
+    t.kernel_busy_us = ranks[0].profile.busy_us;
+    t.kernel_span_us = ranks[0].profile.span_us;
+    t.kernel_breakdown = ranks[0].profile.breakdown;
+    t.by_role = ranks[0].profile.by_role;
+    t.implementation = ranks[0].implementation;
+  } catch (const Error& e) {
+    t.reason = e.what();
+  } catch (const std::exception& e) {
+    t.reason = e.what();
+  }
+  return t;
+}
+
+}  // namespace modelcost

@@ -1,0 +1,390 @@
+// Row operations over a [outer, n, inner] view: reductions, softmax and layer norm. With
+// inner == 1 one warp owns a row (coalesced along n); otherwise one thread owns an (outer, inner)
+// column and walks n, coalesced along inner.
+#include <cfloat>
+
+#include "core/cuda_check.h"
+#include "core/element_types.cuh"
+#include "core/index_math.cuh"
+#include "core/kernels.h"
+
+namespace modelcost::cuda {
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ float warp_min(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fminf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+__device__ __forceinline__ float warp_product(float v) {
+  for (int o = 16; o > 0; o >>= 1) v *= __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float reduce_init(ReduceOp op) {
+  return op == ReduceOp::kMax ? -FLT_MAX : op == ReduceOp::kMin ? FLT_MAX : op == ReduceOp::kProd ? 1.f : 0.f;
+}
+__device__ __forceinline__ float reduce_step(ReduceOp op, float acc, float v, float peak) {
+  switch (op) {
+    case ReduceOp::kMax: return fmaxf(acc, v);
+    case ReduceOp::kMin: return fminf(acc, v);
+    case ReduceOp::kSumSquare: case ReduceOp::kL2: return acc + v * v;
+    case ReduceOp::kL1: return acc + fabsf(v);
+    case ReduceOp::kLogSumExp: return acc + __expf(v - peak);
+    case ReduceOp::kProd: return acc * v;
+    default: return acc + v;
+  }
+}
+__device__ __forceinline__ float reduce_finish(ReduceOp op, float acc, int64_t n, float peak) {
+  if (op == ReduceOp::kMean) return acc / static_cast<float>(n);
+  if (op == ReduceOp::kL2) return sqrtf(acc);
+  if (op == ReduceOp::kLogSum) return __logf(acc);
+  if (op == ReduceOp::kLogSumExp) return peak + __logf(acc);
+  return acc;
+}
+__device__ __forceinline__ float warp_combine(ReduceOp op, float v) {
+  return op == ReduceOp::kMax ? warp_max(v) : op == ReduceOp::kMin ? warp_min(v) : op == ReduceOp::kProd ? warp_product(v) : warp_sum(v);
+}
+
+constexpr int kWarpsPerBlock = 8;
+
+// The row of this thread's warp where one warp owns a row (kWarpsPerBlock rows a block), and
+// the thread's lane in it.
+struct WarpRow {
+  int64_t row;
+  int lane;
+};
+__device__ __forceinline__ WarpRow warp_row() {
+  return {blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32, static_cast<int>(threadIdx.x % 32)};
+}
+
+// The largest element of a row that one warp reads (each lane every 32nd element).
+template <typename T>
+__device__ __forceinline__ float warp_row_max(const T* p, int64_t n, int lane) {
+  float m = -FLT_MAX;
+  for (int64_t j = lane; j < n; j += 32) m = fmaxf(m, to_float(p[j]));
+  return warp_max(m);
+}
+
+template <typename T>
+__global__ void reduce_rows_kernel(ReduceOp op, const T* x, T* y, int64_t rows, int64_t n) {
+  const auto [row, lane] = warp_row();
+  if (row >= rows) return;
+  const T* p = x + row * n;
+  float peak = 0.f;
+  if (op == ReduceOp::kLogSumExp) peak = warp_row_max(p, n, lane);
+  float acc = reduce_init(op);
+  for (int64_t j = lane; j < n; j += 32) acc = reduce_step(op, acc, to_float(p[j]), peak);
+  acc = warp_combine(op == ReduceOp::kLogSumExp ? ReduceOp::kSum : op, acc);
+  if (lane == 0) y[row] = from_float<T>(reduce_finish(op, acc, n, peak));
+}
+
+// Long rows (global pooling over a large image: a few rows of thousands of elements): a block
+// per row, 16-byte loads where the rows allow them, warps combined through shared memory. A warp
+// per row would leave most of the GPU idle and wait on one 2-byte load at a time.
+constexpr int kRowBlockThreads = 256;
+
+template <typename T>
+__global__ void reduce_long_rows_kernel(ReduceOp op, const T* x, T* y, int64_t n, bool vectors) {
+  constexpr int W = 16 / sizeof(T);
+  struct alignas(16) Vector {
+    T v[W];
+  };
+  const T* p = x + blockIdx.x * n;
+  float acc = reduce_init(op);
+  if (vectors) {
+    const Vector* q = reinterpret_cast<const Vector*>(p);
+    for (int64_t j = threadIdx.x; j < n / W; j += kRowBlockThreads) {
+      const Vector v = q[j];
+#pragma unroll
+      for (int k = 0; k < W; ++k) acc = reduce_step(op, acc, to_float(v.v[k]), 0.f);
+    }
+  } else {
+    for (int64_t j = threadIdx.x; j < n; j += kRowBlockThreads) acc = reduce_step(op, acc, to_float(p[j]), 0.f);
+  }
+  __shared__ float partial[kRowBlockThreads / 32];
+  acc = warp_combine(op, acc);
+  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x >= 32) return;
+  acc = warp_combine(op, threadIdx.x < kRowBlockThreads / 32 ? partial[threadIdx.x] : reduce_init(op));
+  if (threadIdx.x == 0) y[blockIdx.x] = from_float<T>(reduce_finish(op, acc, n, 0.f));
+}
+
+template <typename T>
+__global__ void reduce_columns_kernel(ReduceOp op, const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
+  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < outer * inner; c += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t o = c / inner, i = c % inner;
+    const T* p = x + o * n * inner + i;
+    float peak = 0.f;
+    if (op == ReduceOp::kLogSumExp) {
+      peak = -FLT_MAX;
+      for (int64_t j = 0; j < n; ++j) peak = fmaxf(peak, to_float(p[j * inner]));
+    }
+    float acc = reduce_init(op);
+    for (int64_t j = 0; j < n; ++j) acc = reduce_step(op, acc, to_float(p[j * inner]), peak);
+    y[c] = from_float<T>(reduce_finish(op, acc, n, peak));
+  }
+}
+
+template <typename T>
+__global__ void softmax_rows_kernel(bool log_softmax, const T* x, T* y, int64_t rows, int64_t n) {
+  const auto [row, lane] = warp_row();
+  if (row >= rows) return;
+  const T* p = x + row * n;
+  T* q = y + row * n;
+  const float m = warp_row_max(p, n, lane);
+  float s = 0.f;
+  for (int64_t j = lane; j < n; j += 32) s += __expf(to_float(p[j]) - m);
+  s = warp_sum(s);
+  const float inv = 1.f / s, log_s = __logf(s);
+  for (int64_t j = lane; j < n; j += 32) {
+    const float v = to_float(p[j]) - m;
+    q[j] = from_float<T>(log_softmax ? v - log_s : __expf(v) * inv);
+  }
+}
+
+template <typename T>
+__global__ void softmax_columns_kernel(bool log_softmax, const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
+  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < outer * inner; c += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t o = c / inner, i = c % inner;
+    const T* p = x + o * n * inner + i;
+    T* q = y + o * n * inner + i;
+    float m = -FLT_MAX, s = 0.f;
+    for (int64_t j = 0; j < n; ++j) m = fmaxf(m, to_float(p[j * inner]));
+    for (int64_t j = 0; j < n; ++j) s += __expf(to_float(p[j * inner]) - m);
+    for (int64_t j = 0; j < n; ++j) {
+      const float v = to_float(p[j * inner]) - m;
+      q[j * inner] = from_float<T>(log_softmax ? v - __logf(s) : __expf(v) / s);
+    }
+  }
+}
+
+// One warp per row: mean, then variance around it (two passes over the row, the second from cache).
+template <typename T>
+__global__ void layer_norm_kernel(const T* x, const T* scale, const T* bias, T* y, int64_t rows, int64_t n, float eps) {
+  const auto [row, lane] = warp_row();
+  if (row >= rows) return;
+  const T* p = x + row * n;
+  T* q = y + row * n;
+  float s = 0.f;
+  for (int64_t j = lane; j < n; j += 32) s += to_float(p[j]);
+  const float mean = warp_sum(s) / static_cast<float>(n);
+  float v = 0.f;
+  for (int64_t j = lane; j < n; j += 32) {
+    const float d = to_float(p[j]) - mean;
+    v += d * d;
+  }
+  const float inv = rsqrtf(warp_sum(v) / static_cast<float>(n) + eps);
+  for (int64_t j = lane; j < n; j += 32) {
+    float r = (to_float(p[j]) - mean) * inv;
+    if (scale) r *= to_float(scale[j]);
+    if (bias) r += to_float(bias[j]);
+    q[j] = from_float<T>(r);
+  }
+}
+
+// Softmax of rows of at most 32 * kPerLane elements: one warp per row, the row read once into
+// registers (lane-strided, coalesced), max and sum by shuffles, one write.
+template <typename T, int kPerLane>
+__global__ void softmax_rows_cached_kernel(bool log_softmax, const T* __restrict__ x, T* __restrict__ y, int64_t rows,
+                                           int n) {
+  const auto [row, lane] = warp_row();
+  if (row >= rows) return;
+  const T* p = x + row * n;
+  T* q = y + row * n;
+  float v[kPerLane];
+  float m = -FLT_MAX;
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    const int j = lane + 32 * k;
+    v[k] = j < n ? to_float(p[j]) : -FLT_MAX;
+    m = fmaxf(m, v[k]);
+  }
+  m = warp_max(m);
+  float s = 0.f;
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    const int j = lane + 32 * k;
+    v[k] -= m;
+    if (j < n) s += __expf(v[k]);
+  }
+  s = warp_sum(s);
+  const float inv = 1.f / s, log_s = __logf(s);
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    const int j = lane + 32 * k;
+    if (j < n) q[j] = from_float<T>(log_softmax ? v[k] - log_s : __expf(v[k]) * inv);
+  }
+}
+
+template <typename T>
+struct alignas(16) Vec16 {
+  static constexpr int kSize = 16 / sizeof(T);
+  T v[kSize];
+};
+
+// Layer norm of rows of kVec * 32 16-byte vectors at most: one warp per row, the row held in
+// registers, mean then variance around it from the registers, one write.
+template <typename T, int kVec>
+__global__ void layer_norm_vector_kernel(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
+                                         T* __restrict__ y, int64_t rows, int n, float eps) {
+  constexpr int W = Vec16<T>::kSize;
+  const auto [row, lane] = warp_row();
+  if (row >= rows) return;
+  const int vectors = n / W;
+  const Vec16<T>* p = reinterpret_cast<const Vec16<T>*>(x + row * n);
+  Vec16<T>* q = reinterpret_cast<Vec16<T>*>(y + row * n);
+  float v[kVec][W];
+  float s = 0.f;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    const int j = lane + 32 * k;
+    Vec16<T> in;
+    if (j < vectors) in = p[j];
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+      v[k][e] = j < vectors ? to_float(in.v[e]) : 0.f;
+      s += v[k][e];
+    }
+  }
+  const float mean = warp_sum(s) / static_cast<float>(n);
+  float var = 0.f;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k)
+    if (lane + 32 * k < vectors)
+#pragma unroll
+      for (int e = 0; e < W; ++e) var += (v[k][e] - mean) * (v[k][e] - mean);
+  const float inv = rsqrtf(warp_sum(var) / static_cast<float>(n) + eps);
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    const int j = lane + 32 * k;
+    if (j >= vectors) continue;
+    Vec16<T> g, b, out;
+    if (scale) g = reinterpret_cast<const Vec16<T>*>(scale)[j];
+    if (bias) b = reinterpret_cast<const Vec16<T>*>(bias)[j];
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+      float r = (v[k][e] - mean) * inv;
+      if (scale) r *= to_float(g.v[e]);
+      if (bias) r += to_float(b.v[e]);
+      out.v[e] = from_float<T>(r);
+    }
+    q[j] = out;
+  }
+}
+
+// Inference batch norm: y = (x - mean[c]) * scale[c] / sqrt(var[c] + eps) + bias[c].
+template <typename T>
+__global__ void batch_norm_kernel(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
+                                  const T* __restrict__ mean, const T* __restrict__ var, T* __restrict__ y,
+                                  FastDivider inner, FastDivider channels, uint32_t n, float eps) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint32_t plane = inner.div(i);
+    const uint32_t c = plane - channels.div(plane) * channels.divisor;
+    const float a = to_float(scale[c]) * rsqrtf(to_float(var[c]) + eps);
+    y[i] = from_float<T>((to_float(x[i]) - to_float(mean[c])) * a + to_float(bias[c]));
+  }
+}
+
+namespace {
+int row_blocks(int64_t rows) { return grid_for(rows, kWarpsPerBlock); }
+int column_grid(int64_t work) { return grid_for(work) > 132 * 16 ? 132 * 16 : grid_for(work); }
+}  // namespace
+
+void launch_reduce(ElementType type, const ReducePlan& plan, const void* x, void* y, cudaStream_t stream) {
+  const ReduceOp op = plan.op;
+  const int64_t outer = plan.outer, n = plan.axis_len, inner = plan.inner;
+  if (outer * inner == 0) return;
+  MC_DISPATCH_TYPE(type, {
+    constexpr int kWide = 16 / sizeof(T);
+    if (inner == 1 && n >= 1024 && op != ReduceOp::kLogSumExp && outer < (int64_t(1) << 31))
+      reduce_long_rows_kernel<T><<<static_cast<int>(outer), kRowBlockThreads, 0, stream>>>(
+          op, static_cast<const T*>(x), static_cast<T*>(y), n,
+          n % kWide == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0);
+    else if (inner == 1)
+      reduce_rows_kernel<T><<<row_blocks(outer), 32 * kWarpsPerBlock, 0, stream>>>(op, static_cast<const T*>(x),
+                                                                                   static_cast<T*>(y), outer, n);
+    else
+      reduce_columns_kernel<T><<<column_grid(outer * inner), kThreads, 0, stream>>>(
+          op, static_cast<const T*>(x), static_cast<T*>(y), outer, n, inner);
+  });
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_softmax(ElementType type, const SoftmaxPlan& plan, const void* x, void* y, cudaStream_t stream) {
+  const bool log_softmax = plan.log_softmax;
+  const int64_t outer = plan.outer, n = plan.axis_len, inner = plan.inner;
+  if (outer * inner == 0) return;
+  MC_DISPATCH_TYPE(type, {
+    const T* px = static_cast<const T*>(x);
+    T* py = static_cast<T*>(y);
+    const int blocks = row_blocks(outer), threads = 32 * kWarpsPerBlock;
+    const int m = static_cast<int>(n);
+    if (inner == 1 && n <= 32) softmax_rows_cached_kernel<T, 1><<<blocks, threads, 0, stream>>>(log_softmax, px, py, outer, m);
+    else if (inner == 1 && n <= 64) softmax_rows_cached_kernel<T, 2><<<blocks, threads, 0, stream>>>(log_softmax, px, py, outer, m);
+    else if (inner == 1 && n <= 128) softmax_rows_cached_kernel<T, 4><<<blocks, threads, 0, stream>>>(log_softmax, px, py, outer, m);
+    else if (inner == 1 && n <= 256) softmax_rows_cached_kernel<T, 8><<<blocks, threads, 0, stream>>>(log_softmax, px, py, outer, m);
+    else if (inner == 1 && n <= 512) softmax_rows_cached_kernel<T, 16><<<blocks, threads, 0, stream>>>(log_softmax, px, py, outer, m);
+    else if (inner == 1 && n <= 1024) softmax_rows_cached_kernel<T, 32><<<blocks, threads, 0, stream>>>(log_softmax, px, py, outer, m);
+    else if (inner == 1)
+      softmax_rows_kernel<T><<<row_blocks(outer), 32 * kWarpsPerBlock, 0, stream>>>(
+          log_softmax, static_cast<const T*>(x), static_cast<T*>(y), outer, n);
+    else
+      softmax_columns_kernel<T><<<column_grid(outer * inner), kThreads, 0, stream>>>(
+          log_softmax, static_cast<const T*>(x), static_cast<T*>(y), outer, n, inner);
+  });
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_layer_norm(ElementType type, const LayerNormPlan& plan, const NormOperands& operands, cudaStream_t stream) {
+  const int64_t rows = plan.outer, cols = plan.axis_len;
+  const float epsilon = static_cast<float>(plan.epsilon);
+  const void *x = operands.x, *scale = operands.scale, *bias = operands.bias;
+  void* y = operands.y;
+  if (rows == 0) return;
+  auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
+  MC_DISPATCH_TYPE(type, {
+    constexpr int W = Vec16<T>::kSize;
+    const int64_t vectors = cols / W;
+    const bool vector_ok = cols % W == 0 && vectors <= 32 * 8 && aligned(x) && aligned(y) &&
+                           (!scale || aligned(scale)) && (!bias || aligned(bias));
+    const T* px = static_cast<const T*>(x);
+    const T* pg = static_cast<const T*>(scale);
+    const T* pb = static_cast<const T*>(bias);
+    T* py = static_cast<T*>(y);
+    const int blocks = row_blocks(rows), threads = 32 * kWarpsPerBlock, n = static_cast<int>(cols);
+    const int per_lane = static_cast<int>((vectors + 31) / 32);
+    if (!vector_ok) layer_norm_kernel<T><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, cols, epsilon);
+    else if (per_lane <= 1) layer_norm_vector_kernel<T, 1><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
+    else if (per_lane <= 2) layer_norm_vector_kernel<T, 2><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
+    else if (per_lane <= 3) layer_norm_vector_kernel<T, 3><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
+    else if (per_lane <= 4) layer_norm_vector_kernel<T, 4><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
+    else if (per_lane <= 6) layer_norm_vector_kernel<T, 6><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
+    else layer_norm_vector_kernel<T, 8><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
+  });
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+void launch_batch_norm(ElementType type, const BatchNormPlan& plan, const NormOperands& o, cudaStream_t stream) {
+  const int64_t channels = plan.axis_len, inner = plan.inner;
+  const int64_t n = plan.outer * channels * inner;
+  if (n == 0) return;
+  if (!fits_int32(n)) throw Error(kExitRuntime, "BatchNormalization over more than 2^31 elements");
+  const FastDivider inner_div(static_cast<uint32_t>(inner)), channel_div(static_cast<uint32_t>(channels));
+  const int grid = column_grid(n);
+  MC_DISPATCH_TYPE(type, batch_norm_kernel<T><<<grid, kThreads, 0, stream>>>(
+                             static_cast<const T*>(o.x), static_cast<const T*>(o.scale), static_cast<const T*>(o.bias),
+                             static_cast<const T*>(o.mean), static_cast<const T*>(o.variance), static_cast<T*>(o.y),
+                             inner_div, channel_div, static_cast<uint32_t>(n), static_cast<float>(plan.epsilon)));
+  MC_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace modelcost::cuda

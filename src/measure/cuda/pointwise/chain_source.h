@@ -1,0 +1,31 @@
+// A pointwise chain (fused_kernels.h's ChainProgram) as CUDA source for run-time compilation
+// (runtime_compiler.h): the steps become straight-line code with each op's expression taken from
+// elementwise_ops.h, so every value stays in a register; sizes and strides are constants (a
+// broadcast index is a division by a constant), dims that iterate alike are merged, and where
+// the contiguous operands allow it each thread moves 16-byte vectors of 8 elements.
+#pragma once
+#include <string>
+
+#include "pointwise/fused_kernels.h"
+
+namespace modelcost::cuda {
+
+constexpr const char* kChainKernelName = "modelcost_chain";
+constexpr int kChainThreads = 256;
+
+// The generated kernel's one parameter: the program's inputs and outputs, in its order.
+struct ChainArgs {
+  const void* input[kChainMaxInputs] = {};
+  void* output[kChainMaxOutputs] = {};
+};
+
+struct ChainSource {
+  std::string text;        // the kernel's source; equal sources compile to the same kernel
+  int64_t work_items = 0;  // one per thread per grid-stride step
+  int vector = 1;          // elements per work item: 8, or 1 where an operand is not aligned
+};
+
+ChainSource chain_source(const ChainProgram& program);
+ChainArgs chain_args(const ChainProgram& program);
+
+}  // namespace modelcost::cuda

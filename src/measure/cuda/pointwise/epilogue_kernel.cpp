@@ -1,0 +1,197 @@
+// Conv / MatMul / Gemm groups: the matrix op takes as much of its epilogue into the library call
+// as the library runs (a per-channel bias, one residual add, then ReLU, or GELU for cuBLASLt),
+// walking forward from its output; the members left run as one pointwise chain after it. A dense
+// conv's group is also tried as one cuDNN graph (SiLU, ReLU6 and Sigmoid included) and, for a 1x1
+// conv, as a cuBLASLt GEMM with its epilogue; the fastest runs.
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "deployed/group_runner.h"
+
+namespace modelcost::cuda {
+namespace {
+
+bool is_elementwise(const OpPlan& plan, ElementwiseOp op) {
+  const auto* e = std::get_if<ElementwisePlan>(&plan);
+  return e && e->op == op;
+}
+
+// The erf GELU as exporters spell it (x * 0.5 * (1 + erf(x / sqrt 2)), or Gelu itself), read
+// from the members' op types.
+bool is_gelu(const GroupView& view, const std::vector<size_t>& members) {
+  std::map<std::string, int> ops;
+  for (size_t m : members) ++ops[view.node(m).op_type];
+  if (ops == std::map<std::string, int>{{"Gelu", 1}}) return true;
+  const int scale = ops["Div"] + ops["Mul"];
+  return members.size() == 5 && ops["Erf"] == 1 && ops["Add"] == 1 && scale == 3;
+}
+
+// Tensor t's only reader in the group, or -1 (none, several, or t is read outside too).
+int single_consumer(const GroupView& view, int t) {
+  if (view.is_output(t)) return -1;
+  const auto readers = view.consumers(t);
+  return readers.size() == 1 ? static_cast<int>(readers.front()) : -1;
+}
+
+// G where member c transposes an unbatched product's [S, G, N] output to [G, S, N] (a
+// sequence-first attention's out-projection on its way to the residual add), else 0.
+int64_t sequence_first_transpose(const GroupView& view, size_t anchor, size_t c) {
+  const auto* product = std::get_if<MatMulParams>(&view.plan(anchor));
+  if (!product || product->batch != 1 || product->trans_a || view.node(c).op_type != "Transpose") return 0;
+  const Shape& in = view.spec(c).inputs[0].shape;
+  if (view.spec(c).attributes.get_ints("perm") != std::vector<int64_t>{1, 0, 2} || in.size() != 3) return 0;
+  return in[2] == product->n && in[0] * in[1] == product->m ? in[1] : 0;
+}
+
+// Walks the epilogue from the anchor's output; `taken` lists the members the library call takes.
+MatrixEpilogue absorb(const GroupView& view, size_t anchor, bool allow_gelu, std::vector<size_t>& taken) {
+  MatrixEpilogue e;
+  e.anchor = anchor;
+  e.output = view.node(anchor).outputs[0];
+  const Shape& out_shape = view.spec(anchor).outputs[0].shape;
+  const int64_t channels = std::holds_alternative<ConvParams>(view.plan(anchor))
+                               ? std::get<ConvParams>(view.plan(anchor)).out_channels
+                               : (out_shape.empty() ? 1 : out_shape.back());
+  const bool own_bias = view.node(anchor).inputs.size() > 2 && view.node(anchor).inputs[2] >= 0;
+  while (e.activation == EpilogueActivation::kNone) {
+    const int c = single_consumer(view, e.output);
+    if (c < 0) break;
+    const Node& node = view.node(c);
+    // A reshape-like member between: its output is the same buffer.
+    if (is_zero_cost(view.plan(c)) && !node.outputs.empty() && view.buffers.data(node.outputs[0]) == view.buffers.data(e.output)) {
+      taken.push_back(static_cast<size_t>(c));
+      e.output = node.outputs[0];
+      continue;
+    }
+    // The transpose goes into the store; a residual read in the transposed order may follow.
+    if (const int64_t rows = e.residual < 0 && e.interleaved_rows == 1 ? sequence_first_transpose(view, anchor, c) : 0) {
+      e.interleaved_rows = rows;
+      taken.push_back(static_cast<size_t>(c));
+      e.output = node.outputs[0];
+      continue;
+    }
+    if (is_elementwise(view.plan(c), ElementwiseOp::kAdd) && node.inputs.size() == 2) {
+      const int other = node.inputs[0] == e.output ? node.inputs[1] : node.inputs[0];
+      const TensorSpec& t = view.spec(c).inputs[node.inputs[0] == e.output ? 1 : 0];
+      const double elements = t.elements();
+      // A [N] (or [C,1,1]) vector is a bias, a tensor of the output's size a residual.
+      if (elements == channels && elements != element_count(out_shape) && e.bias < 0 && !own_bias) e.bias = other;
+      else if (elements == element_count(out_shape) && e.residual < 0 && view.producer(other) < 0) e.residual = other;
+      else break;
+    } else if (is_elementwise(view.plan(c), ElementwiseOp::kRelu)) {
+      e.activation = EpilogueActivation::kRelu;
+    } else if (!allow_gelu && is_elementwise(view.plan(c), ElementwiseOp::kClip) &&
+               std::get<ElementwisePlan>(view.plan(c)).alpha == 0 && std::get<ElementwisePlan>(view.plan(c)).beta > 0) {
+      e.activation = EpilogueActivation::kClippedRelu;  // ReLU6 (cuDNN may refuse: then a chain runs it)
+      e.clip = std::get<ElementwisePlan>(view.plan(c)).beta;
+    } else {
+      break;
+    }
+    taken.push_back(static_cast<size_t>(c));
+    e.output = node.outputs[0];
+  }
+  if (e.activation != EpilogueActivation::kNone || !allow_gelu) return e;
+  std::vector<size_t> rest;
+  for (size_t m : view.launching_members())
+    if (m != anchor && !std::count(taken.begin(), taken.end(), m)) rest.push_back(m);
+  if (!rest.empty() && is_gelu(view, rest) && !view.is_output(e.output)) {
+    for (int out : view.group.outputs)
+      if (view.producer(out) != static_cast<int>(rest.back())) return e;
+    e.activation = EpilogueActivation::kGelu;
+    e.output = view.node(rest.back()).outputs[0];
+    taken.insert(taken.end(), rest.begin(), rest.end());
+  }
+  return e;
+}
+
+// Where the members the library call left (`rest`) are exactly one SiLU (x * Sigmoid(x)) or one
+// Sigmoid of its output `e`, the epilogue with that activation (its output the activation's);
+// otherwise nothing.
+std::optional<MatrixEpilogue> with_trailing_activation(const GroupView& view, MatrixEpilogue e, const std::vector<size_t>& rest) {
+  if (e.activation != EpilogueActivation::kNone || view.is_output(e.output) || rest.empty() || rest.size() > 2) return {};
+  const size_t sigmoid = rest[0];
+  if (!is_elementwise(view.plan(sigmoid), ElementwiseOp::kSigmoid) || view.node(sigmoid).inputs[0] != e.output) return {};
+  const int gate = view.node(sigmoid).outputs[0];
+  if (rest.size() == 1) {
+    e.activation = EpilogueActivation::kSigmoid;
+    e.output = gate;
+    return e;
+  }
+  const Node& mul = view.node(rest[1]);
+  const bool silu = is_elementwise(view.plan(rest[1]), ElementwiseOp::kMul) && mul.inputs.size() == 2 && !view.is_output(gate) &&
+                    ((mul.inputs[0] == e.output && mul.inputs[1] == gate) || (mul.inputs[1] == e.output && mul.inputs[0] == gate));
+  if (!silu) return {};
+  e.activation = EpilogueActivation::kSwish;
+  e.output = mul.outputs[0];
+  return e;
+}
+
+// A dense conv's group as a runtime may also run it: the whole epilogue as one cuDNN graph (for
+// the activations cuDNN's fused call cannot take), and a 1x1 conv as a cuBLASLt GEMM with its
+// epilogue; each is timed against `separate` (the fused call or per-node conv, then a chain) and
+// the fastest kept. `e` is what absorb() took, `rest`
+// the members it left.
+std::unique_ptr<GroupKernel> fastest_dense_conv(const GroupView& view, const MatrixEpilogue& e, const std::vector<size_t>& rest,
+                                                std::unique_ptr<GroupKernel> separate) {
+  std::optional<MatrixEpilogue> whole = rest.empty() ? std::optional<MatrixEpilogue>(e) : with_trailing_activation(view, e, rest);
+  if (!whole) return separate;
+  std::string why;
+  // ReLU and identity run in cuDNN's fused call already; a graph of the same (tried on ResNet-50:
+  // within 2 % of it) is not worth compiling.
+  const EpilogueActivation act = whole->activation;
+  const bool graph_only = act == EpilogueActivation::kSwish || act == EpilogueActivation::kSigmoid ||
+                          act == EpilogueActivation::kClippedRelu;
+  if (auto graph = graph_only ? make_conv_graph_kernel(view, *whole, &why) : nullptr)
+    separate = make_timed_choice(std::move(graph), std::move(separate), view.cuda.stream);
+  if (auto gemm = make_fused_gemm_kernel(view, *whole, &why))
+    separate = make_timed_choice(std::move(gemm), std::move(separate), view.cuda.stream);
+  return separate;
+}
+
+}  // namespace
+
+std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::string* why) {
+  const size_t anchor = view.group.anchor;
+  const OpPlan& plan = view.plan(anchor);
+  const auto* conv = std::get_if<ConvParams>(&plan);
+  const bool matmul = std::holds_alternative<MatMulParams>(plan);
+  if (!conv && !matmul) {
+    *why = "no conv or matrix product anchors the group";
+    return nullptr;
+  }
+  std::vector<size_t> taken;
+  // cuDNN's fused call is a dense (ungrouped) conv; grouped and patch convs keep their own runner.
+  const bool dense_conv = conv && conv->groups == 1 && !(is_patch_conv(*conv) && conv->in_channels % 8 != 0);
+  MatrixEpilogue e = (matmul || dense_conv) ? absorb(view, anchor, matmul, taken) : MatrixEpilogue{anchor};
+  if (!matmul && !dense_conv) e.output = view.node(anchor).outputs[0];
+  std::vector<size_t> rest;
+  for (size_t m : view.launching_members())
+    if (m != anchor && !std::count(taken.begin(), taken.end(), m)) rest.push_back(m);
+  const bool absorbed = std::any_of(taken.begin(), taken.end(), [&](size_t m) { return !is_zero_cost(view.plan(m)); });
+  if (!absorbed) taken.clear();
+  if (taken.empty() && rest.empty()) {
+    *why = "a lone matrix op runs its own kernel";
+    return nullptr;
+  }
+  const std::vector<size_t> left = rest;  // what no library call took
+  std::vector<std::unique_ptr<GroupKernel>> kernels;
+  std::unique_ptr<GroupKernel> head;
+  if (!taken.empty()) head = matmul ? make_fused_gemm_kernel(view, e, why) : make_fused_conv_kernel(view, e, why);
+  if (!head) {  // the library refused the fused call: the op's own runner, the epilogue as a chain
+    rest.insert(rest.end(), taken.begin(), taken.end());
+    std::sort(rest.begin(), rest.end());
+    head = make_node_sequence(view, {anchor});
+  }
+  kernels.push_back(std::move(head));
+  if (!rest.empty()) {
+    auto chain = make_chain_kernel(view, rest, why);
+    if (!chain) return nullptr;
+    kernels.push_back(std::move(chain));
+  }
+  if (conv && !dense_conv) return make_depthwise_epilogue_kernel(view, anchor, rest, make_kernel_sequence(std::move(kernels)));
+  if (dense_conv) return fastest_dense_conv(view, e, left, make_kernel_sequence(std::move(kernels)));
+  return make_kernel_sequence(std::move(kernels));
+}
+
+}  // namespace modelcost::cuda

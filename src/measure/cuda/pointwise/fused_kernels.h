@@ -1,0 +1,62 @@
+// Host-side launchers of the fused kernels the deployed view runs (pointwise_chain.cu,
+// flash_attention.cu). Every launcher enqueues on the given stream and checks the launch.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/kernels.h"
+#include "ops/elementwise_ops.h"
+
+namespace modelcost::cuda {
+
+// A chain of elementwise ops evaluated per output element in registers: each step reads
+// external inputs (through broadcast strides over the chain's dims) or earlier steps' values,
+// and may store its value to an output. One kernel for what ran as one kernel per node.
+constexpr int kChainMaxRank = 8, kChainMaxInputs = 8, kChainMaxSteps = 24, kChainMaxOutputs = 4;
+
+struct ChainStep {
+  ElementwiseOp op = ElementwiseOp::kIdentity;
+  // Operand k: >= 0 an external input, < 0 the value of step (-operand - 1).
+  int8_t operand[3] = {0, 0, 0};
+  float alpha = 0, beta = 0;
+};
+
+struct ChainProgram {
+  int rank = 0;
+  int64_t dims[kChainMaxRank] = {};
+  int inputs = 0;
+  const void* input[kChainMaxInputs] = {};
+  ElementType input_type[kChainMaxInputs] = {};
+  int64_t strides[kChainMaxInputs][kChainMaxRank] = {};
+  int steps = 0;
+  ChainStep step[kChainMaxSteps];
+  int outputs = 0;
+  void* output[kChainMaxOutputs] = {};
+  ElementType output_type[kChainMaxOutputs] = {};
+  int output_step[kChainMaxOutputs] = {};
+  // Every input is either contiguous over the dims or one broadcast scalar: no index math.
+  bool flat = false;
+  int64_t flat_stride[kChainMaxInputs] = {};
+  int64_t elements() const;
+  void set_flat();  // sets `flat` from the strides
+};
+
+void launch_pointwise_chain(const ChainProgram& program, cudaStream_t stream);
+
+// Scaled dot-product attention, O = softmax(scale * Q K^T + mask) V, in one kernel that keeps the
+// scores on chip (online softmax over key tiles, tensor-core products): Q [bh, sq, d], K and V
+// [bh / group, sk, d] (group query heads share one key/value head), O [bh, sq, d], fp16,
+// d in {32, 64, 128}. The mask (fp16, optional) is read at b * mask_b + h * mask_h + i * mask_i
+// + j * mask_j, with b = bh / heads and h = bh % heads. Causal: key j > query i is masked.
+struct AttentionShape {
+  int64_t bh = 1, heads = 1, sq = 0, sk = 0, d = 0, group = 1;
+  float scale = 1;
+  bool causal = false;
+  const void* mask = nullptr;
+  int64_t mask_b = 0, mask_h = 0, mask_i = 0, mask_j = 0;
+};
+void launch_flash_attention(const AttentionShape& shape, const void* q, const void* k, const void* v, void* o,
+                            cudaStream_t stream);
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,140 @@
+#include "timing/sampler.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/cuda_check.h"
+#include "measure/sampling.h"
+#include "timing/cupti_timer.h"
+#include "timing/wall_ledger.h"
+
+namespace modelcost::cuda {
+namespace {
+
+void tally_stop(const SampleConfig& config, const StoppingCriterion& criterion, double elapsed_seconds) {
+  if (!config.tally) return;
+  WallLedger& ledger = WallLedger::instance();
+  ledger.add(std::string(config.tally) + ": stopped at " + criterion.reason(elapsed_seconds) + " (count)", 1);
+  ledger.add(std::string(config.tally) + ": samples (count)", static_cast<double>(criterion.samples().size()));
+}
+
+}  // namespace
+
+NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                                   const SampleConfig& config, L2Flush* flush) {
+  // Events time what a run without a profiler takes: with CUPTI's kernel records on, each kernel
+  // of a graph replay waits longer for the next one.
+  CuptiTimer::Pause no_records(CuptiTimer::instance());
+  cudaEvent_t begin, end;
+  MC_CUDA_CHECK(cudaEventCreate(&begin));
+  MC_CUDA_CHECK(cudaEventCreate(&end));
+  StoppingCriterion criterion(config.rule);
+  const auto start = SteadyClock::now();
+  sample_until_done(criterion, [&] {
+    if (config.cold && flush) flush->flush(stream);
+    MC_CUDA_CHECK(cudaEventRecord(begin, stream));
+    launch(stream);
+    MC_CUDA_CHECK(cudaEventRecord(end, stream));
+    MC_CUDA_CHECK(cudaEventSynchronize(end));
+    float ms = 0;
+    MC_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+    return ms * 1e3;
+  });
+  cudaEventDestroy(begin);
+  cudaEventDestroy(end);
+  tally_stop(config, criterion, seconds_since(start));
+  NodeMeasurement m = measurement_of(criterion.samples());
+  m.implementation = "cuda events";
+  return m;
+}
+
+std::string short_kernel_name(const std::string& mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
+  std::string name = status == 0 && demangled ? demangled.get() : mangled;
+  // Drop template arguments and parameter lists: "void ns::kernel<...>(...)" -> "ns::kernel".
+  std::string out;
+  int depth = 0;
+  for (char ch : name) {
+    if (ch == '<' || ch == '(') ++depth;
+    else if (ch == '>' || ch == ')') --depth;
+    else if (depth == 0) out += ch;
+  }
+  if (out.rfind("void ", 0) == 0) out = out.substr(5);
+  if (out.empty()) out = name;
+  return out.size() > 100 ? out.substr(0, 100) : out;
+}
+
+NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                                const SampleConfig& config, L2Flush* flush) {
+  for (int i = 0; i < config.warmup_launches; ++i) launch(stream);
+  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  CuptiTimer& timer = CuptiTimer::instance();
+  if (!timer.ok()) return sample_with_events(launch, stream, config, flush);
+  timer.collect();  // drop records of the warm-up
+
+  StoppingCriterion criterion(config.rule);
+  std::vector<std::string> kernels;
+  double typical_seconds = 0;
+  const auto start = SteadyClock::now();
+  while (!criterion.done(seconds_since(start))) {
+    const int batch = criterion.next_batch(typical_seconds);
+    std::vector<uint64_t> ids;
+    for (int i = 0; i < batch; ++i) {
+      if (config.cold && flush) flush->flush(stream);
+      ids.push_back(next_external_id());
+      timer.push(ids.back());
+      launch(stream);
+      timer.pop();
+    }
+    MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+    auto spans = timer.collect();
+    for (uint64_t id : ids) {
+      auto it = spans.find(id);
+      const double us = it == spans.end() ? 0 : it->second.kernel_ns / 1e3;
+      criterion.add_sample(us);
+      if (kernels.empty() && it != spans.end()) kernels = it->second.names;
+    }
+    // Wall time per sample, launch overhead included, sizes the next batch.
+    typical_seconds = seconds_since(start) / static_cast<double>(criterion.samples().size());
+  }
+  tally_stop(config, criterion, seconds_since(start));
+  NodeMeasurement m = measurement_of(criterion.samples());
+  for (const auto& k : kernels) m.kernels.push_back(short_kernel_name(k));
+  return m;
+}
+
+}  // namespace modelcost::cuda
+
+namespace modelcost::cuda {
+
+double quick_median_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream, const std::string& memo) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, double> timed;
+  if (!memo.empty()) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = timed.find(memo); it != timed.end()) {
+      WallLedger::instance().add("timed choices: candidates reused (count)", 1);
+      return it->second;
+    }
+  }
+  LedgerScope choosing("timed choices: candidates timed");
+  SampleConfig config;
+  config.rule.min_samples = 5;
+  config.rule.max_samples = 20;
+  config.rule.max_noise = 0.02;
+  config.rule.convergence = Convergence::kSpread;
+  config.rule.max_seconds = 0.02;
+  const double us = sample_launches(launch, stream, config, nullptr).median_us;
+  if (!memo.empty()) {
+    std::lock_guard<std::mutex> lock(mutex);
+    timed.emplace(memo, us);
+  }
+  return us;
+}
+
+}  // namespace modelcost::cuda

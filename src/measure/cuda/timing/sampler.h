@@ -1,0 +1,46 @@
+// Times one enqueue function repeatedly: warm-up, then batches of samples, each wrapped in its
+// own CUPTI external correlation id (an L2 flush before each when cold), until the stdrel
+// stopping criterion is met. A sample is the summed GPU duration of the kernels it launched.
+// Without CUPTI, CUDA events around each sample stand in (their gaps included).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <functional>
+
+#include "measure/stopping_criterion.h"
+#include "modelcost/measure.h"
+#include "timing/l2_flush.h"
+
+namespace modelcost::cuda {
+
+struct SampleConfig {
+  StoppingRule rule;
+  bool cold = false;
+  int warmup_launches = 2;
+  // Where set, the wall ledger counts under this prefix how sampling stopped and the samples.
+  const char* tally = nullptr;
+};
+
+NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                                const SampleConfig& config, L2Flush* flush);
+
+// Times each launch with a pair of CUDA events (no warm-up; config.warmup_launches is ignored),
+// an L2 flush before each when config.cold and flush is given, until config.rule is met; CUPTI's
+// kernel records are off meanwhile.
+NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                                   const SampleConfig& config, L2Flush* flush);
+
+// Median GPU time in us of `launch` over a short burst (2 warm-ups, 5 to 20 samples, CUPTI kernel
+// durations like every measurement; CUDA events where CUPTI refused): how candidate
+// implementations are compared. Events around a lone library call would time its host-side
+// submission too, which for a short cuDNN kernel is most of the interval. With a `memo` key the
+// figure is kept for the process: a later call with the same key returns it without running
+// (the per-node, as-written and deployed passes prepare the same candidates on the same shapes;
+// each is timed once, as cudnn.benchmark's cache times each shape once). The key names the
+// candidate and its work: the chooser, the node's measurement key, the candidate's settings.
+double quick_median_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream, const std::string& memo = {});
+
+// Readable kernel name: demangled, template arguments elided, at most 100 characters.
+std::string short_kernel_name(const std::string& mangled);
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,19 @@
+#include "timing/wall_ledger.h"
+
+namespace modelcost::cuda {
+
+WallLedger& WallLedger::instance() {
+  static WallLedger ledger;
+  return ledger;
+}
+
+void WallLedger::add(const std::string& entry, double value) {
+  for (auto& [name, total] : entries_)
+    if (name == entry) {
+      total += value;
+      return;
+    }
+  entries_.emplace_back(entry, value);
+}
+
+}  // namespace modelcost::cuda

@@ -1,0 +1,205 @@
+// Each fused runner of the deployed view against the per-node CPU reference on small shapes:
+// the group runs once on the GPU (group_check.h) and its members one by one on the CPU, on the
+// same inputs. Skips without an NVIDIA GPU.
+#ifdef MODELCOST_HAVE_CUDA
+
+#include "measure/cuda/deployed/gpu_group_check.h"
+
+namespace modelcost::testing {
+namespace {
+
+TEST(MeasureGpuGroups, ConvBiasResidualReluIsOneCudnnCall) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 16, 10, 10}).input("skip", kFloat, Shape{2, 32, 10, 10});
+  b.weight("w", kFloat, Shape{32, 16, 3, 3}).weight("bias", kFloat, Shape{32});
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Add", {"c", "skip"}, {"s"});
+  b.node("Relu", {"s"}, {"y"});
+  b.output("y");
+  auto run = analyse(b);
+  for (const char* dtype : {"fp16", "fp32"}) {
+    const GroupResult r = run_group(*run, "c", dtype);
+    EXPECT_NE(r.gpu.runner.find("cudnn fused conv+bias+add+relu"), std::string::npos) << r.gpu.runner;
+    expect_close(r, std::string(dtype) == "fp16" ? 5e-3 : 1e-3);
+  }
+}
+
+TEST(MeasureGpuGroups, ConvRelu6RunsFusedOrAsConvThenChain) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{1, 16, 8, 8});
+  b.weight("w", kFloat, Shape{16, 16, 3, 3}).weight("bias", kFloat, Shape{16});
+  b.floats("lo", {0.f}, {}).floats("hi", {0.5f}, {});
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Clip", {"c", "lo", "hi"}, {"y"});
+  b.output("y");
+  const GroupResult r = run_group(*analyse(b), "c", "fp16");
+  const bool fused = r.gpu.runner.find("+relu6") != std::string::npos;
+  EXPECT_TRUE(fused || r.gpu.runner.find("pointwise chain kernel (Clip)") != std::string::npos) << r.gpu.runner;
+  expect_close(r, 5e-3);
+}
+
+TEST(MeasureGpuGroups, ConvSiluIsConvThenOneChain) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{1, 8, 6, 6});
+  b.weight("w", kFloat, Shape{8, 8, 1, 1}).weight("bias", kFloat, Shape{8});
+  b.node("Conv", {"x", "w", "bias"}, {"c"});
+  b.node("Sigmoid", {"c"}, {"g"});
+  b.node("Mul", {"c", "g"}, {"y"});
+  b.output("y");
+  const GroupResult r = run_group(*analyse(b), "c", "fp16");
+  EXPECT_NE(r.gpu.runner.find("pointwise chain kernel (Sigmoid,Mul)"), std::string::npos) << r.gpu.runner;
+  expect_close(r, 5e-3);
+}
+
+// The own depthwise kernel applies ReLU6 (Clip) or SiLU (x * Sigmoid(x)) before its store; the
+// group times it against conv + chain and keeps the faster, which for one small tensor is the
+// single kernel.
+TEST(MeasureGpuGroups, DepthwiseConvTakesItsActivationIntoTheStore) {
+  SKIP_WITHOUT_GPU();
+  for (const std::string activation : {"Clip", "Silu"}) {
+    ModelBuilder b(13);
+    b.input("x", kFloat, Shape{2, 16, 9, 11});
+    b.weight("w", kFloat, Shape{16, 1, 3, 3}).weight("bias", kFloat, Shape{16});
+    b.floats("lo", {0.f}, {}).floats("hi", {0.5f}, {});
+    auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+    set_attr(conv, "group", int64_t{16});
+    set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    if (activation == "Clip") {
+      b.node("Clip", {"c", "lo", "hi"}, {"y"});
+    } else {
+      b.node("Sigmoid", {"c"}, {"g"});
+      b.node("Mul", {"c", "g"}, {"y"});
+    }
+    b.output("y");
+    for (const char* dtype : {"fp16", "fp32"}) {
+      const GroupResult r = run_group(*analyse(b), "c", dtype);
+      EXPECT_EQ(r.gpu.runner.find("own depthwise conv NCHW +bias +" + activation), size_t{0}) << r.gpu.runner;
+      expect_close(r, std::string(dtype) == "fp16" ? 5e-3 : 1e-5);
+    }
+  }
+}
+
+TEST(MeasureGpuGroups, MatMulBiasGeluIsOneCublasLtEpilogue) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(17);
+  b.input("x", kFloat, Shape{2, 24, 64});
+  b.weight("w", kFloat, Shape{64, 96}).weight("bias", kFloat, Shape{96});
+  b.floats("sqrt2", {1.41421356f}, {}).floats("one", {1.f}, {}).floats("half", {0.5f}, {});
+  b.node("MatMul", {"x", "w"}, {"m"});
+  b.node("Add", {"m", "bias"}, {"h"});
+  b.node("Div", {"h", "sqrt2"}, {"d"});
+  b.node("Erf", {"d"}, {"e"});
+  b.node("Add", {"e", "one"}, {"e1"});
+  b.node("Mul", {"h", "e1"}, {"p"});
+  b.node("Mul", {"p", "half"}, {"y"});
+  b.output("y");
+  const GroupResult r = run_group(*analyse(b), "m", "fp16");
+  EXPECT_NE(r.gpu.runner.find("cublasLt +bias +gelu"), std::string::npos) << r.gpu.runner;
+  expect_close(r, 1e-2);  // cuBLASLt's GELU is the tanh form
+}
+
+TEST(MeasureGpuGroups, MatMulBiasResidualGoesThroughC) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(17);
+  b.input("x", kFloat, Shape{3, 20, 32}).input("skip", kFloat, Shape{3, 20, 48});
+  b.weight("w", kFloat, Shape{32, 48}).weight("bias", kFloat, Shape{48});
+  b.node("MatMul", {"x", "w"}, {"m"});
+  b.node("Add", {"m", "bias"}, {"h"});
+  b.node("Add", {"h", "skip"}, {"y"});
+  b.output("y");
+  const GroupResult r = run_group(*analyse(b), "m", "fp16");
+  EXPECT_NE(r.gpu.runner.find("+residual"), std::string::npos) << r.gpu.runner;
+  expect_close(r, 5e-3);
+}
+
+// A sequence-first attention's out-projection (torchvision's ViT): Gemm on [S B, E], reshaped to
+// [S, B, E], transposed to [B, S, E], then the residual. The transpose goes into the GEMM's store.
+TEST(MeasureGpuGroups, GemmTransposeResidualIsOneCublasLtCall) {
+  SKIP_WITHOUT_GPU();
+  for (int64_t batch : {3, 1}) {
+    const int64_t seq = 37, e = 64;
+    ModelBuilder b(17);
+    b.input("x", kFloat, Shape{seq * batch, e}).input("skip", kFloat, Shape{batch, seq, e});
+    b.weight("w", kFloat, Shape{e, e}).weight("bias", kFloat, Shape{e});
+    b.ints("shape", {seq, batch, e});
+    set_attr(b.node("Gemm", {"x", "w", "bias"}, {"m"}), "transB", int64_t{1});
+    b.node("Reshape", {"m", "shape"}, {"r"});
+    set_attr(b.node("Transpose", {"r"}, {"t"}), "perm", std::vector<int64_t>{1, 0, 2});
+    b.node("Add", {"t", "skip"}, {"y"});
+    b.output("y");
+    const GroupResult r = run_group(*analyse(b), "m", "fp16");
+    EXPECT_NE(r.gpu.runner.find("+residual"), std::string::npos) << r.gpu.runner;
+    if (batch > 1) EXPECT_NE(r.gpu.runner.find("+transposed store"), std::string::npos) << r.gpu.runner;
+    EXPECT_EQ(r.gpu.runner.find("chain"), std::string::npos) << r.gpu.runner;
+    expect_close(r, 5e-3);
+  }
+}
+
+TEST(MeasureGpuGroups, PointwiseChainWithBroadcast) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 3, 4, 8}).input("row", kFloat, Shape{8}).input("chan", kFloat, Shape{3, 1, 1});
+  b.node("Add", {"x", "row"}, {"a"});
+  b.node("Mul", {"a", "chan"}, {"m"});
+  b.node("Tanh", {"m"}, {"t"});
+  b.node("Sub", {"t", "x"}, {"y"});
+  b.output("y");
+  for (const char* dtype : {"fp32", "fp16"}) {
+    const GroupResult r = run_group(*analyse(b), "a", dtype);
+    EXPECT_NE(r.gpu.runner.find("pointwise chain kernel"), std::string::npos) << r.gpu.runner;
+    expect_close(r, std::string(dtype) == "fp16" ? 3e-3 : 1e-5);
+  }
+}
+
+// The chain kernel compiled for its own chain: 8-wide vectors where the element count allows
+// (2x24x7x7), one element per thread where it does not (1x3x5x7), a per-channel scale read
+// through a constant division in both.
+TEST(MeasureGpuGroups, GeneratedChainMatchesTheReferenceVectorAndScalar) {
+  SKIP_WITHOUT_GPU();
+  for (const Shape& shape : {Shape{2, 24, 7, 7}, Shape{1, 3, 5, 7}}) {
+    ModelBuilder b(13);
+    b.input("x", kFloat, shape).input("s", kFloat, Shape{shape[0], shape[1], 1, 1});
+    b.node("Mul", {"x", "s"}, {"m"});
+    b.node("Sigmoid", {"m"}, {"g"});
+    b.node("Mul", {"m", "g"}, {"y"});
+    b.output("y");
+    for (const char* dtype : {"fp16", "fp32"}) {
+      const GroupResult r = run_group(*analyse(b), "m", dtype);
+      const std::string width = shape[1] == 24 ? "8 elements per thread" : "1 element per thread";
+      EXPECT_NE(r.gpu.runner.find("(Mul,Sigmoid,Mul), generated, " + width), std::string::npos) << r.gpu.runner;
+      expect_close(r, std::string(dtype) == "fp16" ? 3e-3 : 1e-5);
+    }
+  }
+}
+
+TEST(MeasureGpuGroups, MaskedAttentionIsOneFlashKernel) {
+  SKIP_WITHOUT_GPU();
+  for (int64_t d : {64, 32}) {
+    ModelBuilder b(17);
+    const int64_t sk = 70;  // two key tiles, the second partial
+    b.input("q", kFloat, Shape{2, 3, 50, d}).input("k", kFloat, Shape{2, 3, sk, d}).input("v", kFloat, Shape{2, 3, sk, d});
+    b.input("mask", kFloat, Shape{2, 1, 1, sk});
+    b.floats("scale", {0.125f}, {});
+    set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+    b.node("MatMul", {"q", "kt"}, {"s"});
+    b.node("Mul", {"s", "scale"}, {"ss"});
+    b.node("Add", {"ss", "mask"}, {"sm"});
+    set_attr(b.node("Softmax", {"sm"}, {"p"}), "axis", int64_t{-1});
+    b.node("MatMul", {"p", "v"}, {"o"});
+    b.output("o");
+    const GroupResult r = run_group(*analyse(b), "p", "fp16");
+    EXPECT_NE(r.gpu.runner.find("flash attention"), std::string::npos) << r.gpu.runner;
+    EXPECT_EQ(r.gpu.runner.find("contiguous copies"), std::string::npos) << r.gpu.runner;
+    expect_close(r, 5e-3);
+  }
+}
+
+}  // namespace
+}  // namespace modelcost::testing
+
+#endif  // MODELCOST_HAVE_CUDA

@@ -1,0 +1,154 @@
+// The project's own kernels added beside the library ones, against the CPU reference: the
+// depthwise row kernels run directly (the conv runner would keep cuDNN where it is faster),
+// pools cuDNN cannot take (ceil_mode, asymmetric pads), TopK, the index-mapped Pad modes and
+// cubic Resize.
+#ifdef MODELCOST_HAVE_CUDA
+
+#include "core/cuda_backend.h"
+#include "gpu_check.h"
+
+namespace modelcost::testing {
+namespace {
+
+// Runs the own depthwise kernel on node `name` (fresh random inputs) against the CPU reference.
+void check_own_depthwise(const ModelBuilder& builder, const std::string& name, const std::string& dtype, bool channels_last,
+                         double tolerance) {
+  auto run = analyse(builder);
+  const NodeSpec spec = make_node_spec(run->node(name), dtype);
+  const OpPlan plan = plan_operation(spec);
+  const auto& conv = std::get<ConvParams>(plan);
+  std::string reason;
+  auto runner = cuda::make_depthwise_conv_runner(spec, conv, &reason);
+  ASSERT_TRUE(runner) << reason;
+  std::vector<HostTensor> inputs;
+  std::vector<const HostTensor*> in;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) inputs.push_back(random_input(spec, plan, i, 300 + i));
+  for (const auto& t : inputs) in.push_back(&t);
+  auto expected = make_outputs(spec);
+  run_cpu_reference(spec, plan, in, expected);
+  static cuda::CudaBackend backend(0);
+  backend.context().channels_last_half = channels_last;
+  std::vector<HostTensor> gpu_inputs = inputs;
+  if (channels_last) gpu_inputs[0] = relayout(gpu_inputs[0], true);
+  auto actual = backend.run_with(*runner, spec, gpu_inputs);
+  if (channels_last) actual[0] = relayout(actual[0], false);
+  EXPECT_LT(relative_error(actual[0], expected[0]), tolerance) << name << " " << dtype << (channels_last ? " NHWC" : " NCHW");
+}
+
+}  // namespace
+
+TEST(MeasureGpuOwnKernels, DepthwiseRowKernelsInBothLayouts) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b;
+  struct Case { const char* name; int64_t k, stride, size; };
+  // Small images take the channels-last one-pixel kernel (too few row kernel threads to fill the
+  // GPU); the large ones the row kernels in both layouts.
+  const Case cases[] = {{"k7s1", 7, 1, 15},      {"k3s1", 3, 1, 9},       {"k3s2", 3, 2, 11},
+                        {"k5s2", 5, 2, 13},      {"k5s1", 5, 1, 6},       {"k7s1_large", 7, 1, 96},
+                        {"k3s1_large", 3, 1, 96}, {"k3s2_large", 3, 2, 190}, {"k5s2_large", 5, 2, 190}};
+  for (const Case& c : cases) {
+    const std::string x = std::string("x_") + c.name, w = std::string("w_") + c.name, bias = std::string("b_") + c.name;
+    b.input(x, kFloat, Shape{2, 16, c.size, c.size + 2}).weight(w, kFloat, Shape{16, 1, c.k, c.k}).weight(bias, kFloat, Shape{16});
+    auto& conv = b.node("Conv", {x, w, bias}, {c.name});
+    set_attr(conv, "group", int64_t{16});
+    set_attr(conv, "strides", std::vector<int64_t>{c.stride, c.stride});
+    set_attr(conv, "pads", std::vector<int64_t>{c.k / 2, c.k / 2, c.k / 2, c.k / 2});
+    b.output(c.name);
+  }
+  for (const Case& c : cases) {
+    check_own_depthwise(b, c.name, "fp16", true, 3e-3);
+    check_own_depthwise(b, c.name, "fp16", false, 3e-3);
+    check_own_depthwise(b, c.name, "fp32", false, 1e-5);
+  }
+}
+
+TEST(MeasureGpuOwnKernels, CeilModeAndAsymmetricPools) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 3, 13, 13});
+  auto& max_pool = b.node("MaxPool", {"x"}, {"ceil_max"});
+  set_attr(max_pool, "kernel_shape", std::vector<int64_t>{3, 3});
+  set_attr(max_pool, "strides", std::vector<int64_t>{2, 2});
+  set_attr(max_pool, "ceil_mode", int64_t{1});
+  auto& avg_pool = b.node("AveragePool", {"x"}, {"ceil_avg"});
+  set_attr(avg_pool, "kernel_shape", std::vector<int64_t>{3, 3});
+  set_attr(avg_pool, "strides", std::vector<int64_t>{2, 2});
+  set_attr(avg_pool, "pads", std::vector<int64_t>{0, 1, 1, 0});
+  set_attr(avg_pool, "ceil_mode", int64_t{1});
+  set_attr(avg_pool, "count_include_pad", int64_t{1});
+  b.output("ceil_max").output("ceil_avg");
+  check_both(b, "ceil_max", 1e-6, 1e-6);
+  check_both(b, "ceil_avg", 1e-6, 2e-3);
+}
+
+// Rows of 1024 elements or more reduce with a block per row: 16-byte loads where the row length
+// is a multiple of the vector (40x40), one element at a time where not (33x33, 1100).
+TEST(MeasureGpuOwnKernels, LongRowReductionsVectorAndScalar) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("even", kFloat, Shape{2, 3, 40, 40}).input("odd", kFloat, Shape{1, 2, 33, 33}).input("rows", kFloat, Shape{3, 1100});
+  b.node("GlobalAveragePool", {"even"}, {"gap_even"});
+  b.node("GlobalAveragePool", {"odd"}, {"gap_odd"});
+  b.node("GlobalMaxPool", {"even"}, {"max_even"});
+  set_attr(b.node("ReduceSumSquare", {"rows"}, {"sumsq"}), "axes", std::vector<int64_t>{1});
+  b.output("gap_even").output("gap_odd").output("max_even").output("sumsq");
+  for (const char* name : {"gap_even", "gap_odd", "max_even", "sumsq"}) check_both(b, name, 1e-5, 3e-3);
+}
+
+TEST(MeasureGpuOwnKernels, TopKLargestAndSmallest) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(17);
+  b.input("scores", kFloat, Shape{3, 100}).ints("k", {5}, Shape{1});
+  b.node("TopK", {"scores", "k"}, {"top", "top_index"});
+  auto& low = b.node("TopK", {"scores", "k"}, {"low", "low_index"});
+  set_attr(low, "largest", int64_t{0});
+  b.output("top").output("top_index").output("low").output("low_index");
+  check_node(b, "top", "fp32", 1e-7);
+  check_node(b, "low", "fp32", 1e-7);
+}
+
+// One long row (a detection head's scores) takes the device-wide radix sort instead of the
+// segmented sort: ties in fp16 must still put the lower index first.
+TEST(MeasureGpuOwnKernels, TopKOfOneLongRow) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(17);
+  b.input("scores", kFloat, Shape{1, 20000}).ints("k", {300}, Shape{1});
+  b.node("TopK", {"scores", "k"}, {"top", "top_index"});
+  auto& low = b.node("TopK", {"scores", "k"}, {"low", "low_index"});
+  set_attr(low, "largest", int64_t{0});
+  b.output("top").output("top_index").output("low").output("low_index");
+  for (const char* dtype : {"fp32", "fp16"}) {
+    check_node(b, "top", dtype, 1e-7);
+    check_node(b, "low", dtype, 1e-7);
+  }
+}
+
+TEST(MeasureGpuOwnKernels, PadReflectEdgeAndWrap) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(19);
+  b.input("x", kFloat, Shape{2, 3, 5, 6}).ints("pads", {0, 0, 2, 1, 0, 0, 1, 3}, Shape{8});
+  for (const char* mode : {"reflect", "edge", "wrap"}) {
+    set_attr(b.node("Pad", {"x", "pads"}, {mode}), "mode", std::string(mode));
+    b.output(mode);
+  }
+  for (const char* mode : {"reflect", "edge", "wrap"}) check_both(b, mode, 1e-7, 1e-7);
+}
+
+TEST(MeasureGpuOwnKernels, CubicResize) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{1, 3, 7, 9}).floats("roi", {}, {0}).floats("scales", {1, 1, 2, 1.5f});
+  auto& up = b.node("Resize", {"x", "roi", "scales"}, {"cubic"});
+  set_attr(up, "mode", std::string("cubic"));
+  auto& excl = b.node("Resize", {"x", "roi", "scales"}, {"cubic_excl"});
+  set_attr(excl, "mode", std::string("cubic"));
+  set_attr(excl, "exclude_outside", int64_t{1});
+  set_attr(excl, "cubic_coeff_a", -0.5f);
+  b.output("cubic").output("cubic_excl");
+  check_both(b, "cubic", 1e-5, 3e-3);
+  check_both(b, "cubic_excl", 1e-5, 3e-3);
+}
+
+}  // namespace modelcost::testing
+
+#endif  // MODELCOST_HAVE_CUDA

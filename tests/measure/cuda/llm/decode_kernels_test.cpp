@@ -1,0 +1,260 @@
+// The deployed decode step's kernels against host references on small shapes (GPU only), and the
+// whole step's run: one CUDA graph of the expected kernels.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "measure/cuda_entry.h"
+#include "modelcost/measure.h"
+
+#ifdef MODELCOST_HAVE_CUDA
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "gemm/skinny_gemm.h"
+#include "llm/decode_kernels.h"
+#include "llm/flash_decoding.h"
+#include "timing/cupti_timer.h"
+
+namespace modelcost::testing {
+namespace {
+
+#define SKIP_WITHOUT_GPU() \
+  if (!cuda_device_available()) GTEST_SKIP() << "no NVIDIA GPU"
+
+// Host values rounded through fp16, and their device copy.
+struct HalfArray {
+  std::vector<float> host;
+  __half* device = nullptr;
+  explicit HalfArray(size_t n, std::mt19937* rng = nullptr, float scale = 1.f) : host(n, 0.f) {
+    std::uniform_real_distribution<float> u(-scale, scale);
+    for (float& v : host) v = rng ? __half2float(__float2half(u(*rng))) : 0.f;
+    std::vector<__half> h(n);
+    for (size_t i = 0; i < n; ++i) h[i] = __float2half(host[i]);
+    cudaMalloc(&device, n * sizeof(__half));
+    cudaMemcpy(device, h.data(), n * sizeof(__half), cudaMemcpyHostToDevice);
+  }
+  ~HalfArray() { cudaFree(device); }
+  std::vector<float> read() const {
+    std::vector<__half> h(host.size());
+    cudaDeviceSynchronize();
+    cudaMemcpy(h.data(), device, h.size() * sizeof(__half), cudaMemcpyDeviceToHost);
+    std::vector<float> out(h.size());
+    for (size_t i = 0; i < h.size(); ++i) out[i] = __half2float(h[i]);
+    return out;
+  }
+};
+
+double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!std::isfinite(got[i])) return 1e9;
+    diff += (got[i] - want[i]) * double(got[i] - want[i]);
+    norm += double(want[i]) * want[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+TEST(DecodeKernels, RmsNormMatchesTheHost) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(1);
+  for (const int width : {520, 8400}) {  // held in registers; wider than they hold
+    const int rows = 3;
+    HalfArray x(rows * width, &rng, 3.f), gamma(width, &rng), y(rows * width);
+    cuda::launch_rms_norm({x.device, gamma.device, y.device, rows, width, 1e-5f}, nullptr);
+    std::vector<float> want(rows * width);
+    for (int r = 0; r < rows; ++r) {
+      double ss = 0;
+      for (int i = 0; i < width; ++i) ss += double(x.host[r * width + i]) * x.host[r * width + i];
+      const double scale = 1 / std::sqrt(ss / width + 1e-5);
+      for (int i = 0; i < width; ++i) want[r * width + i] = float(x.host[r * width + i] * scale * gamma.host[i]);
+    }
+    EXPECT_LT(relative_error(y.read(), want), 2e-3) << "width " << width;
+  }
+}
+
+TEST(DecodeKernels, SiluMulMatchesTheHost) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(2);
+  const int rows = 2, width = 96;
+  HalfArray gate_up(rows * 2 * width, &rng, 4.f), y(rows * width);
+  cuda::launch_silu_mul(gate_up.device, y.device, rows, width, nullptr);
+  std::vector<float> want(rows * width);
+  for (int r = 0; r < rows; ++r)
+    for (int i = 0; i < width; ++i) {
+      const float g = gate_up.host[r * 2 * width + i], u = gate_up.host[r * 2 * width + width + i];
+      want[r * width + i] = g / (1 + std::exp(-g)) * u;
+    }
+  EXPECT_LT(relative_error(y.read(), want), 2e-3);
+}
+
+// y = x W^T (+ y) against the host, for batch rows that fill 1..4 tiles of 8 partly or wholly,
+// K split unevenly over the block's warps (fewer 32-wide chunks than warps, a remainder after the
+// unrolled loop), and the residual added.
+TEST(DecodeKernels, SkinnyGemmMatchesTheHost) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(5);
+  struct Case {
+    int m, n, k;
+    bool accumulate;
+  };
+  for (const Case c : {Case{1, 48, 96, false}, Case{5, 32, 2048, true}, Case{8, 16, 160, false}, Case{17, 64, 1376, true},
+                       Case{32, 128, 544, true}}) {
+    HalfArray x(size_t(c.m) * c.k, &rng), w(size_t(c.n) * c.k, &rng, 0.5f), y(size_t(c.m) * c.n, &rng);
+    std::vector<float> want(y.host.size());
+    for (int r = 0; r < c.m; ++r)
+      for (int o = 0; o < c.n; ++o) {
+        double acc = c.accumulate ? y.host[size_t(r) * c.n + o] : 0;
+        for (int i = 0; i < c.k; ++i) acc += double(x.host[size_t(r) * c.k + i]) * w.host[size_t(o) * c.k + i];
+        want[size_t(r) * c.n + o] = float(acc);
+      }
+    const cuda::SkinnyGemmArgs a{x.device, w.device, y.device, c.m, c.n, c.k, c.accumulate};
+    ASSERT_TRUE(cuda::skinny_gemm_supports(a));
+    cuda::launch_skinny_gemm(a, nullptr);
+    EXPECT_LT(relative_error(y.read(), want), 2e-3) << c.m << "x" << c.n << "x" << c.k;
+  }
+  EXPECT_FALSE(cuda::skinny_gemm_supports({nullptr, nullptr, nullptr, 33, 16, 32, false}));
+  EXPECT_FALSE(cuda::skinny_gemm_supports({nullptr, nullptr, nullptr, 1, 24, 32, false}));
+  EXPECT_FALSE(cuda::skinny_gemm_supports({nullptr, nullptr, nullptr, 1, 16, 48, false}));
+}
+
+TEST(DecodeKernels, RotaryAppendRotatesQueryAndKeyAndCopiesValue) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(3);
+  const int batch = 2, heads = 4, kv = 2, d = 64, cache_len = 9, pos = 7;
+  const int width = (heads + 2 * kv) * d;
+  HalfArray qkv(batch * width, &rng), q(batch * heads * d), k(batch * kv * cache_len * d), v(batch * kv * cache_len * d);
+  cuda::RotaryAppendArgs a{qkv.device, q.device, k.device, v.device, batch, heads, kv, d, pos, cache_len, 10000.f};
+  cuda::launch_rotary_append(a, nullptr);
+  auto rotate = [&](const float* in, float* out) {
+    for (int i = 0; i < d / 2; ++i) {
+      const double angle = pos * std::pow(10000.0, -2.0 * i / d);
+      out[i] = float(in[i] * std::cos(angle) - in[i + d / 2] * std::sin(angle));
+      out[i + d / 2] = float(in[i + d / 2] * std::cos(angle) + in[i] * std::sin(angle));
+    }
+  };
+  std::vector<float> want_q(batch * heads * d), want_k(k.host.size(), 0.f), want_v(v.host.size(), 0.f);
+  for (int b = 0; b < batch; ++b) {
+    const float* row = qkv.host.data() + b * width;
+    for (int h = 0; h < heads; ++h) rotate(row + h * d, want_q.data() + (b * heads + h) * d);
+    for (int h = 0; h < kv; ++h) {
+      const size_t at = ((size_t(b) * kv + h) * cache_len + pos) * d;
+      rotate(row + (heads + h) * d, want_k.data() + at);
+      for (int i = 0; i < d; ++i) want_v[at + i] = row[(heads + kv + h) * d + i];
+    }
+  }
+  EXPECT_LT(relative_error(q.read(), want_q), 2e-3);
+  EXPECT_LT(relative_error(k.read(), want_k), 2e-3);
+  EXPECT_EQ(v.read(), want_v);
+}
+
+// Softmax(q k^T / sqrt(d)) v over `context` cached positions, per query head.
+std::vector<float> host_attention(const cuda::FlashDecodingShape& s, const HalfArray& q, const HalfArray& k, const HalfArray& v) {
+  std::vector<float> out(size_t(s.batch) * s.heads * s.head_dim);
+  const int group = s.heads / s.kv_heads;
+  for (int b = 0; b < s.batch; ++b)
+    for (int h = 0; h < s.heads; ++h) {
+      const size_t cache = (size_t(b) * s.kv_heads + h / group) * s.cache_len * s.head_dim;
+      std::vector<double> p(s.context);
+      double m = -1e300, l = 0;
+      for (int j = 0; j < s.context; ++j) {
+        double dot = 0;
+        for (int i = 0; i < s.head_dim; ++i) dot += q.host[(size_t(b) * s.heads + h) * s.head_dim + i] * k.host[cache + size_t(j) * s.head_dim + i];
+        p[j] = dot / std::sqrt(double(s.head_dim));
+        m = std::max(m, p[j]);
+      }
+      for (auto& x : p) l += (x = std::exp(x - m));
+      for (int i = 0; i < s.head_dim; ++i) {
+        double acc = 0;
+        for (int j = 0; j < s.context; ++j) acc += p[j] * v.host[cache + size_t(j) * s.head_dim + i];
+        out[(size_t(b) * s.heads + h) * s.head_dim + i] = float(acc / l);
+      }
+    }
+  return out;
+}
+
+void check_attention(int batch, int heads, int kv, int d, int context, int sm_count) {
+  std::mt19937 rng(batch * 1000 + heads * 10 + context);
+  const cuda::FlashDecodingShape s{batch, heads, kv, d, context, context + 3};
+  ASSERT_TRUE(cuda::flash_decoding_supports(s));
+  const cuda::FlashDecodingSplit split = cuda::plan_flash_decoding(s, sm_count);
+  HalfArray q(size_t(batch) * heads * d, &rng, 2.f), k(size_t(batch) * kv * s.cache_len * d, &rng, 2.f),
+      v(size_t(batch) * kv * s.cache_len * d, &rng), out(size_t(batch) * heads * d);
+  float* workspace = nullptr;
+  cudaMalloc(&workspace, cuda::flash_decoding_workspace_floats(s, split) * sizeof(float));
+  cuda::prepare_flash_decoding();
+  cuda::launch_flash_decoding(s, split, {q.device, k.device, v.device, workspace, out.device}, nullptr);
+  EXPECT_LT(relative_error(out.read(), host_attention(s, q, k, v)), 3e-3)
+      << "batch " << batch << " heads " << heads << "/" << kv << " d " << d << " context " << context << ": " << split.splits
+      << " chunks of " << split.chunk;
+  cudaFree(workspace);
+}
+
+TEST(DecodeKernels, FlashDecodingMatchesTheHostForMhaGqaAndMqa) {
+  SKIP_WITHOUT_GPU();
+  check_attention(1, 4, 4, 64, 1, 132);       // MHA, one position
+  check_attention(2, 8, 2, 64, 300, 132);     // GQA, many chunks, a partial last chunk
+  check_attention(3, 32, 4, 64, 1000, 2);     // TinyLlama's group of 8, few long chunks
+  check_attention(1, 16, 1, 128, 777, 132);   // MQA, head_dim 128
+  check_attention(2, 12, 12, 128, 2049, 1);   // one block per head: the largest chunks
+}
+
+TEST(DecodeKernels, SplitsFillTheGpuWithoutOverflowingSharedMemory) {
+  const cuda::FlashDecodingSplit few = cuda::plan_flash_decoding({1, 32, 4, 64, 2048, 2048}, 132);
+  EXPECT_EQ(few.chunk, 64);  // the least chunk: 32 of them over the 2048 positions
+  EXPECT_EQ(few.splits, 32);
+  const cuda::FlashDecodingSplit many = cuda::plan_flash_decoding({32, 32, 4, 64, 2048, 2048}, 132);
+  EXPECT_EQ(many.splits * many.chunk >= 2048, true);
+  EXPECT_LE(8 * many.chunk, 8192);
+  const cuda::FlashDecodingSplit mqa = cuda::plan_flash_decoding({64, 64, 1, 128, 4096, 4096}, 132);
+  EXPECT_LE(64 * mqa.chunk, 8192);
+}
+
+TEST(DecodeStep, RunsAsOneGraphOfTenKernelsPerLayerAndThree) {
+  SKIP_WITHOUT_GPU();
+  DecodeStepSpec spec;
+  spec.layers = 2;
+  spec.hidden = 256;
+  spec.heads = 4;
+  spec.kv_heads = 2;
+  spec.head_dim = 64;
+  spec.intermediate = 512;
+  spec.vocab = 1000;
+  spec.batch = 3;
+  spec.context = 100;
+  spec.warmup = 2;
+  spec.repeats = 5;
+  const DecodeStepTiming t = measure_decode_step_on_gpu(spec);
+  ASSERT_TRUE(t.measured) << t.reason;
+  EXPECT_EQ(t.samples, 5);
+  EXPECT_GT(t.median_us, 0);
+  EXPECT_LE(t.min_us, t.median_us);
+  EXPECT_EQ(t.kernels, 10 * spec.layers + 3) << t.implementation;
+  // Every kernel of the profiled replay has its role, in launch order: the embedding first, the LM head last.
+  const cuda::CuptiTimer& timer = cuda::CuptiTimer::instance();
+  ASSERT_FALSE(t.by_role.empty()) << (timer.ok() ? "CUPTI records on; kernels: " + t.kernel_breakdown
+                                                 : "CUPTI records off: " + timer.error());
+  int64_t labelled = 0;
+  for (const KernelRoleTiming& r : t.by_role) {
+    const auto& roles = decode_step_kernel_roles();
+    EXPECT_NE(std::find(roles.begin(), roles.end(), r.role), roles.end()) << r.role;
+    EXPECT_GT(r.us, 0) << r.role;
+    labelled += r.kernels;
+  }
+  EXPECT_EQ(labelled, t.kernels);
+  EXPECT_EQ(t.by_role.front().role, "embedding");
+  EXPECT_EQ(t.by_role.back().role, "LM head");
+  EXPECT_EQ(t.by_role[4].role, "attention");
+  EXPECT_EQ(t.by_role[4].kernels, 2 * spec.layers);  // chunks and merge
+  spec.head_dim = 80;
+  const DecodeStepTiming refused = measure_decode_step_on_gpu(spec);
+  EXPECT_FALSE(refused.measured);
+  EXPECT_NE(refused.reason.find("head_dim 80"), std::string::npos) << refused.reason;
+}
+
+}  // namespace
+}  // namespace modelcost::testing
+#endif
