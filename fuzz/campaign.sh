@@ -12,6 +12,9 @@ seconds=$1
 shift
 logs=${MODELCOST_FUZZ_LOGS:-fuzz/findings}
 mkdir -p "$logs"
+if [ -z "${MODELCOST_FUZZ_BINARIES:-}" ]; then  # build each target once, before any runs
+  for spec in "$@"; do MODELCOST_FUZZ_BUILD_ONLY=1 fuzz/run.sh "${spec%%:*}" || exit 1; done
+fi
 declare -A pids
 for spec in "$@"; do
   target=${spec%%:*} workers=${spec##*:}

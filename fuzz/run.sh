@@ -8,7 +8,8 @@
 # failing inputs to fuzz/findings/. A failure found belongs in fuzz/regressions/ once fixed.
 # MODELCOST_FUZZ_BUILD=DIR uses a tree already configured with -DMODELCOST_FUZZ=ON (the sanitizer
 # job's build-asan/) instead of configuring build-fuzz/; MODELCOST_FUZZ_BINARIES=DIR runs the targets
-# already built in DIR and builds nothing (a machine with more cores, the libraries beside them).
+# already built in DIR and builds nothing (a machine with more cores, the libraries beside them);
+# MODELCOST_FUZZ_BUILD_ONLY=1 builds the target and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=model
@@ -36,6 +37,7 @@ if [ -z "${MODELCOST_FUZZ_BINARIES:-}" ]; then
   fi
   cmake --build "$build" --target "$binary"
 fi
+[ -z "${MODELCOST_FUZZ_BUILD_ONLY:-}" ] || exit 0
 
 mkdir -p "$corpus" fuzz/findings
 if [ -z "$(find "$corpus" -maxdepth 1 -type f -print -quit)" ]; then

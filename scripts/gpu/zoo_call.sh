@@ -4,7 +4,7 @@
 # if asked, and measures what it can before the deadline. Usage: scripts/gpu/zoo_call.sh GPU_ENTRY DEADLINE_S [export|compare]
 # compare: PyTorch eager and torch.compile (scripts/gpu/zoo_torch.py, compiling in parallel) beside
 # `--measure`, each GPU timing holding one lock; the zoo's deployed-GPU.csv and torch-GPU.csv, with
-# the networks they lacked added, come back in $OUT.
+# the networks they lacked added, come back in $OUT (FRESH=1: all measured again; NO_TORCH=1: modelcost alone).
 set -o pipefail
 GPU=$1; DEADLINE=$2
 mkdir -p /tmp/c && tar xJf .carry/pack.tar.xz -C /tmp/c
@@ -15,19 +15,24 @@ export LD_LIBRARY_PATH=/tmp/c/pack/lib:$CUDNN:$LT:/usr/local/cuda/lib64:$LD_LIBR
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 /tmp/c/pack/bin/modelcost --version | head -3
 ZOO=tests/models/zoo; [ -d /tmp/zoo ] && ZOO=/tmp/zoo
+if [ -n "$GPU_TESTS" ] && [ -x /tmp/c/pack/bin/measure_cuda_tests ]; then  # the CUDA module's own tests first
+  /tmp/c/pack/bin/measure_cuda_tests --gtest_brief=1 > $OUT/gpu-tests.log 2>&1; echo "GPU tests rc=$?"; tail -4 $OUT/gpu-tests.log
+fi
 if [ "$3" = export ]; then
   mkdir -p /tmp/zoo; PYTHONUNBUFFERED=1 timeout 300 python3 scripts/gpu/zoo.py /tmp/zoo --jobs 14 2>&1 | grep -E "^(OK|FAIL)" | tee $OUT/export.log
   tar cJf $OUT/zoo.tar.xz -C /tmp zoo; ZOO=/tmp/zoo
 fi
 if [ "$3" = compare ]; then  # adds to the zoo's deployed-GPU.csv and torch-GPU.csv what they lack
-  cp tests/models/zoo/deployed-$GPU.csv $OUT/deployed-$GPU.csv 2>/dev/null
-  cp tests/models/zoo/torch-$GPU.csv $OUT/torch-$GPU.csv 2>/dev/null
+  if [ -z "$FRESH" ]; then  # FRESH=1: measure every network again
+    cp tests/models/zoo/deployed-$GPU.csv $OUT/deployed-$GPU.csv 2>/dev/null
+    cp tests/models/zoo/torch-$GPU.csv $OUT/torch-$GPU.csv 2>/dev/null
+  fi
   LEFT=$((DEADLINE - SECONDS - 60)); echo "comparing for ${LEFT} s"
-  PYTHONUNBUFFERED=1 timeout $LEFT python3 scripts/gpu/zoo_torch.py $OUT/torch-$GPU.csv --jobs ${JOBS:-4} \
+  [ -n "$NO_TORCH" ] || PYTHONUNBUFFERED=1 timeout $LEFT python3 scripts/gpu/zoo_torch.py $OUT/torch-$GPU.csv --jobs ${JOBS:-4} \
     --skip-done $OUT/torch-$GPU.csv --deadline $((LEFT - 150)) --timeout 150 > $OUT/torch.log 2>&1 &
   PYTHONUNBUFFERED=1 python3 scripts/gpu/zoo_measure.py /tmp/c/pack/bin/modelcost $ZOO $OUT/deployed-$GPU.csv --gpu $GPU \
-    --skip-done $OUT/deployed-$GPU.csv --deadline $LEFT --timeout 60 --lock /tmp/gpu.lock 2>&1 | tail -5
-  wait; tail -60 $OUT/torch.log; exit 0
+    --skip-done $OUT/deployed-$GPU.csv --deadline $LEFT --timeout ${TIMEOUT:-60} --lock /tmp/gpu.lock 2>&1 | tail -5
+  wait; [ -n "$NO_TORCH" ] || tail -60 $OUT/torch.log; exit 0
 fi
 cp tests/models/zoo/measured-$GPU.csv $OUT/measured-$GPU.csv 2>/dev/null
 LEFT=$((DEADLINE - SECONDS)); echo "measuring for ${LEFT} s"

@@ -75,6 +75,7 @@ SchedulerOptions scheduler_of(const ServeCommandOptions& o) {
   s.max_batch = o.max_batch;
   s.chunk = o.chunk;
   s.reserve_bytes = o.workspace_gb * 1e9;
+  s.pipeline_stages = o.pipeline_stages;
   return s;
 }
 
@@ -124,13 +125,16 @@ void add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   serve->add_option("--max-batch", o.max_batch, "Most sequences in one iteration")->capture_default_str()->check(number_in_range(1, 65536));
   serve->add_option("--chunk", o.chunk, "Chunked: tokens per iteration (decodes, then prefill chunks)")->capture_default_str()->check(number_in_range(1, kMaxLength));
   serve->add_option("--tp", o.tensor_parallel, "Tensor-parallel devices")->capture_default_str()->check(number_in_range(1, 1024));
+  serve->add_option("--pp", o.pipeline_stages, "Pipeline stages, each a --tp group holding its share of the layers")
+      ->capture_default_str()
+      ->check(number_in_range(1, 1024));
   serve->add_option("--dtype", o.dtype, "Every precision at once: fp32|fp16|bf16|fp8|int8")->type_name("TYPE");
   serve->add_option("--workspace-gb", o.workspace_gb, "Runtime reserve per device")->capture_default_str()->check(number_in_range(0, 1e6));
   serve->add_option("--seed", o.seed, "Seed of the arrivals and lengths")->capture_default_str();
   serve->add_option("--json", o.json_path, "Write the summary and every request as JSON to FILE (- for stdout)")->type_name("FILE");
   serve->add_option("--csv", o.csv_path, "Write one row per request to FILE (- for stdout)")->type_name("FILE");
   serve->add_flag("-q,--quiet", o.quiet, "Print nothing on stdout (files are still written)");
-  serve->add_flag("--search", o.search, "Over the --gpu devices x TP 1,2,4,8 x max batch x chunk: the highest rate meeting the P99 SLOs, per dollar");
+  serve->add_flag("--search", o.search, "Over the --gpu devices x TP 1,2,4,8 x PP 1,2,4 x max batch x chunk: the highest rate meeting the P99 SLOs, per dollar");
   serve->add_option("--ttft-slo-ms", o.ttft_slo_ms, "--search: limit on the P99 time to first token")->check(number_in_range(1e-9, 1e12));
   serve->add_option("--tpot-slo-ms", o.tpot_slo_ms, "--search: limit on the P99 time per output token")->check(number_in_range(1e-9, 1e12));
   serve->add_option("--price-per-hour", o.prices_per_hour, "--search: USD per device-hour, one per --gpu device (default the hwdb's)")
@@ -179,6 +183,7 @@ int run_one(const ServeCommandOptions& o, std::ostream& out) {
   info.model = llm_model_name(o.model_path);
   info.device = device.name;
   info.tensor_parallel = o.tensor_parallel;
+  info.pipeline_stages = o.pipeline_stages;
   info.weights_dtype = setup.weights.empty() ? "as stored" : setup.weights;
   info.kv_dtype = setup.kv;
   if (!o.json_path.empty()) emit_report(o.json_path, render([&](std::ostream& s) { write_serve_json(info, result, s); }), out);

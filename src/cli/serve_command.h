@@ -21,6 +21,7 @@ struct ServeCommandOptions {
   std::string scheduler = "continuous";
   int64_t max_batch = 256, chunk = 512;
   int64_t tensor_parallel = 1;
+  int64_t pipeline_stages = 1;
   std::string dtype;
   double workspace_gb = 0.5;
   uint64_t seed = 1;

@@ -68,7 +68,7 @@ class Inliner {
               std::vector<NodeProto>& out);
   void expand_graph(GraphProto& graph, bool top);
   InlinedScopes take_scopes() { return std::move(scopes_); }
-  // Nodes the graph becomes once expanded, bodies included; counted (not built) up to just past
+  // Nodes the graph becomes once expanded, bodies and the calls expanded included; counted (not built) up to just past
   // kMaxModelNodes, so that functions calling functions twice each, 40 deep, fail at once.
   int64_t expanded_size(const GraphProto& graph, int depth = 0);
 
@@ -112,7 +112,9 @@ int64_t Inliner::expanded_size(const NodeProto& node, int depth) {
       for (const auto& inner : f->node()) body = std::min(body + expanded_size(inner, depth + 1), kMaxModelNodes + 1);
       function_sizes_[f] = body;
     }
-    size = std::max<int64_t>(function_sizes_[f], 0);  // -1: a recursive call, which expand() reports
+    // The call itself counts too: bodies of nothing but calls to empty functions come out as no
+    // node at all, yet expanding them copies every call (300 calls a level, 4 levels: 8e9).
+    size = 1 + std::max<int64_t>(function_sizes_[f], 0);  // -1: a recursive call, which expand() reports
   }
   for (const auto& a : node.attribute()) {
     if (a.has_g()) size += expanded_size(a.g(), depth);

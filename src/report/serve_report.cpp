@@ -21,6 +21,7 @@ void print_percentiles(const std::string& name, const Percentiles& p, std::ostre
 void print_serve_summary(const ServeRunInfo& info, const ServeResult& r, std::ostream& out) {
   const SchedulerOptions& s = info.scheduler;
   out << "Serving " << info.model << " on " << info.device << (info.tensor_parallel > 1 ? " x" + std::to_string(info.tensor_parallel) + " (TP)" : "")
+      << (info.pipeline_stages > 1 ? " x" + std::to_string(info.pipeline_stages) + " (PP)" : "")
       << ", weights " << info.weights_dtype << ", KV cache " << info.kv_dtype << "\n";
   out << "  scheduler " << scheduler_name(s.kind) << ", max batch " << s.max_batch
       << (s.kind == SchedulerKind::kChunked ? ", chunk " + std::to_string(s.chunk) + " tokens" : "") << "; " << info.workload << "\n";
@@ -32,7 +33,8 @@ void print_serve_summary(const ServeRunInfo& info, const ServeResult& r, std::os
   print_percentiles("latency", r.latency_ms, out);
   out << "\nThroughput  " << three_digits(r.requests_per_s) << " requests/s, " << three_digits(r.output_tokens_per_s)
       << " output tokens/s; " << three_digits(r.mean_in_flight) << " requests in flight on average\n";
-  out << "KV cache    " << r.kv_blocks << " blocks of " << s.block_tokens << " tokens per device; use mean "
+  out << "KV cache    " << r.kv_blocks << " blocks of " << s.block_tokens << " tokens"
+      << (info.pipeline_stages > 1 ? " (whole-model blocks, over the pipeline)" : " per device") << "; use mean "
       << human_share(r.mean_kv_use) << ", peak " << human_share(r.peak_kv_use) << "; " << r.preemptions << " preemptions\n";
   if (r.saturated)
     out << "\nSaturated: the queue was still growing at the last arrival; the rate is above what this configuration serves, "
@@ -48,6 +50,7 @@ void write_serve_json(const ServeRunInfo& info, const ServeResult& r, std::ostre
                         {"preemptions", o.preemptions}});
   nlohmann::json serve = {
       {"model", info.model}, {"device", info.device}, {"tensor_parallel", info.tensor_parallel},
+      {"pipeline_stages", info.pipeline_stages},
       {"weights_dtype", info.weights_dtype}, {"kv_dtype", info.kv_dtype}, {"workload", info.workload},
       {"scheduler", {{"kind", scheduler_name(s.kind)}, {"max_batch", s.max_batch}, {"chunk", s.chunk}, {"block_tokens", s.block_tokens}}},
       {"ttft_ms", percentiles_json(r.ttft_ms)}, {"tpot_ms", percentiles_json(r.tpot_ms)},

@@ -14,6 +14,7 @@ struct ServeRunInfo {
   std::string model, device, workload;  // workload: "Poisson 4 requests/s, seed 1" or the trace file
   std::string weights_dtype, kv_dtype;
   int64_t tensor_parallel = 1;
+  int64_t pipeline_stages = 1;
   SchedulerOptions scheduler;
 };
 

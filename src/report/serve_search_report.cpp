@@ -12,13 +12,13 @@ namespace {
 constexpr size_t kRowsShown = 15;
 
 void print_header(std::ostream& out) {
-  out << "  " << std::left << std::setw(24) << "device" << std::right << std::setw(4) << "TP" << std::setw(7) << "batch"
+  out << "  " << std::left << std::setw(24) << "device" << std::right << std::setw(4) << "TP" << std::setw(4) << "PP" << std::setw(7) << "batch"
       << std::setw(7) << "chunk" << std::setw(10) << "$/hour" << std::setw(12) << "requests/s" << std::setw(14) << "requests/$"
       << std::setw(12) << "P99 TTFT" << std::setw(11) << "P99 TPOT" << "\n";
 }
 
 void print_point(const SearchPoint& p, std::ostream& out) {
-  out << "  " << std::left << std::setw(24) << p.device << std::right << std::setw(4) << p.tensor_parallel << std::setw(7)
+  out << "  " << std::left << std::setw(24) << p.device << std::right << std::setw(4) << p.tensor_parallel << std::setw(4) << p.pipeline_stages << std::setw(7)
       << p.max_batch << std::setw(7) << (p.chunk > 0 ? std::to_string(p.chunk) : "-") << std::setw(10)
       << three_digits(p.cost_per_hour) << std::setw(12) << three_digits(p.max_rate) << std::setw(14)
       << three_digits(p.requests_per_dollar) << std::setw(12) << three_digits(p.p99_ttft_ms) << std::setw(11)
@@ -58,7 +58,7 @@ void print_search(const ServeRunInfo& info, const SearchOptions& o, const std::v
 void write_search_json(const SearchOptions& o, const std::vector<SearchPoint>& points, std::ostream& out) {
   nlohmann::json rows = nlohmann::json::array();
   for (const SearchPoint& p : points)
-    rows.push_back({{"device", p.device}, {"tensor_parallel", p.tensor_parallel}, {"max_batch", p.max_batch}, {"chunk", p.chunk},
+    rows.push_back({{"device", p.device}, {"tensor_parallel", p.tensor_parallel}, {"pipeline_stages", p.pipeline_stages}, {"max_batch", p.max_batch}, {"chunk", p.chunk},
                     {"cost_per_hour", p.cost_per_hour}, {"max_rate", p.max_rate}, {"requests_per_dollar", p.requests_per_dollar},
                     {"p99_ttft_ms", p.p99_ttft_ms}, {"p99_tpot_ms", p.p99_tpot_ms}, {"pareto", p.pareto}, {"skipped", p.skipped}});
   const nlohmann::json search = {{"scheduler", scheduler_name(o.scheduler.kind)}, {"ttft_slo_ms", o.ttft_slo_ms},

@@ -52,6 +52,16 @@ double IterationPricer::attention_ms(const Slice& slice) {
   return it->second;
 }
 
+// Between pipeline stages each device of the tensor-parallel group sends its share of the
+// iteration's hidden states to its peer of the next stage, over the device's link.
+double IterationPricer::stage_transfers_ms(int64_t rows) const {
+  if (stages_ <= 1) return 0;
+  const double bytes = static_cast<double>(rows) * static_cast<double>(setup_.model->hidden) * setup_.act_bytes /
+                       static_cast<double>(setup_.tp);
+  const double one = setup_.link_latency_us * 1e-3 + (setup_.link_gbps > 0 ? bytes / (setup_.link_gbps * 1e9) * 1e3 : 0);
+  return static_cast<double>(stages_ - 1) * one;
+}
+
 double IterationPricer::iteration_ms(const std::vector<Slice>& slices) {
   int64_t rows = 0;
   double attention = 0;
@@ -59,7 +69,8 @@ double IterationPricer::iteration_ms(const std::vector<Slice>& slices) {
     rows += slice.new_tokens;
     attention += attention_ms(slice);
   }
-  return rows == 0 ? 0 : rows_ms(rows) + logits_ms(static_cast<int64_t>(slices.size())) + attention;
+  if (rows == 0) return 0;
+  return rows_ms(rows) + logits_ms(static_cast<int64_t>(slices.size())) + attention + stage_transfers_ms(rows);
 }
 
 }  // namespace modelcost

@@ -84,7 +84,7 @@ void mark_pareto(std::vector<SearchPoint>& points) {
 }
 
 // One device and split, over the max batches and chunks.
-void search_split(const DecoderModel& model, const SearchOptions& o, const SearchDevice& d, int64_t tp,
+void search_split(const DecoderModel& model, const SearchOptions& o, const SearchDevice& d, int64_t tp, int64_t pp,
                   std::vector<SearchPoint>& points) {
   LlmOptions step = o.step;
   step.tensor_parallel = tp;
@@ -95,12 +95,14 @@ void search_split(const DecoderModel& model, const SearchOptions& o, const Searc
       SearchPoint point;
       point.device = d.device->id;
       point.tensor_parallel = tp;
+      point.pipeline_stages = pp;
       point.max_batch = max_batch;
       point.chunk = chunked ? chunk : 0;
-      point.cost_per_hour = d.price_per_hour * static_cast<double>(tp);
+      point.cost_per_hour = d.price_per_hour * static_cast<double>(tp * pp);
       SchedulerOptions scheduler = o.scheduler;
       scheduler.max_batch = max_batch;
       scheduler.chunk = chunk;
+      scheduler.pipeline_stages = pp;
       try {
         const StepSetup setup = make_step_setup(model, *d.device, step);
         RateSearch(setup, o, scheduler).find(point);
@@ -118,7 +120,8 @@ std::vector<SearchPoint> search_configurations(const DecoderModel& model, const 
   check(o);
   std::vector<SearchPoint> points;
   for (const SearchDevice& d : o.devices)
-    for (int64_t tp : o.tensor_parallel) search_split(model, o, d, tp, points);
+    for (int64_t tp : o.tensor_parallel)
+      for (int64_t pp : o.pipeline_stages) search_split(model, o, d, tp, pp, points);
   mark_pareto(points);
   std::stable_sort(points.begin(), points.end(),
                    [](const SearchPoint& a, const SearchPoint& b) { return a.requests_per_dollar > b.requests_per_dollar; });

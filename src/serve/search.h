@@ -1,4 +1,4 @@
-// Configuration search: for each device x tensor parallelism x max batch x chunk, the highest
+// Configuration search: for each device x tensor parallelism x pipeline stages x max batch x chunk, the highest
 // Poisson rate whose P99 TTFT and TPOT meet the SLOs (bisection on the rate), its requests per
 // dollar, and the Pareto front of rate against cost (docs/llm.md, "Searching configurations").
 #pragma once
@@ -17,6 +17,7 @@ struct SearchDevice {
 struct SearchOptions {
   std::vector<SearchDevice> devices;
   std::vector<int64_t> tensor_parallel = {1, 2, 4, 8};
+  std::vector<int64_t> pipeline_stages = {1, 2, 4};
   std::vector<int64_t> max_batches = {64, 256};
   std::vector<int64_t> chunks = {512, 2048};  // chunked scheduler only
   LlmOptions step;                 // precisions, collective
@@ -28,7 +29,7 @@ struct SearchOptions {
 
 struct SearchPoint {
   std::string device;
-  int64_t tensor_parallel = 1, max_batch = 0, chunk = 0;
+  int64_t tensor_parallel = 1, pipeline_stages = 1, max_batch = 0, chunk = 0;
   double cost_per_hour = 0;        // all the configuration's devices
   double max_rate = 0;             // requests/s meeting the SLOs; 0 when none does
   double requests_per_dollar = 0;

@@ -51,10 +51,15 @@ struct SchedulerOptions {
   int64_t kv_blocks = 0;         // 0: from the device memory (kv_block_budget)
   double reserve_bytes = 0.5e9;  // per device, for the runtime
   int64_t max_iterations = kMaxServeIterations;
+  // Pipeline parallelism: the layers split over this many stages (each a tensor-parallel group),
+  // with as many batches in flight, one per virtual engine (vLLM's scheme); docs/llm.md says how
+  // an iteration and the KV cache are priced.
+  int64_t pipeline_stages = 1;
 };
 
 // KV blocks that fit one device beside the weights, the reserve and the activations of an
-// iteration of `iteration_tokens` tokens.
+// iteration of `iteration_tokens` tokens; with pipeline stages, the blocks of one virtual engine
+// (each device holds 1/stages of the weights and of every sequence's cache, for stages engines).
 int64_t kv_block_budget(const StepSetup& setup, const SchedulerOptions& options, int64_t iteration_tokens);
 
 struct Percentiles {
@@ -88,9 +93,13 @@ struct ServeResult {
 // Prices iterations with the step model: GEMMs, elementwise work, launches and collectives over
 // all the iteration's new tokens as rows, the LM head over one row per sequence where the model
 // takes the last position's logits, attention per sequence at its own context.
+// With pipeline stages, an iteration is one virtual engine's cycle: every stage's share of the
+// work in turn and the hidden states sent between stages. The stages are taken as balanced, so
+// the engines' batches follow each other through them without waiting (the LM head's extra work
+// on the last stage is not modelled).
 class IterationPricer {
  public:
-  explicit IterationPricer(const StepSetup& setup) : setup_(setup) {}
+  explicit IterationPricer(const StepSetup& setup, int64_t stages = 1) : setup_(setup), stages_(stages) {}
   struct Slice {
     int64_t new_tokens = 1, past = 0;
   };
@@ -101,7 +110,9 @@ class IterationPricer {
   double rows_ms(int64_t rows);
   double logits_ms(int64_t sequences);
   double attention_ms(const Slice& slice);
+  double stage_transfers_ms(int64_t rows) const;
   StepSetup setup_;
+  int64_t stages_ = 1;
   // Memos: an iteration repeats the same rows and decode contexts many times.
   std::vector<double> rows_ms_;              // by rows; < 0 not yet priced
   std::vector<double> logits_ms_;            // by sequences

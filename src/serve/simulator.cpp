@@ -29,7 +29,7 @@ struct Work {
 class Engine {
  public:
   Engine(const StepSetup& setup, const std::vector<ServeRequest>& requests, const SchedulerOptions& options)
-      : pricer_(setup), requests_(requests), options_(options), outcomes_(requests.size()) {}
+      : pricer_(setup, options.pipeline_stages), requests_(requests), options_(options), outcomes_(requests.size()) {}
 
   ServeResult run(int64_t total_blocks);
 
@@ -284,16 +284,58 @@ ServeResult Engine::summarise() const {
   return result;
 }
 
-void check_options(const SchedulerOptions& o) {
+void check_options(const SchedulerOptions& o, const StepSetup& setup) {
   if (o.max_batch < 1 || o.max_batch > 65536) throw Error(kExitUsage, "--max-batch must be between 1 and 65536");
+  if (o.pipeline_stages < 1 || o.pipeline_stages > std::max<int64_t>(setup.model->layers, 1))
+    throw Error(kExitUsage, "--pp must be between 1 and the model's " + std::to_string(setup.model->layers) + " layers");
   if (o.chunk < 1 || o.chunk > (1 << 24)) throw Error(kExitUsage, "--chunk must be between 1 and 16777216");
   if (o.block_tokens < 1) throw Error(kExitUsage, "serve: KV blocks must hold at least one token");
+}
+
+// The virtual engines' results as one engine's: every request, the rates over the whole span,
+// the time averages summed over the engines (in flight) or averaged (cache use).
+ServeResult merge_engines(const std::vector<ServeResult>& parts, const std::vector<ServeRequest>& requests) {
+  ServeResult merged;
+  double last_finish = 0, output_tokens = 0, in_flight = 0, kv_use = 0;
+  std::vector<double> ttft, tpot, latency;
+  for (const ServeResult& part : parts) {
+    for (const RequestOutcome& o : part.requests) {
+      merged.requests.push_back(o);
+      ttft.push_back(o.ttft_ms());
+      if (o.request.output > 1) tpot.push_back(o.tpot_ms());
+      latency.push_back(o.latency_ms());
+      last_finish = std::max(last_finish, o.finish_s);
+      output_tokens += static_cast<double>(o.request.output);
+    }
+    in_flight += part.mean_in_flight * part.duration_s;
+    kv_use += part.mean_kv_use * part.duration_s;
+    merged.peak_kv_use = std::max(merged.peak_kv_use, part.peak_kv_use);
+    merged.kv_blocks += part.kv_blocks;
+    merged.iterations += part.iterations;
+    merged.preemptions += part.preemptions;
+    merged.saturated = merged.saturated || part.saturated;
+  }
+  std::stable_sort(merged.requests.begin(), merged.requests.end(),
+                   [](const RequestOutcome& a, const RequestOutcome& b) { return a.request.arrival_s < b.request.arrival_s; });
+  merged.ttft_ms = percentiles_of(ttft);
+  merged.tpot_ms = percentiles_of(tpot);
+  merged.latency_ms = percentiles_of(latency);
+  merged.duration_s = last_finish - requests.front().arrival_s;
+  const double duration = std::max(merged.duration_s, 1e-12);
+  merged.requests_per_s = static_cast<double>(merged.requests.size()) / duration;
+  merged.output_tokens_per_s = output_tokens / duration;
+  merged.mean_in_flight = in_flight / duration;
+  merged.mean_kv_use = kv_use / duration / static_cast<double>(parts.size());
+  return merged;
 }
 
 }  // namespace
 
 int64_t kv_block_budget(const StepSetup& setup, const SchedulerOptions& options, int64_t iteration_tokens) {
-  const MemoryPerDevice fixed = memory_per_device(setup, 1, 0, iteration_tokens, options.reserve_bytes);
+  MemoryPerDevice fixed = memory_per_device(setup, 1, 0, iteration_tokens, options.reserve_bytes);
+  // A stage holds its layers' weights; its cache share (1/stages of every sequence's, for stages
+  // engines) comes to one engine's sequences at the whole model's bytes per token.
+  fixed.weights_bytes /= static_cast<double>(std::max<int64_t>(options.pipeline_stages, 1));
   const double free_bytes = setup.device->memory_gb * 1e9 - fixed.total();
   const double block_bytes = kv_bytes_per_token_per_device(setup) * static_cast<double>(options.block_tokens);
   if (setup.device->memory_gb <= 0 || block_bytes <= 0) return 1 << 30;  // no capacity known: unbounded
@@ -301,7 +343,7 @@ int64_t kv_block_budget(const StepSetup& setup, const SchedulerOptions& options,
 }
 
 ServeResult simulate_serving(const StepSetup& setup, const std::vector<ServeRequest>& requests, const SchedulerOptions& options) {
-  check_options(options);
+  check_options(options, setup);
   if (requests.empty() || static_cast<int64_t>(requests.size()) > kMaxServeRequests)
     throw Error(kExitUsage, "serve: between 1 and " + std::to_string(kMaxServeRequests) + " requests");
   int64_t largest_prompt = 0;
@@ -313,10 +355,18 @@ ServeResult simulate_serving(const StepSetup& setup, const std::vector<ServeRequ
     if (need > blocks)
       throw Error(kExitUsage, "serve: request " + std::to_string(i + 1) + " needs " + std::to_string(need) +
                                   " KV blocks of " + std::to_string(options.block_tokens) + " tokens; the device holds " +
-                                  std::to_string(blocks) + " beside the weights (more --tp, or shorter requests)");
+                                  std::to_string(blocks) + " beside the weights (more --tp or --pp, or shorter requests)");
   }
-  Engine engine(setup, requests, options);
-  return engine.run(blocks);
+  if (options.pipeline_stages == 1) return Engine(setup, requests, options).run(blocks);
+  // One virtual engine per stage, the requests dealt to them in turn as they arrive.
+  std::vector<ServeResult> parts;
+  for (int64_t e = 0; e < options.pipeline_stages; ++e) {
+    std::vector<ServeRequest> share;
+    for (size_t i = static_cast<size_t>(e); i < requests.size(); i += static_cast<size_t>(options.pipeline_stages))
+      share.push_back(requests[i]);
+    if (!share.empty()) parts.push_back(Engine(setup, share, options).run(blocks));
+  }
+  return merge_engines(parts, requests);
 }
 
 }  // namespace modelcost

@@ -346,6 +346,16 @@ inline void more_function_cases(std::vector<Case>& out) {
     for (int i = 1; i <= 40; ++i) add_function(m.proto(), "F" + std::to_string(i), {"F" + std::to_string(i - 1), "F" + std::to_string(i - 1)});
     out.push_back({"functions_doubling_40_levels", m.bytes()});
   }
+  for (int fan_out : {30, 300}) {
+    // F0's body is empty; F1..F4 call the function below fan_out times each: no node comes out,
+    // but fan_out^4 calls would be expanded (the fuzzer found it at 11 s).
+    ModelBuilder m = calling_function("F4");
+    add_function(m.proto(), "F0", {});
+    m.proto().mutable_functions(0)->clear_node();
+    for (int i = 1; i <= 4; ++i)
+      add_function(m.proto(), "F" + std::to_string(i), std::vector<std::string>(fan_out, "F" + std::to_string(i - 1)));
+    out.push_back({"functions_calling_" + std::to_string(fan_out) + "_times_down_to_an_empty_body", m.bytes()});
+  }
 }
 
 // ---- element types the schema does not allow together ----

@@ -14,6 +14,7 @@ struct SearchFixture {
     SearchOptions o;
     o.devices = {{&fast, 4.0}, {&slow, 1.0}};
     o.tensor_parallel = {1, 2};
+    o.pipeline_stages = {1, 2};
     o.max_batches = {32, 128};
     o.scheduler.kind = SchedulerKind::kChunked;
     o.step.precision = {"fp16", "fp16", "fp16"};
@@ -34,6 +35,7 @@ ServeResult run_at(const DecoderModel& model, const Device& device, const Search
   SchedulerOptions s = o.scheduler;
   s.max_batch = p.max_batch;
   s.chunk = p.chunk;
+  s.pipeline_stages = p.pipeline_stages;
   return simulate_serving(make_step_setup(model, device, step), poisson_workload(w), s);
 }
 
@@ -41,7 +43,7 @@ TEST(ServeSearch, TheRateFoundMeetsTheSlosAndATenthMoreDoesNot) {
   const SearchFixture f;
   const SearchOptions o = f.options();
   const std::vector<SearchPoint> points = search_configurations(f.model, o);
-  ASSERT_EQ(points.size(), 2u * 2 * 2 * 2);
+  ASSERT_EQ(points.size(), 2u * 2 * 2 * 2 * 2);  // devices x TP x PP x max batch x chunk
   const SearchPoint& best = points.front();
   ASSERT_GT(best.max_rate, 0);
   const Device& device = best.device == f.fast.id ? f.fast : f.slow;

@@ -86,6 +86,64 @@ TEST(Serve, LittlesLawHoldsForRequestsInFlight) {
     }
 }
 
+SchedulerOptions pipelined(SchedulerKind kind, int64_t stages) {
+  SchedulerOptions o = scheduler(kind);
+  o.pipeline_stages = stages;
+  return o;
+}
+
+TEST(Serve, PipelineStagesAddTheirTransfersToOnePrefill) {
+  const Fixture f;
+  StepSetup s = f.setup();
+  s.link_gbps = 100;
+  s.link_latency_us = 10;
+  const double prefill_ms = predict_step(s, 1, 512, 0).total_ms();
+  const double transfer_ms = 10e-3 + 512.0 * static_cast<double>(f.model.hidden) * 2 / 100e9 * 1e3;
+  for (int64_t stages : {2, 4}) {
+    const ServeResult r = simulate_serving(s, poisson_workload(workload(0.01, 30)), pipelined(SchedulerKind::kContinuous, stages));
+    EXPECT_NEAR(r.ttft_ms.mean, prefill_ms + static_cast<double>(stages - 1) * transfer_ms, 0.01 * prefill_ms) << stages;
+  }
+}
+
+TEST(Serve, PipelineStagesHoldMoreOfTheCache) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  const int64_t one = kv_block_budget(s, scheduler(SchedulerKind::kContinuous), 512);
+  const int64_t two = kv_block_budget(s, pipelined(SchedulerKind::kContinuous, 2), 512);
+  EXPECT_GT(two, one);  // half the weights per device: more room for each engine's cache
+  const ServeResult r = simulate_serving(s, poisson_workload(workload(1, 50)), pipelined(SchedulerKind::kContinuous, 2));
+  EXPECT_EQ(r.kv_blocks, 2 * two);  // two engines, their blocks over the whole pipeline
+}
+
+TEST(Serve, PipelineStagesServeMoreWhenFlooded) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  for (SchedulerKind kind : kAll) {
+    const double one = simulate_serving(s, poisson_workload(workload(10000, 400)), scheduler(kind)).requests_per_s;
+    const ServeResult two = simulate_serving(s, poisson_workload(workload(10000, 400)), pipelined(kind, 2));
+    EXPECT_GT(two.requests_per_s, 1.5 * one) << scheduler_name(kind);  // two batches in flight
+    EXPECT_EQ(two.requests.size(), 400u);
+    for (size_t i = 1; i < two.requests.size(); ++i) EXPECT_LE(two.requests[i - 1].request.arrival_s, two.requests[i].request.arrival_s);
+  }
+}
+
+TEST(Serve, LittlesLawHoldsAcrossPipelineEngines) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  for (double rate : {2.0, 20.0}) {
+    const ServeResult r = simulate_serving(s, poisson_workload(workload(rate, 1000)), pipelined(SchedulerKind::kChunked, 2));
+    const double littles = r.requests_per_s * r.latency_ms.mean * 1e-3;
+    EXPECT_NEAR(r.mean_in_flight, littles, 0.05 * littles) << rate;
+  }
+}
+
+TEST(Serve, PipelineStagesPastTheLayersAreRefused) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  EXPECT_THROW(simulate_serving(s, poisson_workload(workload(1, 5)), pipelined(SchedulerKind::kContinuous, f.model.layers + 1)), Error);
+  EXPECT_THROW(simulate_serving(s, poisson_workload(workload(1, 5)), pipelined(SchedulerKind::kContinuous, 0)), Error);
+}
+
 TEST(Serve, SaturationIsFlaggedWhenArrivalsOutrunService) {
   const Fixture f;
   const StepSetup s = f.setup();
