@@ -96,7 +96,8 @@ struct Device {
   AchievableCeilings achievable;
   std::optional<double> price_per_hour_usd;
   // [interconnect]: per-GPU link figures for tensor parallelism (nvlink_gbps, nvlink_latency_us,
-  // pcie_gbps, pcie_latency_us; allreduce_bus_gbps, allreduce_latency_us when calibrated).
+  // pcie_gbps, pcie_latency_us; allreduce_bus_gbps, allreduce_latency_us when calibrated;
+  // node_gpus, infiniband_gbps, infiniband_latency_us for pipelines that span nodes).
   std::map<std::string, double> interconnect;
   std::map<std::string, SourceDocument> documents;
   std::map<std::string, FigureSource> sources;  // figure key ("memory_gb", "peak.tensor.fp16") -> source

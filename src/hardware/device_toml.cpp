@@ -138,10 +138,12 @@ void DeviceReader::read_documents(Device& d) const {
   }
 }
 
-// [interconnect]: the link figures tensor parallelism prices its all-reduces with.
+// [interconnect]: the link figures tensor parallelism prices its all-reduces with, and the node's
+// size and network that pipelines over several nodes send their activations through.
 void DeviceReader::read_interconnect(Device& d) const {
-  static const std::set<std::string> keys = {"nvlink_gbps",       "nvlink_latency_us",  "pcie_gbps",
-                                             "pcie_latency_us",   "allreduce_bus_gbps", "allreduce_latency_us"};
+  static const std::set<std::string> keys = {"nvlink_gbps",           "nvlink_latency_us",  "pcie_gbps",
+                                             "pcie_latency_us",       "allreduce_bus_gbps", "allreduce_latency_us",
+                                             "infiniband_gbps",       "infiniband_latency_us", "node_gpus"};
   const toml::node* table = root_.get("interconnect");
   if (!table) return;
   if (!table->is_table()) fail("'interconnect' must be a table of link figures");

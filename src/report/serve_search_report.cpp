@@ -52,7 +52,7 @@ void print_search(const ServeRunInfo& info, const SearchOptions& o, const std::v
     if (p.pareto) front.push_back(p);
   std::stable_sort(front.begin(), front.end(), [](const SearchPoint& a, const SearchPoint& b) { return a.cost_per_hour < b.cost_per_hour; });
   for (const SearchPoint& p : front) print_point(p, out);
-  if (skipped) out << "\n" << skipped << " configurations were not simulated (the model does not fit or the heads do not split); see --json\n";
+  if (skipped) out << "\n" << skipped << " configurations were not simulated (the model does not fit, the heads do not split, or the devices span nodes without network figures); see --json\n";
 }
 
 void write_search_json(const SearchOptions& o, const std::vector<SearchPoint>& points, std::ostream& out) {

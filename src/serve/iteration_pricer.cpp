@@ -52,14 +52,26 @@ double IterationPricer::attention_ms(const Slice& slice) {
   return it->second;
 }
 
+int64_t stage_boundaries_between_nodes(const StepSetup& setup, int64_t stages) {
+  auto it = setup.device->interconnect.find("node_gpus");
+  if (it == setup.device->interconnect.end() || it->second < 1) return 0;  // one node, however many devices
+  const auto node = static_cast<int64_t>(it->second);
+  return (setup.tp * stages + node - 1) / node - 1;  // stages fill one node after another
+}
+
 // Between pipeline stages each device of the tensor-parallel group sends its share of the
-// iteration's hidden states to its peer of the next stage, over the device's link.
+// iteration's hidden states to its peer of the next stage: over the device's link inside a node,
+// over InfiniBand where the boundary falls between nodes.
 double IterationPricer::stage_transfers_ms(int64_t rows) const {
   if (stages_ <= 1) return 0;
   const double bytes = static_cast<double>(rows) * static_cast<double>(setup_.model->hidden) * setup_.act_bytes /
                        static_cast<double>(setup_.tp);
-  const double one = setup_.link_latency_us * 1e-3 + (setup_.link_gbps > 0 ? bytes / (setup_.link_gbps * 1e9) * 1e3 : 0);
-  return static_cast<double>(stages_ - 1) * one;
+  auto send_ms = [&](double gbps, double latency_us) { return latency_us * 1e-3 + (gbps > 0 ? bytes / (gbps * 1e9) * 1e3 : 0); };
+  const int64_t between_nodes = stage_boundaries_between_nodes(setup_, stages_);
+  const auto& links = setup_.device->interconnect;
+  const double network = between_nodes == 0 ? 0 : send_ms(links.at("infiniband_gbps"), links.at("infiniband_latency_us"));
+  return static_cast<double>(stages_ - 1 - between_nodes) * send_ms(setup_.link_gbps, setup_.link_latency_us) +
+         static_cast<double>(between_nodes) * network;
 }
 
 double IterationPricer::iteration_ms(const std::vector<Slice>& slices) {

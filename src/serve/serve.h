@@ -57,6 +57,9 @@ struct SchedulerOptions {
   int64_t pipeline_stages = 1;
 };
 
+// Pipeline stage boundaries that fall between nodes (the device's node_gpus figure; 0 without one).
+int64_t stage_boundaries_between_nodes(const StepSetup& setup, int64_t stages);
+
 // KV blocks that fit one device beside the weights, the reserve and the activations of an
 // iteration of `iteration_tokens` tokens; with pipeline stages, the blocks of one virtual engine
 // (each device holds 1/stages of the weights and of every sequence's cache, for stages engines).

@@ -288,6 +288,14 @@ void check_options(const SchedulerOptions& o, const StepSetup& setup) {
   if (o.max_batch < 1 || o.max_batch > 65536) throw Error(kExitUsage, "--max-batch must be between 1 and 65536");
   if (o.pipeline_stages < 1 || o.pipeline_stages > std::max<int64_t>(setup.model->layers, 1))
     throw Error(kExitUsage, "--pp must be between 1 and the model's " + std::to_string(setup.model->layers) + " layers");
+  const auto& links = setup.device->interconnect;
+  if (auto node = links.find("node_gpus"); node != links.end() && static_cast<double>(setup.tp) > node->second)
+    throw Error(kExitUsage, "serve: --tp " + std::to_string(setup.tp) + " spans more than a node of " +
+                                std::to_string(static_cast<int64_t>(node->second)) + " GPUs; tensor parallelism across nodes is not modelled");
+  if (stage_boundaries_between_nodes(setup, o.pipeline_stages) > 0 &&
+      (!links.count("infiniband_gbps") || !links.count("infiniband_latency_us")))
+    throw Error(kExitUsage, "serve: " + std::to_string(setup.tp * o.pipeline_stages) + " devices span nodes, and " +
+                                setup.device->id + " has no interconnect.infiniband figures to send between them");
   if (o.chunk < 1 || o.chunk > (1 << 24)) throw Error(kExitUsage, "--chunk must be between 1 and 16777216");
   if (o.block_tokens < 1) throw Error(kExitUsage, "serve: KV blocks must hold at least one token");
 }

@@ -137,6 +137,24 @@ TEST(Serve, LittlesLawHoldsAcrossPipelineEngines) {
   }
 }
 
+TEST(Serve, PipelineStagesBetweenNodesSendOverTheNetwork) {
+  Fixture f;
+  f.device.interconnect = {{"nvlink_gbps", 100}, {"nvlink_latency_us", 10}, {"node_gpus", 2},
+                           {"infiniband_gbps", 10}, {"infiniband_latency_us", 40}};
+  const StepSetup s = f.setup();
+  const double prefill_ms = predict_step(s, 1, 512, 0).total_ms();
+  const double bytes = 512.0 * static_cast<double>(f.model.hidden) * 2;
+  const double inside = 10e-3 + bytes / 100e9 * 1e3, between = 40e-3 + bytes / 10e9 * 1e3;
+  // Four stages of one device on nodes of two: stages 1-2 and 3-4 share a node, 2-3 do not.
+  EXPECT_EQ(stage_boundaries_between_nodes(s, 4), 1);
+  const ServeResult r = simulate_serving(s, poisson_workload(workload(0.01, 20)), pipelined(SchedulerKind::kContinuous, 4));
+  EXPECT_NEAR(r.ttft_ms.mean, prefill_ms + 2 * inside + between, 0.01 * prefill_ms);
+  // Without the network's figures a pipeline over nodes is refused, not priced over NVLink.
+  f.device.interconnect.erase("infiniband_gbps");
+  EXPECT_THROW(simulate_serving(f.setup(), poisson_workload(workload(0.01, 5)), pipelined(SchedulerKind::kContinuous, 4)), Error);
+  EXPECT_NO_THROW(simulate_serving(f.setup(), poisson_workload(workload(0.01, 5)), pipelined(SchedulerKind::kContinuous, 2)));
+}
+
 TEST(Serve, PipelineStagesPastTheLayersAreRefused) {
   const Fixture f;
   const StepSetup s = f.setup();
