@@ -8,6 +8,7 @@ one behind the ``modelcost`` command, and every command-line option is a keyword
     modelcost.analyze(torch_module, torch.randn(1, 3, 224, 224), by_module=2)
     modelcost.diff("a.onnx", "b.onnx", gpu=["a100", "h100"], batch=[1, 32]).to_pandas("whole_model")
     modelcost.llm("tinyllama.onnx", gpu="l4", dtype="fp16", prompt=512, generate=256).to_pandas()
+    modelcost.serve("llama-3-8b.json", gpu="h100", rate=4, prompt_len=(256, 1024)).to_pandas()
     modelcost.list_gpus(), modelcost.calibrate(out="local.toml")
 
 Errors raise ModelcostError with the command line's message (options named as Python keywords)
@@ -21,10 +22,10 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _commands
 from .errors import ModelcostError
-from .results import Calibration, DeviceList, DiffResult, LlmResult, Result
+from .results import Calibration, DeviceList, DiffResult, LlmResult, Result, SearchResult, ServeResult
 
-__all__ = ["analyze", "diff", "llm", "list_gpus", "calibrate", "Result", "DiffResult", "LlmResult", "Calibration",
-           "DeviceList", "ModelcostError"]
+__all__ = ["analyze", "diff", "llm", "serve", "list_gpus", "calibrate", "Result", "DiffResult", "LlmResult",
+           "ServeResult", "SearchResult", "Calibration", "DeviceList", "ModelcostError"]
 __version__ = "0.1.0"
 
 Path = Union[str, "os.PathLike[str]"]
@@ -98,6 +99,23 @@ def llm(model: Any, gpu: str, *, prompt: Optional[int] = None, generate: Optiona
                          collective=collective, workspace_gb=workspace_gb, tpot_slo_ms=tpot_slo_ms,
                          ttft_slo_ms=ttft_slo_ms, target_tokens_per_s=target_tokens_per_s, dims=dims, hwdb=hwdb,
                          measure=measure)
+
+
+def serve(model: Any, gpu: Union[str, Sequence[str]], *, rate: Optional[float] = None, trace: Optional[Path] = None,
+          requests: Optional[int] = None, prompt_len: Union[None, int, str, Sequence[int]] = None,
+          output_len: Union[None, int, str, Sequence[int]] = None, scheduler: Optional[str] = None,
+          max_batch: Optional[int] = None, chunk: Optional[int] = None, tp: Optional[int] = None,
+          pp: Optional[int] = None, dtype: Optional[str] = None, workspace_gb: Optional[float] = None,
+          seed: Optional[int] = None, search: bool = False, ttft_slo_ms: Optional[float] = None,
+          tpot_slo_ms: Optional[float] = None, price_per_hour: Union[None, float, Sequence[float]] = None,
+          dims: Optional[Mapping[str, int]] = None, hwdb: Paths = None) -> Union[ServeResult, SearchResult]:
+    """A serving simulation, as ``modelcost serve MODEL --gpu GPU`` (docs/llm.md): a ServeResult;
+    with ``search=True`` (several ``gpu`` allowed) the configuration search, a SearchResult.
+    ``prompt_len``/``output_len``: a length, or (low, high) for uniform lengths."""
+    return _commands.serve(model, gpu, rate=rate, trace=trace, requests=requests, prompt_len=prompt_len,
+                           output_len=output_len, scheduler=scheduler, max_batch=max_batch, chunk=chunk, tp=tp, pp=pp,
+                           dtype=dtype, workspace_gb=workspace_gb, seed=seed, search=search, ttft_slo_ms=ttft_slo_ms,
+                           tpot_slo_ms=tpot_slo_ms, price_per_hour=price_per_hour, dims=dims, hwdb=hwdb)
 
 
 def list_gpus(hwdb: Paths = None) -> DeviceList:

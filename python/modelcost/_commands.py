@@ -13,7 +13,7 @@ from . import _modelcost
 from ._options import option_args, python_message, raise_for
 from ._sources import model_file
 from .errors import ModelcostError
-from .results import Calibration, DeviceList, DiffResult, LlmResult, Result
+from .results import Calibration, DeviceList, DiffResult, LlmResult, Result, SearchResult, ServeResult
 
 _PACKAGE_HWDB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hwdb")
 
@@ -69,6 +69,19 @@ def diff(a: Any, b: Any, **options: Any) -> DiffResult:
 def llm(model: Any, gpu: str, **options: Any) -> LlmResult:
     source = model_file(model)
     return LlmResult(_run_for_json(["llm", source.path, "--gpu", gpu] + option_args(options) + _package_hwdb()))
+
+
+def serve(model: Any, gpu: Union[str, Sequence[str]], **options: Any) -> Union[ServeResult, SearchResult]:
+    source = model_file(model)
+    if options.get("trace") is not None:
+        options["trace"] = os.fspath(options["trace"])
+    for name in ("prompt_len", "output_len"):  # (low, high): uniform lengths, the command line's LOW:HIGH
+        if isinstance(options.get(name), (tuple, list)):
+            low, high = options[name]
+            options[name] = "{}:{}".format(int(low), int(high))
+    report = _run_for_json(["serve", source.path, "--gpu", gpu if isinstance(gpu, str) else ",".join(gpu)]
+                           + option_args(options) + _package_hwdb())
+    return SearchResult(report) if options.get("search") else ServeResult(report)
 
 
 def list_gpus(hwdb: Union[None, str, "os.PathLike[str]", Sequence[str]] = None) -> DeviceList:

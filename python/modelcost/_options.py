@@ -22,9 +22,13 @@ _VALUED = {
     "ttft_slo_ms": "--ttft-slo-ms", "target_tokens_per_s": "--target-tokens-per-s",
     # calibrate
     "from_grid": "--from-grid", "kernels_csv": "--kernels-csv", "out": "--out",
+    # serve
+    "rate": "--rate", "trace": "--trace", "requests": "--requests", "prompt_len": "--prompt-len",
+    "output_len": "--output-len", "scheduler": "--scheduler", "max_batch": "--max-batch", "chunk": "--chunk",
+    "pp": "--pp", "seed": "--seed",
 }
 _FLAGS = {"strict": "--strict", "measure": "--measure", "cpu": "--cpu", "cold": "--cold", "autotune": "--autotune",
-          "counters": "--counters"}
+          "counters": "--counters", "search": "--search"}
 _REPEATED = {"dims": "--dim", "inputs": "--input", "ops": "--ops", "hwdb": "--hwdb"}
 
 # In messages: the option -> how a Python caller spells it.

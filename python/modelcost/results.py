@@ -201,6 +201,42 @@ class LlmResult:
                                                                   len(self.batches))
 
 
+class ServeResult:
+    """A serving simulation (``modelcost serve MODEL --json``): ``summary`` is the report's ``serve``
+    member without its requests (percentiles of TTFT, TPOT and latency, throughput, KV-cache use),
+    ``requests`` one dict per request. ``to_pandas()``: one row per request."""
+
+    def __init__(self, report: Dict[str, Any]):
+        self.report = report
+        self.summary: Dict[str, Any] = {k: v for k, v in report["serve"].items() if k != "requests"}
+        self.requests: List[Dict[str, Any]] = report["serve"]["requests"]
+
+    def to_pandas(self):
+        return frame(self.requests)
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return "<modelcost.ServeResult {} on {}: {} requests, P99 TTFT {:.4g} ms>".format(
+            s.get("model"), s.get("device"), len(self.requests), s["ttft_ms"]["p99"])
+
+
+class SearchResult:
+    """A configuration search (``modelcost serve MODEL --search --json``): ``configurations``, the
+    best requests per dollar first, each with its device, TP, PP, max batch, chunk, highest rate
+    meeting the SLOs and whether it is on the Pareto front. ``to_pandas()``: one row each."""
+
+    def __init__(self, report: Dict[str, Any]):
+        self.report = report
+        self.search: Dict[str, Any] = report["search"]
+        self.configurations: List[Dict[str, Any]] = self.search["configurations"]
+
+    def to_pandas(self):
+        return frame(self.configurations)
+
+    def __repr__(self) -> str:
+        return "<modelcost.SearchResult: {} configurations>".format(len(self.configurations))
+
+
 class Calibration:
     """``modelcost calibrate``: ``text`` as printed, ``toml`` the hwdb entry (None for from_grid),
     ``entry`` that entry parsed, ``path`` where it was written."""

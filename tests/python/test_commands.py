@@ -83,3 +83,26 @@ def test_measure_on_the_cpu_reference_backend():
     net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU())
     r = modelcost.analyze(net, torch.randn(1, 3, 16, 16), measure=True, cpu=True)
     assert all(n.get("measured_us") is not None for n in r.nodes if n["op_type"] == "Conv")
+
+
+def test_serve_simulation_and_search(repo):
+    config = os.path.join(repo, "tests", "models", "llm", "configs", "llama-3-8b.json")
+    run = modelcost.serve(config, gpu="h100", rate=2, requests=20, prompt_len=(128, 256), output_len=32, dtype="fp16",
+                          pp=2)
+    assert run.summary["pipeline_stages"] == 2 and run.summary["ttft_ms"]["p99"] > 0
+    requests = run.to_pandas()
+    assert len(requests) == 20
+    assert requests["prompt_len"].between(128, 256).all() and (requests["output_len"] == 32).all()
+    found = modelcost.serve(config, gpu=["h100", "a100"], search=True, ttft_slo_ms=2000, tpot_slo_ms=100, requests=40,
+                            price_per_hour=[2.5, 1.5], dtype="fp16")
+    table = found.to_pandas()
+    assert set(table["device"]) == {"h100-sxm", "a100-sxm4-80gb"} and set(table["pipeline_stages"]) == {1, 2, 4}
+    assert table["requests_per_dollar"].is_monotonic_decreasing
+
+
+def test_serve_errors_name_python_arguments(repo):
+    config = os.path.join(repo, "tests", "models", "llm", "configs", "llama-3-8b.json")
+    with pytest.raises(modelcost.ModelcostError) as raised:
+        modelcost.serve(config, gpu="h100", rate=1, pp=64)
+    assert raised.value.exit_code == 2
+    assert "pp must be between 1 and" in str(raised.value) and "--" not in str(raised.value)
