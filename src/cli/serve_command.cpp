@@ -134,7 +134,7 @@ void add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   serve->add_option("--json", o.json_path, "Write the summary and every request as JSON to FILE (- for stdout)")->type_name("FILE");
   serve->add_option("--csv", o.csv_path, "Write one row per request to FILE (- for stdout)")->type_name("FILE");
   serve->add_flag("-q,--quiet", o.quiet, "Print nothing on stdout (files are still written)");
-  serve->add_flag("--search", o.search, "Over the --gpu devices x TP 1,2,4,8 x PP 1,2,4 x max batch x chunk: the highest rate meeting the P99 SLOs, per dollar");
+  serve->add_flag("--search", o.search, "Over the --gpu devices x TP 1,2,4,8 x PP 1-4 x max batch x chunk: the highest rate meeting the P99 SLOs, per dollar");
   serve->add_option("--ttft-slo-ms", o.ttft_slo_ms, "--search: limit on the P99 time to first token")->check(number_in_range(1e-9, 1e12));
   serve->add_option("--tpot-slo-ms", o.tpot_slo_ms, "--search: limit on the P99 time per output token")->check(number_in_range(1e-9, 1e12));
   serve->add_option("--price-per-hour", o.prices_per_hour, "--search: USD per device-hour, one per --gpu device (default the hwdb's)")

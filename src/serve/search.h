@@ -17,7 +17,7 @@ struct SearchDevice {
 struct SearchOptions {
   std::vector<SearchDevice> devices;
   std::vector<int64_t> tensor_parallel = {1, 2, 4, 8};
-  std::vector<int64_t> pipeline_stages = {1, 2, 4};
+  std::vector<int64_t> pipeline_stages = {1, 2, 3, 4};
   std::vector<int64_t> max_batches = {64, 256};
   std::vector<int64_t> chunks = {512, 2048};  // chunked scheduler only
   LlmOptions step;                 // precisions, collective
