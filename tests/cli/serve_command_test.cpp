@@ -3,7 +3,6 @@
 
 #include <nlohmann/json.hpp>
 
-
 #include "cli/cli_runner.h"
 
 namespace modelcost::testing {
