@@ -9,7 +9,7 @@ both written in the same device calls with one lock on the GPU. Prints ratios, n
   * with --transfer, the deployed prediction of an entry that knows the GPU only by its datasheet
     (its figures derived at load time from the other calibrated GPU), run here for every point.
 Usage: bench/zoo_runtime.py [--gpu h100|h200] [--markdown] [--transfer] [MODELCOST]"""
-import argparse, csv, math, os, re, shutil, sys
+import argparse, csv, math, os, shutil, sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -17,13 +17,6 @@ import zoo_validation  # noqa: E402 - its prediction helpers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ZOO = os.path.join(ROOT, "tests/models/zoo")
-
-
-def families():
-    """name -> (family, held_out), from the zoo's export script."""
-    text = open(os.path.join(ROOT, "scripts/gpu/zoo.py")).read()
-    pattern = r'^\s*\("([a-z0-9_]+)", "(?:tv|timm|hf|tvseg)", "[^"]+", "([a-z_]+)", (True|False)\)'
-    return {m.group(1): (m.group(2), m.group(3) == "True") for m in re.finditer(pattern, text, re.M)}
 
 
 def number(text):
@@ -43,17 +36,6 @@ def last_rows(path, value_key):
         if number(r.get(value_key)):
             rows[(r["model"], int(r["batch"]))] = r
     return rows
-
-
-def error_summary(label, errors):
-    n = len(errors)
-    if not n:
-        return f"| {label} | 0 | | | | |"
-    within = lambda t: sum(abs(e) <= t for e in errors)
-    gmean = math.exp(sum(math.log(1 + e) for e in errors) / n) - 1
-    worst = max(errors, key=abs)
-    return (f"| {label} | {n} | {within(0.10)} ({100 * within(0.10) / n:.0f}%) | {within(0.25)} "
-            f"({100 * within(0.25) / n:.0f}%) | {100 * gmean:+.0f}% | {100 * worst:+.0f}% |")
 
 
 def ratio_summary(label, ratios):
@@ -82,7 +64,7 @@ def main():
 
 
 def report(a, derived):
-    fam = families()
+    fam = zoo_validation.families()
     ours = last_rows(os.path.join(ZOO, f"deployed-{a.gpu}.csv"), "measured_deployed_ms")
     torch = last_rows(os.path.join(ZOO, f"torch-{a.gpu}.csv"), "compile_ms")
     errors, compile_ratios, eager_ratios, lines = defaultdict(list), defaultdict(list), [], []
@@ -112,7 +94,7 @@ def report(a, derived):
     print("| points | n | within 10% | within 25% | geo-mean error | worst |\n|---|---|---|---|---|---|")
     order = ["all", "batch 1", "batch 32", "tuned families", "held-out families", "transfer (datasheet-only entry)"]
     for key in [k for k in order if errors[k]] + sorted(k for k in errors if k.startswith("family ")):
-        print(error_summary(key, errors[key]))
+        print(zoo_validation.summary(key, errors[key]))
     if not compile_ratios["all"]:
         print(f"\nNo PyTorch figures for the {a.gpu.upper()} (torch-{a.gpu}.csv).")
         return

@@ -26,6 +26,28 @@ struct Work {
   bool prefill = false;
 };
 
+// The figures of `result.requests` alone: latency percentiles, the span from the first arrival to
+// the last finish, and the rates over it. Returns the span, at least 1e-12 s, to average over.
+double fill_request_metrics(ServeResult& result, double first_arrival_s) {
+  std::vector<double> ttft, tpot, latency;
+  double last_finish = 0, output_tokens = 0;
+  for (const RequestOutcome& o : result.requests) {
+    ttft.push_back(o.ttft_ms());
+    if (o.request.output > 1) tpot.push_back(o.tpot_ms());
+    latency.push_back(o.latency_ms());
+    last_finish = std::max(last_finish, o.finish_s);
+    output_tokens += static_cast<double>(o.request.output);
+  }
+  result.ttft_ms = percentiles_of(ttft);
+  result.tpot_ms = percentiles_of(tpot);
+  result.latency_ms = percentiles_of(latency);
+  result.duration_s = last_finish - first_arrival_s;
+  const double duration = std::max(result.duration_s, 1e-12);
+  result.requests_per_s = static_cast<double>(result.requests.size()) / duration;
+  result.output_tokens_per_s = output_tokens / duration;
+  return duration;
+}
+
 class Engine {
  public:
   Engine(const StepSetup& setup, const std::vector<ServeRequest>& requests, const SchedulerOptions& options)
@@ -245,22 +267,7 @@ ServeResult Engine::run(int64_t total_blocks) {
 ServeResult Engine::summarise() const {
   ServeResult result;
   result.requests = outcomes_;
-  std::vector<double> ttft, tpot, latency;
-  double last_finish = 0, output_tokens = 0;
-  for (const RequestOutcome& o : outcomes_) {
-    ttft.push_back(o.ttft_ms());
-    if (o.request.output > 1) tpot.push_back(o.tpot_ms());
-    latency.push_back(o.latency_ms());
-    last_finish = std::max(last_finish, o.finish_s);
-    output_tokens += static_cast<double>(o.request.output);
-  }
-  result.ttft_ms = percentiles_of(ttft);
-  result.tpot_ms = percentiles_of(tpot);
-  result.latency_ms = percentiles_of(latency);
-  result.duration_s = last_finish - requests_.front().arrival_s;
-  const double duration = std::max(result.duration_s, 1e-12);
-  result.requests_per_s = static_cast<double>(outcomes_.size()) / duration;
-  result.output_tokens_per_s = output_tokens / duration;
+  const double duration = fill_request_metrics(result, requests_.front().arrival_s);
   result.mean_in_flight = in_flight_integral_ / duration;
   result.mean_kv_use = kv_integral_ / duration;
   result.peak_kv_use = peak_kv_;
@@ -304,17 +311,9 @@ void check_options(const SchedulerOptions& o, const StepSetup& setup) {
 // the time averages summed over the engines (in flight) or averaged (cache use).
 ServeResult merge_engines(const std::vector<ServeResult>& parts, const std::vector<ServeRequest>& requests) {
   ServeResult merged;
-  double last_finish = 0, output_tokens = 0, in_flight = 0, kv_use = 0;
-  std::vector<double> ttft, tpot, latency;
+  double in_flight = 0, kv_use = 0;
   for (const ServeResult& part : parts) {
-    for (const RequestOutcome& o : part.requests) {
-      merged.requests.push_back(o);
-      ttft.push_back(o.ttft_ms());
-      if (o.request.output > 1) tpot.push_back(o.tpot_ms());
-      latency.push_back(o.latency_ms());
-      last_finish = std::max(last_finish, o.finish_s);
-      output_tokens += static_cast<double>(o.request.output);
-    }
+    merged.requests.insert(merged.requests.end(), part.requests.begin(), part.requests.end());
     in_flight += part.mean_in_flight * part.duration_s;
     kv_use += part.mean_kv_use * part.duration_s;
     merged.peak_kv_use = std::max(merged.peak_kv_use, part.peak_kv_use);
@@ -325,13 +324,7 @@ ServeResult merge_engines(const std::vector<ServeResult>& parts, const std::vect
   }
   std::stable_sort(merged.requests.begin(), merged.requests.end(),
                    [](const RequestOutcome& a, const RequestOutcome& b) { return a.request.arrival_s < b.request.arrival_s; });
-  merged.ttft_ms = percentiles_of(ttft);
-  merged.tpot_ms = percentiles_of(tpot);
-  merged.latency_ms = percentiles_of(latency);
-  merged.duration_s = last_finish - requests.front().arrival_s;
-  const double duration = std::max(merged.duration_s, 1e-12);
-  merged.requests_per_s = static_cast<double>(merged.requests.size()) / duration;
-  merged.output_tokens_per_s = output_tokens / duration;
+  const double duration = fill_request_metrics(merged, requests.front().arrival_s);
   merged.mean_in_flight = in_flight / duration;
   merged.mean_kv_use = kv_use / duration / static_cast<double>(parts.size());
   return merged;
