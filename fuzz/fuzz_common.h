@@ -40,8 +40,11 @@ inline void run_cli_expecting_a_clean_end(std::vector<std::string> args) {
   const std::string message = err.str();
   const bool clean_failure = code >= 2 && code <= 6 && message.rfind("modelcost: error: ", 0) == 0 &&
                              message.find('\n') == message.size() - 1;
-  const bool internal = message.find("modelcost: error: internal error") != std::string::npos ||
-                        message.find("modelcost: error: out of memory") != std::string::npos;
+  bool internal = false;  // a line that starts with one of these verdicts, not a name that holds one
+  std::istringstream lines(message);
+  for (std::string line; std::getline(lines, line);)
+    internal = internal || line.rfind("modelcost: error: internal error", 0) == 0 ||
+               line.rfind("modelcost: error: out of memory", 0) == 0;
   if ((code != 0 && !clean_failure) || internal) {
     std::fprintf(stderr, "fuzz: exit %d with stderr: %s\n", code, message.c_str());
     std::abort();

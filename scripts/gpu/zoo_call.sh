@@ -4,7 +4,8 @@
 # if asked, and measures what it can before the deadline. Usage: scripts/gpu/zoo_call.sh GPU_ENTRY DEADLINE_S [export|compare]
 # compare: PyTorch eager and torch.compile (scripts/gpu/zoo_torch.py, compiling in parallel) beside
 # `--measure`, each GPU timing holding one lock; the zoo's deployed-GPU.csv and torch-GPU.csv, with
-# the networks they lacked added, come back in $OUT (FRESH=1: all measured again; NO_TORCH=1: modelcost alone).
+# the networks they lacked added, come back in $OUT (FRESH=1: all measured again; NO_TORCH=1: modelcost alone;
+# KEEP_JSON=1: every report too, per-kernel figures included, as reports-GPU.tar.xz).
 set -o pipefail
 GPU=$1; DEADLINE=$2
 mkdir -p /tmp/c && tar xJf .carry/pack.tar.xz -C /tmp/c
@@ -31,7 +32,9 @@ if [ "$3" = compare ]; then  # adds to the zoo's deployed-GPU.csv and torch-GPU.
   [ -n "$NO_TORCH" ] || PYTHONUNBUFFERED=1 timeout $LEFT python3 scripts/gpu/zoo_torch.py $OUT/torch-$GPU.csv --jobs ${JOBS:-4} \
     --skip-done $OUT/torch-$GPU.csv --deadline $((LEFT - 150)) --timeout 150 > $OUT/torch.log 2>&1 &
   PYTHONUNBUFFERED=1 python3 scripts/gpu/zoo_measure.py /tmp/c/pack/bin/modelcost $ZOO $OUT/deployed-$GPU.csv --gpu $GPU \
-    --skip-done $OUT/deployed-$GPU.csv --deadline $LEFT --timeout ${TIMEOUT:-60} --lock /tmp/gpu.lock 2>&1 | tail -5
+    --skip-done $OUT/deployed-$GPU.csv --deadline $LEFT --timeout ${TIMEOUT:-60} --lock /tmp/gpu.lock \
+    ${KEEP_JSON:+--keep-json /tmp/reports} 2>&1 | tail -5
+  [ -z "$KEEP_JSON" ] || tar cJf $OUT/reports-$GPU.tar.xz -C /tmp reports
   wait; [ -n "$NO_TORCH" ] || tail -60 $OUT/torch.log; exit 0
 fi
 cp tests/models/zoo/measured-$GPU.csv $OUT/measured-$GPU.csv 2>/dev/null

@@ -4,8 +4,8 @@ after another, and appends one CSV row per model and batch: the whole-model late
 written (one CUDA graph replay, median) with its spread and the as-written prediction of the entry
 named; the deployed graph's measured latency and the deployed prediction; and the wall time.
 Usage: python3 scripts/gpu/zoo_measure.py MODELCOST ZOO_DIR OUT.csv --gpu h100 [--batches 1,32] [--part K/N]
-[--skip-done DONE.csv] [--deadline S] [--lock FILE: hold it while measuring, as zoo_torch.py does]"""
-import argparse, csv, json, os, subprocess, sys, tempfile, time
+[--skip-done DONE.csv] [--deadline S] [--lock FILE: hold it while measuring, as zoo_torch.py does] [--keep-json DIR]"""
+import argparse, csv, json, os, shutil, subprocess, sys, tempfile, time
 
 p = argparse.ArgumentParser()
 p.add_argument("binary")
@@ -18,6 +18,7 @@ p.add_argument("--skip-done", default="")
 p.add_argument("--timeout", type=int, default=90)
 p.add_argument("--deadline", type=float, default=0, help="start no run after this many seconds")
 p.add_argument("--lock", default="")
+p.add_argument("--keep-json", default="", help="keep each report as DIR/MODEL-bBATCH.json (per-kernel figures)")
 a = p.parse_args()
 k, n = (int(x) for x in a.part.split("/"))
 models = sorted(f for f in os.listdir(a.zoo) if f.endswith(".onnx"))[k - 1::n]
@@ -59,6 +60,9 @@ with open(a.out, "a", newline="") as f:
                                 m.get("nodes_measured"), m.get("nodes_not_measured")]
                 except Exception:  # noqa: BLE001 - the row records the failure
                     pass
+                if a.keep_json and os.path.getsize(js.name):
+                    os.makedirs(a.keep_json, exist_ok=True)
+                    shutil.copy(js.name, os.path.join(a.keep_json, f"{model[:-5]}-b{batch}.json"))
             w.writerow(row)
             f.flush()
             print(",".join(str(x) for x in row), flush=True)
