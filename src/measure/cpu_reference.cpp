@@ -101,6 +101,24 @@ void run_batch_norm(const BatchNormPlan& p, const std::vector<const HostTensor*>
     }
 }
 
+void run_group_norm(const GroupNormPlan& p, const std::vector<const HostTensor*>& in, HostTensor& y) {
+  const HostTensor &x = *in[0], &scale = *in[1], &bias = *in[2];
+  const int64_t per_group = p.channels / p.groups, len = per_group * p.spatial;
+  for (int64_t row = 0; row < p.batch * p.groups; ++row) {
+    const float* v = &x.data[row * len];
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < len; ++j) mean += v[j];
+    mean /= static_cast<double>(len);
+    for (int64_t j = 0; j < len; ++j) var += (v[j] - mean) * (v[j] - mean);
+    const double inv = 1 / std::sqrt(var / static_cast<double>(len) + p.epsilon);
+    const int64_t group = row % p.groups;
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t c = p.per_group_affine ? group : group * per_group + j / p.spatial;
+      y.data[row * len + j] = static_cast<float>((v[j] - mean) * inv * scale.data[c] + bias.data[c]);
+    }
+  }
+}
+
 void run_copies(const CopyPlan& p, const std::vector<const HostTensor*>& in, std::vector<HostTensor>& out) {
   if (p.fill_output)
     for (auto& o : out) std::fill(o.data.begin(), o.data.end(), static_cast<float>(p.fill_value));
@@ -237,6 +255,7 @@ void run_cpu_reference(const NodeSpec& spec, const OpPlan& plan, const std::vect
                  [&](const SoftmaxPlan& p) { run_softmax(p, *in[0], out[0]); },
                  [&](const LayerNormPlan& p) { run_layer_norm(p, *in[0], input(1), input(2), out[0]); },
                  [&](const BatchNormPlan& p) { run_batch_norm(p, in, out[0]); },
+                 [&](const GroupNormPlan& p) { run_group_norm(p, in, out[0]); },
                  [&](const ScanPlan& p) { run_scan(p, *in[0], out[0]); },
                  [&](const ConvParams& p) { cpu_conv(p, *in[0], *in[1], input(2), out[0]); },
                  [&](const PoolParams& p) { cpu_pool(p, *in[0], out[0]); },

@@ -68,6 +68,14 @@ struct LayerNormPlan : RowView {
   bool has_scale = false, has_bias = false;
 };
 struct BatchNormPlan : RowView { double epsilon = 1e-5; };
+// InstanceNormalization and GroupNormalization over [N, C, spatial...]: statistics per (n, group)
+// over the group's C / groups channels of `spatial` elements each (contiguous in NCHW); scale and
+// bias per channel, or per group (GroupNormalization as opset 18 specified them).
+struct GroupNormPlan {
+  int64_t batch = 1, channels = 1, groups = 1, spatial = 1;
+  double epsilon = 1e-5;
+  bool per_group_affine = false;
+};
 // CumSum along the axis.
 struct ScanPlan : RowView { bool exclusive = false, reverse = false; };
 
@@ -230,7 +238,7 @@ struct BranchPlan {
 };
 
 using OpPlan = std::variant<UnsupportedPlan, ZeroCostPlan, ElementwisePlan, CopyPlan, GatherPlan, ReducePlan,
-                            SoftmaxPlan, LayerNormPlan, BatchNormPlan, ScanPlan, PoolParams, ConvParams, MatMulParams,
+                            SoftmaxPlan, LayerNormPlan, BatchNormPlan, GroupNormPlan, ScanPlan, PoolParams, ConvParams, MatMulParams,
                             ResizePlan, IndexedPlan, RangePlan, TopKPlan, PadPlan, ContractionPlan, ConvTransposePlan,
                             RecurrentPlan, QuantizePlan, DynamicQuantizePlan, IntegerMatMulPlan, QLinearConvPlan,
                             RoiAlignPlan, NonZeroPlan, NmsPlan, BranchPlan>;

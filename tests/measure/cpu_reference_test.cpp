@@ -94,6 +94,31 @@ TEST(MeasureCpuReference, SoftmaxAndLayerNorm) {
   EXPECT_NEAR(n[3], 1.5 / std::sqrt(1.25 + 1e-5), 1e-5);
 }
 
+TEST(MeasureCpuReference, InstanceAndGroupNorm) {
+  ModelBuilder b(18);
+  b.input("x", kFloat, Shape{1, 2, 2}).input("s2", kFloat, Shape{2}).input("b2", kFloat, Shape{2});
+  b.node("InstanceNormalization", {"x", "s2", "b2"}, {"in"});
+  b.input("g", kFloat, Shape{1, 4, 1}).input("s4", kFloat, Shape{4}).input("b4", kFloat, Shape{4});
+  set_attr(b.node("GroupNormalization", {"g", "s4", "b4"}, {"gn"}), "num_groups", int64_t{2});
+  b.input("s1", kFloat, Shape{2}).input("b1", kFloat, Shape{2});
+  set_attr(b.node("GroupNormalization", {"g", "s1", "b1"}, {"gn_per_group"}), "num_groups", int64_t{2});
+  b.output("in").output("gn").output("gn_per_group");
+  auto run = analyse(b);
+  // Channel 0 is {1, 3} (mean 2, variance 1), channel 1 {5, 5} (variance 0: y is the bias).
+  const float inv = 1 / std::sqrt(1 + 1e-5f);
+  auto in = run_reference(*run, "in", {{1, 3, 5, 5}, {2, 7}, {10, 20}});
+  EXPECT_NEAR(in[0], 10 - 2 * inv, 1e-5);
+  EXPECT_NEAR(in[1], 10 + 2 * inv, 1e-5);
+  EXPECT_NEAR(in[2], 20, 1e-5);
+  // Groups {1, 3} and {5, 7}; scale and bias per channel, then per group.
+  auto gn = run_reference(*run, "gn", {{1, 3, 5, 7}, {1, 2, 3, 4}, {0, 0, 100, 100}});
+  EXPECT_NEAR(gn[1], 2 * inv, 1e-5);
+  EXPECT_NEAR(gn[2], 100 - 3 * inv, 1e-5);
+  auto per_group = run_reference(*run, "gn_per_group", {{1, 3, 5, 7}, {1, 2}, {0, 100}});
+  EXPECT_NEAR(per_group[1], inv, 1e-5);
+  EXPECT_NEAR(per_group[2], 100 - 2 * inv, 1e-5);
+}
+
 TEST(MeasureCpuReference, GatherPadAndBroadcastAdd) {
   ModelBuilder b(13);
   b.input("x", kFloat, Shape{3, 2}).input("i", kInt64, Shape{2});

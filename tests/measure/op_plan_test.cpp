@@ -187,19 +187,25 @@ TEST(MeasureOpPlan, TileIsOneStridedCopyOverRepeatAndInputDims) {
   EXPECT_EQ(p.copies[0].dst_strides, (std::vector<int64_t>{12, 6, 3, 1}));
 }
 
-TEST(MeasureOpPlan, BatchNormWhereAndCast) {
+TEST(MeasureOpPlan, NormsWhereAndCast) {
   ModelBuilder b(15);
   b.input("x", kFloat, Shape{2, 4, 3, 5});
   for (const char* p : {"s", "bb", "m", "v"}) b.weight(p, kFloat, Shape{4});
   set_attr(b.node("BatchNormalization", {"x", "s", "bb", "m", "v"}, {"bn"}), "epsilon", 1e-3f);
+  b.node("InstanceNormalization", {"x", "s", "bb"}, {"in"});
   b.input("c", kBool, Shape{3, 1}).input("a", kFloat, Shape{3, 5}).input("z", kFloat, Shape{5});
   b.node("Where", {"c", "a", "z"}, {"w"});
   set_attr(b.node("Cast", {"a"}, {"h"}), "to", int64_t{kFloat16});
   b.input("i", kInt64, Shape{4});
   set_attr(b.node("Cast", {"i"}, {"f"}), "to", int64_t{kFloat});
-  b.output("bn").output("w").output("h").output("f");
+  b.output("bn").output("in").output("w").output("h").output("f");
   auto run = analyse(b);
   const auto bn = std::get<BatchNormPlan>(plan_of(*run, "bn"));
+  const auto in = std::get<GroupNormPlan>(plan_of(*run, "in"));
+  EXPECT_EQ(in.batch, 2);
+  EXPECT_EQ(in.groups, 4);
+  EXPECT_EQ(in.spatial, 15);
+  EXPECT_FALSE(in.per_group_affine);
   EXPECT_EQ(bn.outer, 2);
   EXPECT_EQ(bn.axis_len, 4);
   EXPECT_EQ(bn.inner, 15);

@@ -216,6 +216,28 @@ OpPlan plan_batch_norm(const OpContext& c) {
   return p;
 }
 
+// InstanceNormalization is GroupNormalization with a group per channel.
+OpPlan plan_group_norm_over(const OpContext& c, int64_t groups, const char* op) {
+  if (!float_data(c)) return unsupported(std::string(op) + " on non-float tensors");
+  const Shape& in = c.in_shape(0);
+  GroupNormPlan p;
+  p.batch = in[0];
+  p.channels = in[1];
+  p.groups = groups;
+  p.spatial = static_cast<int64_t>(element_count(Shape(in.begin() + 2, in.end())));
+  p.epsilon = c.attr_float("epsilon", 1e-5f);
+  p.per_group_affine = groups != p.channels && element_count(c.in_shape(1)) == static_cast<double>(groups);
+  return p;
+}
+
+OpPlan plan_instance_norm(const OpContext& c) {
+  return plan_group_norm_over(c, c.in_shape(0)[1], "InstanceNormalization");
+}
+
+OpPlan plan_group_norm(const OpContext& c) {
+  return plan_group_norm_over(c, c.attr_int("num_groups", 1), "GroupNormalization");
+}
+
 // ---- Dropout ----
 bool dropout_training(const OpContext& c) {
   if (c.opset() >= 12) {
@@ -258,9 +280,9 @@ void register_nn_norm_ops(OpRegistry& r) {
       {"", "Dropout", infer_dropout, cost_dropout, plan_reinterpret},
   });
   r.add(OpForm::kNorm, {
-      {"", "InstanceNormalization", infer_instance_norm, cost_instance_norm, not_measured("no GPU kernel yet")},
+      {"", "InstanceNormalization", infer_instance_norm, cost_instance_norm, plan_instance_norm},
       {"", "LayerNormalization", infer_layer_norm, cost_layer_norm, plan_layer_norm},
-      {"", "GroupNormalization", infer_group_norm, cost_group_norm, not_measured("no GPU kernel yet"), inputs(3, 3)},
+      {"", "GroupNormalization", infer_group_norm, cost_group_norm, plan_group_norm, inputs(3, 3)},
       {"", "MeanVarianceNormalization", infer_mvn, cost_mvn, not_measured("no GPU kernel yet")},
       {"", "LpNormalization", infer_lp_norm, cost_lp_norm, not_measured("no GPU kernel yet")},
       {"", "LRN", infer_lrn, cost_lrn, not_measured("no GPU kernel yet")},

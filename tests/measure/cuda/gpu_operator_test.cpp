@@ -183,6 +183,40 @@ TEST(MeasureGpuOperators, SoftmaxAndLayerNormRowLengths) {
   for (const char* n : {"ln768", "ln100", "ln2048"}) check_both(b, n, 1e-5, 3e-3);
 }
 
+TEST(MeasureGpuOperators, InstanceAndGroupNorm) {
+  SKIP_WITHOUT_GPU();
+  // A row per channel (16-byte vectors over 8x8 pixels); poolformer's single group per image, long
+  // enough to be sliced; groups of 2 channels of 35 pixels (scalar loads) with scale and bias per
+  // channel and per group.
+  ModelBuilder b(18);
+  b.input("x", kFloat, Shape{2, 6, 8, 8}).weight("s6", kFloat, Shape{6}).weight("b6", kFloat, Shape{6});
+  b.node("InstanceNormalization", {"x", "s6", "b6"}, {"in"});
+  b.input("image", kFloat, Shape{2, 1, 40000}).weight("s1", kFloat, Shape{1}).weight("b1", kFloat, Shape{1});
+  b.node("InstanceNormalization", {"image", "s1", "b1"}, {"in_long"});
+  b.input("odd", kFloat, Shape{3, 4, 5, 7}).weight("s4", kFloat, Shape{4}).weight("b4", kFloat, Shape{4});
+  b.weight("s2", kFloat, Shape{2}).weight("b2", kFloat, Shape{2});
+  set_attr(b.node("GroupNormalization", {"odd", "s4", "b4"}, {"gn"}), "num_groups", int64_t{2});
+  set_attr(b.node("GroupNormalization", {"odd", "s2", "b2"}, {"gn_per_group"}), "num_groups", int64_t{2});
+  for (const char* n : {"in", "in_long", "gn", "gn_per_group"}) b.output(n);
+  for (const char* n : {"in", "in_long", "gn", "gn_per_group"}) check_both(b, n, 1e-4, 5e-3);
+}
+
+TEST(MeasureGpuOperators, LongColumnsSplitOverBlocks) {
+  SKIP_WITHOUT_GPU();
+  // Softmax over tokens with a small inner dim (a factorized attention's [B, heads, N, C]) and
+  // reductions over an NHWC image: columns of thousands of elements split over a block's threads.
+  ModelBuilder b(17);
+  b.input("tokens", kFloat, Shape{2, 3, 3000, 8}).input("nhwc", kFloat, Shape{2, 20, 20, 40});
+  set_attr(b.node("Softmax", {"tokens"}, {"sm"}), "axis", int64_t{2});
+  set_attr(b.node("LogSoftmax", {"tokens"}, {"lsm"}), "axis", int64_t{2});
+  set_attr(b.node("ReduceMean", {"nhwc"}, {"mean"}), "axes", std::vector<int64_t>{1, 2});
+  set_attr(b.node("ReduceL2", {"nhwc"}, {"l2"}), "axes", std::vector<int64_t>{1, 2});
+  set_attr(b.node("ReduceMax", {"tokens"}, {"max"}), "axes", std::vector<int64_t>{2});
+  set_attr(b.node("ReduceLogSumExp", {"tokens"}, {"lse"}), "axes", std::vector<int64_t>{2});
+  for (const char* n : {"sm", "lsm", "mean", "l2", "max", "lse"}) b.output(n);
+  for (const char* n : {"sm", "lsm", "mean", "l2", "max", "lse"}) check_both(b, n, 1e-5, 3e-3);
+}
+
 TEST(MeasureGpuOperators, BatchNormWhereTileCast) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b(15);

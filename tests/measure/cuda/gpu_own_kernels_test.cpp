@@ -62,6 +62,30 @@ TEST(MeasureGpuOwnKernels, DepthwiseRowKernelsInBothLayouts) {
   }
 }
 
+TEST(MeasureGpuOwnKernels, DepthwiseWithAChannelMultiplier) {
+  SKIP_WITHOUT_GPU();
+  // FastViT's downsampling: 2 filters per input channel, 7x7 and 3x3 at stride 2; 3 filters at
+  // stride 1 (odd output channels: one channel per thread in channels-last).
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 8, 14, 15});
+  struct Case { const char* name; int64_t multiplier, k, stride; };
+  const Case cases[] = {{"m2k7s2", 2, 7, 2}, {"m2k3s2", 2, 3, 2}, {"m3k3s1", 3, 3, 1}};
+  for (const Case& c : cases) {
+    const std::string w = std::string("w_") + c.name, bias = std::string("b_") + c.name;
+    b.weight(w, kFloat, Shape{8 * c.multiplier, 1, c.k, c.k}).weight(bias, kFloat, Shape{8 * c.multiplier});
+    auto& conv = b.node("Conv", {"x", w, bias}, {c.name});
+    set_attr(conv, "group", int64_t{8});
+    set_attr(conv, "strides", std::vector<int64_t>{c.stride, c.stride});
+    set_attr(conv, "pads", std::vector<int64_t>{c.k / 2, c.k / 2, c.k / 2, c.k / 2});
+    b.output(c.name);
+  }
+  for (const Case& c : cases) {
+    check_own_depthwise(b, c.name, "fp16", true, 3e-3);
+    check_own_depthwise(b, c.name, "fp16", false, 3e-3);
+    check_own_depthwise(b, c.name, "fp32", false, 1e-5);
+  }
+}
+
 TEST(MeasureGpuOwnKernels, CeilModeAndAsymmetricPools) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b;

@@ -29,20 +29,21 @@ class DepthwiseConvRunner : public OperatorRunner {
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     type_ = element_type(out[0].spec.dtype);
     tensors_ = {in[0].data, in[1].data, c_.has_bias ? in[2].data : nullptr, out[0].data};
-    g_ = DepthwiseGeometry{c_.batch, c_.in_channels, c_.in_size[0], c_.in_size[1], c_.out_size[0], c_.out_size[1],
+    g_ = DepthwiseGeometry{c_.batch, c_.out_channels, c_.in_size[0], c_.in_size[1], c_.out_size[0], c_.out_size[1],
                            static_cast<int>(c_.kernel[0]), static_cast<int>(c_.kernel[1]),
                            static_cast<int>(c_.strides[0]), static_cast<int>(c_.strides[1]),
                            static_cast<int>(c_.pads[0]), static_cast<int>(c_.pads[1]),
                            static_cast<int>(c_.dilations[0]), static_cast<int>(c_.dilations[1]),
                            activation_, alpha_, beta_};
     g_.channels_last = out[0].spec.dtype != 1 && ctx.channels_last_half;
+    g_.multiplier = c_.out_channels / c_.in_channels;
     if (!g_.channels_last) return;
     const int64_t taps = c_.kernel[0] * c_.kernel[1];
-    transposed_.resize(static_cast<size_t>(taps * c_.in_channels) * element_bytes(type_));
+    transposed_.resize(static_cast<size_t>(taps * c_.out_channels) * element_bytes(type_));
     StridedCopy to_taps_by_channel;  // [C, taps] -> [taps, C]
-    to_taps_by_channel.dims = {taps, c_.in_channels};
+    to_taps_by_channel.dims = {taps, c_.out_channels};
     to_taps_by_channel.src_strides = {1, taps};
-    to_taps_by_channel.dst_strides = {c_.in_channels, 1};
+    to_taps_by_channel.dst_strides = {c_.out_channels, 1};
     launch_strided_copy(static_cast<int>(element_bytes(type_)), tensors_.w, transposed_.data(), to_taps_by_channel, ctx.stream);
     tensors_.w = transposed_.data();
   }
@@ -66,8 +67,9 @@ class DepthwiseConvRunner : public OperatorRunner {
 
 }  // namespace
 
+// A channel multiplier above 1 (FastViT's downsampling: 2 filters per input channel) counts too.
 bool is_depthwise_2d(const ConvParams& c) {
-  return c.spatial == 2 && c.groups > 1 && c.groups == c.in_channels && c.out_channels == c.in_channels;
+  return c.spatial == 2 && c.groups > 1 && c.groups == c.in_channels && c.out_channels % c.in_channels == 0;
 }
 
 std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason,

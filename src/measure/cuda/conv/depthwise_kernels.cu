@@ -1,4 +1,5 @@
-// Direct depthwise 2-D convolution (groups == channels, one filter per channel). Channels-last:
+// Direct depthwise 2-D convolution (groups == input channels, `multiplier` filters per input
+// channel; the row kernels take a multiplier of 1). Channels-last:
 // a thread computes 8 channels (16-byte loads of input and of weights laid out [KH, KW, C], so
 // adjacent threads read adjacent channels); NCHW: one plane. Common windows (3, 5 or 7 wide,
 // stride 1 or 2, no dilation) take the row kernels: a thread computes kTile adjacent outputs of a
@@ -59,10 +60,16 @@ __global__ void depthwise_nhwc_kernel(const T* __restrict__ x, const T* __restri
       for (int kw = 0; kw < g.kernel_w; ++kw) {
         const int64_t iw = ow * g.stride_w - g.pad_w + kw * g.dilation_w;
         if (iw < 0 || iw >= g.in_w) continue;
-        const auto xv = *reinterpret_cast<const Pack<T, W>*>(x + ((batch * g.in_h + ih) * g.in_w + iw) * g.channels + c);
         const auto wv = *reinterpret_cast<const Pack<T, W>*>(w + (kh * g.kernel_w + kw) * g.channels + c);
+        const T* pixel = x + ((batch * g.in_h + ih) * g.in_w + iw) * (g.channels / g.multiplier);
+        if (g.multiplier == 1) {
+          const auto xv = *reinterpret_cast<const Pack<T, W>*>(pixel + c);
 #pragma unroll
-        for (int k = 0; k < W; ++k) acc[k] += to_float(xv.v[k]) * to_float(wv.v[k]);
+          for (int k = 0; k < W; ++k) acc[k] += to_float(xv.v[k]) * to_float(wv.v[k]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < W; ++k) acc[k] += to_float(pixel[(c + k) / g.multiplier]) * to_float(wv.v[k]);
+        }
       }
     }
     Pack<T, W> out;
@@ -81,8 +88,8 @@ __global__ void depthwise_nchw_kernel(const T* __restrict__ x, const T* __restri
     int64_t rest = i / g.out_w;
     const int64_t oh = rest % g.out_h;
     rest /= g.out_h;  // batch * channels + c
-    const int64_t c = rest % g.channels;
-    const T* plane = x + rest * g.in_h * g.in_w;
+    const int64_t c = rest % g.channels, batch = rest / g.channels;
+    const T* plane = x + (batch * (g.channels / g.multiplier) + c / g.multiplier) * g.in_h * g.in_w;
     const T* filter = w + c * g.kernel_h * g.kernel_w;
     float acc = bias ? to_float(bias[c]) : 0.f;
     for (int kh = 0; kh < g.kernel_h; ++kh) {
@@ -247,7 +254,7 @@ void launch_depthwise_conv(ElementType type, const DepthwiseGeometry& g, const D
       MC_CUDA_CHECK_LAUNCH();
       return;
     }
-    const bool row_kernel = (!channels_last || g.channels % kWide == 0) &&
+    const bool row_kernel = g.multiplier == 1 && (!channels_last || g.channels % kWide == 0) &&
                             launch_row_kernel<T, kWide>(channels_last, g, px, pw, pb, py, stream);
     if (!row_kernel && !channels_last)
       depthwise_nchw_kernel<T><<<grid_of(outputs), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);

@@ -1,6 +1,7 @@
 // The runner over the project's own kernels: every measured kind but convolution, matrix
 // products and the pools cuDNN takes. One launch per kind, dispatched by std::visit.
 #include "core/cuda_check.h"
+#include "core/device_buffer.h"
 #include "core/kernels.h"
 #include "core/runner.h"
 
@@ -25,6 +26,7 @@ class KernelRunner : public OperatorRunner {
   void prepare(const std::vector<DeviceTensor>& inputs, const std::vector<DeviceTensor>& outputs, CudaContext&) override {
     in_ = inputs;
     out_ = outputs;
+    if (const auto* norm = std::get_if<GroupNormPlan>(&plan_)) workspace_.resize(group_norm_workspace_bytes(*norm));
   }
 
   void launch(cudaStream_t s) override {
@@ -55,6 +57,15 @@ class KernelRunner : public OperatorRunner {
                    [&](const BatchNormPlan& p) {
                      launch_batch_norm(type(), p, {in_[0].data, in_[1].data, in_[2].data, in_[3].data, in_[4].data, out_[0].data},
                                        s);
+                   },
+                   [&](const GroupNormPlan& p) {
+                     NormOperands o;
+                     o.x = in_[0].data;
+                     o.scale = in_[1].data;
+                     o.bias = in_[2].data;
+                     o.y = out_[0].data;
+                     o.workspace = workspace_.data();
+                     launch_group_norm(type(), p, o, s);
                    },
                    [&](const ScanPlan& p) {
                      if (float_dtype(out_[0].spec.dtype)) launch_scan(type(), p, in_[0].data, out_[0].data, s);
@@ -138,6 +149,7 @@ class KernelRunner : public OperatorRunner {
   NodeSpec spec_;
   OpPlan plan_;
   std::vector<DeviceTensor> in_, out_;
+  DeviceBuffer workspace_;
 };
 
 // Why no kernel runs this node, or "" when one does.

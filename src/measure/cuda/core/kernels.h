@@ -70,11 +70,16 @@ void launch_softmax(ElementType type, const SoftmaxPlan& plan, const void* x, vo
 struct NormOperands {
   const void *x = nullptr, *scale = nullptr, *bias = nullptr, *mean = nullptr, *variance = nullptr;
   void* y = nullptr;
+  void* workspace = nullptr;  // group norm's partial statistics (group_norm_workspace_bytes)
 };
 // Inference BatchNormalization over [outer, channels (axis_len), inner].
 void launch_batch_norm(ElementType type, const BatchNormPlan& plan, const NormOperands& operands, cudaStream_t stream);
 // LayerNormalization over rows (outer) of axis_len elements.
 void launch_layer_norm(ElementType type, const LayerNormPlan& plan, const NormOperands& operands, cudaStream_t stream);
+// InstanceNormalization / GroupNormalization over NCHW (group_norm_kernels.cu): partial statistics
+// of slices of each group into the workspace, then the normalisation.
+size_t group_norm_workspace_bytes(const GroupNormPlan& plan);
+void launch_group_norm(ElementType type, const GroupNormPlan& plan, const NormOperands& operands, cudaStream_t stream);
 
 // Indexed access, scans, ranges (index_kernels.cu). ArgMax / ArgMin write int64 indices.
 void launch_arg_reduce(ElementType type, const ReducePlan& plan, const void* x, int64_t* y, cudaStream_t stream);
@@ -114,6 +119,7 @@ struct DepthwiseGeometry {
   ElementwiseOp activation = ElementwiseOp::kIdentity;
   float alpha = 0, beta = 0;
   bool channels_last = false;
+  int64_t multiplier = 1;  // output channels per input channel; `channels` counts the outputs
 };
 struct DepthwiseOperands {
   const void *x = nullptr, *w = nullptr, *bias = nullptr;

@@ -91,7 +91,7 @@ std::unique_ptr<OperatorRunner> make_branch_runner(const NodeSpec& spec, const B
 // `key` (measurement_key of the node) names identical work: the choice is made once per context.
 std::unique_ptr<OperatorRunner> make_fastest_runner(std::vector<std::unique_ptr<OperatorRunner>> candidates,
                                                     const std::string& key = "");
-// groups == in channels == out channels, 2 spatial dims.
+// groups == in channels, out channels a multiple of them (a channel multiplier), 2 spatial dims.
 bool is_depthwise_2d(const ConvParams& conv);
 // Kernel == stride, no padding or dilation, one group: the conv is a GEMM over gathered patches.
 bool is_patch_conv(const ConvParams& conv);

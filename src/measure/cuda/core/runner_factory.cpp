@@ -47,6 +47,7 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
           [&](const SoftmaxPlan&) { return make_kernel_runner(spec, plan, reason); },
           [&](const LayerNormPlan&) { return make_kernel_runner(spec, plan, reason); },
           [&](const BatchNormPlan&) { return make_kernel_runner(spec, plan, reason); },
+          [&](const GroupNormPlan&) { return make_kernel_runner(spec, plan, reason); },
           [&](const ScanPlan&) { return make_kernel_runner(spec, plan, reason); },
           [&](const ResizePlan&) { return make_kernel_runner(spec, plan, reason); },
           [&](const IndexedPlan&) { return make_kernel_runner(spec, plan, reason); },
