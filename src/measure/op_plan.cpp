@@ -42,7 +42,10 @@ OpPlan plan_operation(const NodeSpec& s) {
     return unsupported_plan(gap_is_named(s.op_type) ? s.op_type + ": " + gap : gap);
   }
   if (s.outputs.empty() || !s.outputs[0].present) return unsupported_plan("node without output");
-  if (!s.has_input(0)) return unsupported_plan("node without its first input");
+  // A node with no inputs at all is an op that takes none (Constant: a weight-free copy's mask
+  // tensor, its contents stripped, is still a buffer the graph reads); the loader refuses other
+  // ops without their required inputs.
+  if (!s.inputs.empty() && !s.has_input(0)) return unsupported_plan("node without its first input");
   try {
     Diagnostics ignored;
     const OpContext context = OpContext::reading(*s.graph, *s.node, ignored);

@@ -14,6 +14,22 @@ OpPlan plan_of(const AnalysisRun& run, const std::string& node, const std::strin
 
 }  // namespace
 
+TEST(MeasureOpPlan, ConstantWithoutItsContentsRunsNothing) {
+  // A weight-free copy keeps a Constant's dims and drops its data (Swin's shifted-window mask):
+  // nothing runs, the Add reading it takes a buffer.
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{1, 4, 49});
+  onnx::TensorProto mask;
+  mask.set_data_type(kFloat);
+  for (int64_t d : {1, 4, 49}) mask.add_dims(d);
+  set_attr(b.node("Constant", {}, {"mask"}), "value", mask);
+  b.node("Add", {"x", "mask"}, {"y"});
+  b.output("y");
+  auto run = analyse(b);
+  EXPECT_TRUE(is_zero_cost(plan_of(*run, "mask")));
+  EXPECT_TRUE(std::holds_alternative<ElementwisePlan>(plan_of(*run, "y")));
+}
+
 TEST(MeasureOpPlan, TransposeBecomesStridedCopy) {
   ModelBuilder b;
   b.input("x", kFloat, Shape{2, 3, 4});

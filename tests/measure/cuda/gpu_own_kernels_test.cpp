@@ -45,7 +45,8 @@ TEST(MeasureGpuOwnKernels, DepthwiseRowKernelsInBothLayouts) {
   // GPU); the large ones the row kernels in both layouts.
   const Case cases[] = {{"k7s1", 7, 1, 15},      {"k3s1", 3, 1, 9},       {"k3s2", 3, 2, 11},
                         {"k5s2", 5, 2, 13},      {"k5s1", 5, 1, 6},       {"k7s1_large", 7, 1, 96},
-                        {"k3s1_large", 3, 1, 96}, {"k3s2_large", 3, 2, 190}, {"k5s2_large", 5, 2, 190}};
+                        {"k3s1_large", 3, 1, 96}, {"k3s2_large", 3, 2, 190}, {"k5s2_large", 5, 2, 190},
+                        {"k9s1_large", 9, 1, 64}};
   for (const Case& c : cases) {
     const std::string x = std::string("x_") + c.name, w = std::string("w_") + c.name, bias = std::string("b_") + c.name;
     b.input(x, kFloat, Shape{2, 16, c.size, c.size + 2}).weight(w, kFloat, Shape{16, 1, c.k, c.k}).weight(bias, kFloat, Shape{16});

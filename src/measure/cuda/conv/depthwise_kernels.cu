@@ -1,8 +1,8 @@
 // Direct depthwise 2-D convolution (groups == input channels, `multiplier` filters per input
-// channel; the row kernels take a multiplier of 1). Channels-last:
-// a thread computes 8 channels (16-byte loads of input and of weights laid out [KH, KW, C], so
-// adjacent threads read adjacent channels); NCHW: one plane. Common windows (3, 5 or 7 wide,
-// stride 1 or 2, no dilation) take the row kernels: a thread computes kTile adjacent outputs of a
+// channel; the row kernels take a multiplier of 1). Channels-last: a thread computes 8 channels
+// (16-byte loads of input and of weights laid out [KH, KW, C], so adjacent threads read adjacent
+// channels); NCHW: one plane. Common windows (3, 5 or 7 wide at stride 1 or 2, ConvMixer's 9 wide
+// at stride 1; no dilation) take the row kernels: a thread computes kTile adjacent outputs of a
 // row and reads each input pixel of a kernel row once, (kTile-1)*S + KW loads where one output
 // per thread takes kTile*KW, with the row's weights held in registers as floats. Other windows
 // take the one-output kernels. Accumulates in float.
@@ -229,7 +229,7 @@ bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, const T* 
       depthwise_nchw_row_kernel<T, KW, S><<<grid, kThreads, 0, stream>>>(x, w, bias, y, g, threads);                \
     return true;                                                                                                    \
   }
-  MC_ROW_CASE(3, 1) MC_ROW_CASE(3, 2) MC_ROW_CASE(5, 1) MC_ROW_CASE(5, 2) MC_ROW_CASE(7, 1) MC_ROW_CASE(7, 2)
+  MC_ROW_CASE(3, 1) MC_ROW_CASE(3, 2) MC_ROW_CASE(5, 1) MC_ROW_CASE(5, 2) MC_ROW_CASE(7, 1) MC_ROW_CASE(7, 2) MC_ROW_CASE(9, 1)
 #undef MC_ROW_CASE
   return false;
 }
