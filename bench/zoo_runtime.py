@@ -7,8 +7,9 @@ both written in the same device calls with one lock on the GPU. Prints ratios, n
   * deployed prediction / deployed measurement, per family and for the held-out families apart;
   * the deployed runtime's latency / torch.compile's, and / eager's;
   * with --transfer, the deployed prediction of an entry that knows the GPU only by its datasheet
-    (its figures derived at load time from the other calibrated GPU), run here for every point.
-Usage: bench/zoo_runtime.py [--gpu h100|h200] [--markdown] [--transfer] [MODELCOST]"""
+    (its figures derived at load time from the other calibrated GPU), run here for every point;
+  * with --repredict, the shipped entry's prediction by this build rather than the measuring one's.
+Usage: bench/zoo_runtime.py [--gpu h100|h200] [--markdown] [--transfer] [--repredict] [MODELCOST]"""
 import argparse, csv, math, os, shutil, sys
 from collections import defaultdict
 
@@ -52,6 +53,8 @@ def main():
     p.add_argument("--gpu", default="h100")
     p.add_argument("--markdown", action="store_true", help="also print every point")
     p.add_argument("--transfer", action="store_true", help="also predict from the datasheet-only entry")
+    p.add_argument("--repredict", action="store_true",
+                   help="predict with BINARY (this build) instead of the prediction the measuring build wrote")
     p.add_argument("binary", nargs="?", default=os.path.join(ROOT, "build/modelcost"))
     a = p.parse_args()
     zoo_validation.BINARY = a.binary
@@ -71,6 +74,8 @@ def report(a, derived):
     for (model, batch), r in sorted(ours.items()):
         family, held_out = fam.get(model, ("?", False))
         measured, predicted = number(r["measured_deployed_ms"]), number(r["predicted_deployed_ms"])
+        if a.repredict and measured:
+            predicted = zoo_validation.predict(model, batch, a.gpu, key="predicted_latency_deployed_ms")
         e = predicted / measured - 1 if predicted else None
         if e is not None:
             for key in ("all", f"batch {batch}", "held-out families" if held_out else "tuned families", "family " + family):

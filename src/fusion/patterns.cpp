@@ -24,8 +24,8 @@ const std::vector<FusionPattern>& pattern_table() {
       {"attention", match_attention, boundary_cost, attention_label},
       // silu(gate) * up: one pointwise kernel reading the two projections.
       {"swiglu", match_swiglu, boundary_cost, region_label},
-      // Conv/Gemm/MatMul with its epilogue: bias, BatchNorm or per-channel scale, activation,
-      // residual add, and layout changes of its output.
+      // Conv/Gemm/MatMul with its epilogue: bias, a conv's BatchNorm or per-channel scale,
+      // activation, residual add, and layout changes of its output.
       {"epilogue", match_epilogue, boundary_cost, epilogue_label},
       // A reshape or transpose left over folds into the kernel that reads (or writes) it.
       {"layout_fold", match_layout_fold, boundary_cost, op_label},
@@ -86,7 +86,14 @@ void prune_extra_outputs(const FusionGraph& g, std::vector<size_t>& members, siz
 struct Growth {
   std::set<OpKind> admits;
   double max_output_elements = 0;  // 0: no limit
+  // An inference BatchNormalization reading the seed conv's output folds into the conv's weights
+  // and bias; anywhere else (after an activation, a MatMul, at a region's start) it is a kernel of
+  // its own, as the measured runtime runs it: neither the libraries' epilogues nor its pointwise
+  // chain kernels take per-channel statistics.
+  bool folds_batch_norm = false;
 };
+
+bool is_batch_norm(const FusionGraph& g, size_t i) { return op_traits(g.node(i).domain, g.op(i)).stored_statistics; }
 
 // Adds, until nothing changes, every unclaimed consumer of a member that the growth admits and
 // whose other inputs exist before the seed runs (constants, graph inputs, earlier nodes): so the
@@ -100,6 +107,7 @@ std::vector<size_t> grow_forward(const FusionGraph& g, size_t seed, const Growth
         if (id < 0) continue;
         for (size_t c : g.consumers(id)) {
           if (contains(members, c) || g.claimed(c) || g.is_idle(c) || !growth.admits.count(g.kind(c))) continue;
+          if (is_batch_norm(g, c) && !(growth.folds_batch_norm && members[k] == seed)) continue;
           if (growth.max_output_elements > 0 && output_elements(g, c) > growth.max_output_elements) continue;
           bool ready = true;
           for (int in : g.dynamic_inputs(c)) {
@@ -154,6 +162,7 @@ std::optional<GroupCandidate> match_epilogue(const FusionGraph& g, size_t i) {
   if (g.kind(i) != OpKind::kMatrix || g.is_idle(i)) return std::nullopt;
   // An epilogue works per output element of the product: it may not broadcast to a larger result.
   Growth growth{{OpKind::kPointwise, OpKind::kLayout}, output_elements(g, i)};
+  growth.folds_batch_norm = op_traits(g.node(i).domain, g.op(i)).form == OpForm::kConv;
   return GroupCandidate{grow_forward(g, i, growth), i};
 }
 
@@ -181,6 +190,7 @@ std::optional<GroupCandidate> match_region(const FusionGraph& g, size_t i) {
   const OpKind kind = g.kind(i);
   if (g.is_idle(i) || !(kind == OpKind::kPointwise || kind == OpKind::kLayout || kind == OpKind::kReduction))
     return std::nullopt;
+  if (is_batch_norm(g, i)) return GroupCandidate{{i}, i};
   Growth growth{{OpKind::kPointwise, OpKind::kLayout, OpKind::kReduction}, 0};
   return GroupCandidate{grow_forward(g, i, growth), i};
 }

@@ -38,6 +38,9 @@ struct OpTraits {
   // A library conv call takes it in its fused epilogue (cuDNN's conv-bias-add-activation): the
   // bias or residual add, ReLU, a folded per-channel scale or shift.
   bool conv_epilogue = false;
+  // Normalises with stored per-channel statistics (inference BatchNormalization): folds into the
+  // weights of a conv whose output it reads, and is a kernel of its own anywhere else.
+  bool stored_statistics = false;
   bool transposed_conv = false;  // weights [C_in, C_out/group, k...], the output the larger (ConvTranspose)
   bool free_dim_order = false;   // operand and output dims in any order its equation names (Einsum)
 
@@ -48,6 +51,7 @@ struct OpTraits {
   constexpr OpTraits with_repeat() const { return with(&OpTraits::repeat); }
   constexpr OpTraits with_conversion() const { return with(&OpTraits::conversion); }
   constexpr OpTraits with_conv_epilogue() const { return with(&OpTraits::conv_epilogue); }
+  constexpr OpTraits with_stored_statistics() const { return with(&OpTraits::stored_statistics); }
   constexpr OpTraits with_transposed_conv() const { return with(&OpTraits::transposed_conv); }
   constexpr OpTraits with_free_dim_order() const { return with(&OpTraits::free_dim_order); }
 

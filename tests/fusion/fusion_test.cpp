@@ -62,6 +62,32 @@ TEST(Fusion, BatchNormFoldsIntoConv) {
   EXPECT_EQ(f.plan.groups[0].label, "conv+bn+relu");
 }
 
+TEST(Fusion, BatchNormAfterAnActivationIsAKernelOfItsOwn) {
+  // ConvMixer's conv, ReLU, BatchNorm, residual add: the BatchNorm cannot fold into the conv and
+  // no pointwise chain takes its statistics, so it runs alone, between the conv's kernel and the
+  // add's. A BatchNorm after a MatMul, or starting a pointwise region, runs alone too.
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{1, 4, 8, 8}).input("seq", kFloat, Shape{6, 16});
+  b.weight("w", kFloat, {4, 4, 1, 1}).weight("wm", kFloat, {16, 4});
+  for (const char* p : {"s", "bb", "m", "v"}) b.weight(p, kFloat, {4});
+  b.node("Conv", {"x", "w"}, {"c"});
+  b.node("Relu", {"c"}, {"r"});
+  b.node("BatchNormalization", {"r", "s", "bb", "m", "v"}, {"n"});
+  b.node("Add", {"n", "x"}, {"y"});
+  b.node("BatchNormalization", {"y", "s", "bb", "m", "v"}, {"pre"});
+  b.node("Relu", {"pre"}, {"z"});
+  b.node("MatMul", {"seq", "wm"}, {"p"});
+  b.node("BatchNormalization", {"p", "s", "bb", "m", "v"}, {"q"});
+  b.output("z").output("q");
+  Fused f(b);
+  EXPECT_EQ(f.group_of("c"), f.group_of("r")) << f.describe();
+  for (const char* bn : {"n", "pre", "q"}) {
+    const auto& g = f.plan.groups[f.group_of(bn)];
+    EXPECT_EQ(g.members.size(), 1u) << bn << "\n" << f.describe();
+  }
+  EXPECT_NE(f.group_of("n"), f.group_of("y")) << f.describe();
+}
+
 TEST(Fusion, PerChannelScaleAndShiftFoldIntoGemm) {
   ModelBuilder b;
   b.input("x", kFloat, Shape{4, 16});

@@ -132,6 +132,7 @@ TEST(OpRegistry, EveryRuleDeclaresItsTraits) {
     if (t.view || t.permutation || t.repeat) EXPECT_EQ(t.form, OpForm::kLayout) << op;
     if (t.view) EXPECT_FALSE(t.permutation || t.repeat) << op << ": a view moves no data";
     if (t.conversion || t.conv_epilogue) EXPECT_EQ(t.form, OpForm::kPointwise) << op;
+    if (t.stored_statistics) EXPECT_TRUE(t.conv_epilogue) << op << ": folds into a conv";
     if (t.transposed_conv) EXPECT_EQ(t.form, OpForm::kConv) << op;
     if (t.free_dim_order) EXPECT_EQ(t.form, OpForm::kGemm) << op;
   }
@@ -157,6 +158,7 @@ TEST(OpRegistry, NamedTraitsCoverTheirOps) {
                  "Transpose", "Unsqueeze"}));
   EXPECT_EQ(ops_where([](const OpTraits& t) { return t.conv_epilogue; }),
             (Set{"Add", "BatchNormalization", "Mul", "Relu", "Sub"}));
+  EXPECT_EQ(ops_where([](const OpTraits& t) { return t.stored_statistics; }), Set{"BatchNormalization"});
   EXPECT_EQ(ops_where([](const OpTraits& t) { return t.transposed_conv; }), Set{"ConvTranspose"});
   EXPECT_EQ(ops_where([](const OpTraits& t) { return t.free_dim_order; }), Set{"Einsum"});
 }

@@ -270,8 +270,9 @@ OpCost cost_dropout(const OpContext& c) {
 }  // namespace
 
 void register_nn_norm_ops(OpRegistry& r) {
-  // Inference BatchNormalization is a per-channel scale and shift a conv call folds in.
-  r.add(OpTraits(OpForm::kPointwise).with_conv_epilogue(), {
+  // Inference BatchNormalization is a per-channel scale and shift a conv call folds in (after an
+  // activation or a MatMul, a kernel of its own).
+  r.add(OpTraits(OpForm::kPointwise).with_conv_epilogue().with_stored_statistics(), {
       {"", "BatchNormalization", infer_batch_norm, cost_batch_norm, plan_batch_norm},
   });
   // Inference Dropout is the identity, which every runtime elides (ONNX Runtime's EliminateDropout):
