@@ -1,6 +1,7 @@
 // Row operations over a [outer, n, inner] view: reductions, softmax and layer norm. With
-// inner == 1 one warp owns a row (coalesced along n); otherwise one thread owns an (outer, inner)
-// column and walks n, coalesced along inner.
+// inner == 1 one warp owns a row (coalesced along n); otherwise the (outer, inner) columns are
+// read coalesced along inner, a block's rows of threads splitting each column where n is long
+// (column tiles) and one thread walking it where n is short.
 #include <cfloat>
 
 #include "core/cuda_check.h"
