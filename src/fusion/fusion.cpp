@@ -3,7 +3,6 @@
 #include <map>
 
 #include "fusion/patterns.h"
-#include "ops/op_registry.h"
 
 namespace modelcost {
 
@@ -74,7 +73,7 @@ int only_reader(const fusion::FusionGraph& g, const std::vector<Draft>& drafts, 
 // A BatchNormalization the pattern rows left alone (not folded into a conv) stays a kernel of its own.
 bool has_stored_statistics(const fusion::FusionGraph& g, const Draft& draft) {
   return std::any_of(draft.members.begin(), draft.members.end(),
-                     [&](size_t m) { return op_traits(g.node(m).domain, g.op(m)).stored_statistics; });
+                     [&](size_t m) { return g.traits(m).stored_statistics; });
 }
 
 // A pointwise group whose results only one later pointwise group reads runs inside that group

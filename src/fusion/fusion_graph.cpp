@@ -68,6 +68,8 @@ bool FusionGraph::is_constant(int id) const {
   return t.is_initializer || t.value != nullptr || (producer(id) < 0 && !t.is_graph_input);
 }
 
+OpTraits FusionGraph::traits(size_t i) const { return op_traits(node(i).domain, op(i)); }
+
 bool FusionGraph::is_alias(size_t i) const {
   return kinds_[i] == OpKind::kLayout && cost(i).known && cost(i).bytes() <= 0 && cost(i).flops <= 0;
 }

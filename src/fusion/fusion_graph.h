@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "modelcost/analysis.h"
+#include "ops/op_traits.h"
 
 namespace modelcost::fusion {
 
@@ -30,6 +31,8 @@ class FusionGraph {
   const NodeCost& cost(size_t i) const { return analysis_.nodes[i].cost; }
   OpKind kind(size_t i) const { return kinds_[i]; }
   const std::string& op(size_t i) const { return node(i).op_type; }
+  // The traits of node i's op (its rule row's).
+  OpTraits traits(size_t i) const;
 
   // The node writing tensor `id`, -1 for graph inputs, initializers and folded values.
   int producer(int id) const { return id >= 0 && id < int(producers_.size()) ? producers_[id] : -1; }

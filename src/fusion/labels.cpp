@@ -5,7 +5,6 @@
 #include <map>
 
 #include "fusion/patterns.h"
-#include "ops/op_registry.h"
 
 namespace modelcost::fusion {
 namespace {
@@ -160,7 +159,7 @@ std::string attention_label(const FusionGraph& g, const FusedGroup& group) {
             element_count(g.graph().tensors[id].shape) > 1)
           mask = true;
     if (op == "Neg") rotary = true;
-    if (op_traits(g.node(m).domain, op).repeat) repeat = true;  // repeat_kv: K/V heads shared by query groups
+    if (g.traits(m).repeat) repeat = true;  // repeat_kv: K/V heads shared by query groups
     if (op == "Concat" && !rotary) cache = true;
   }
   if (mask) label += "+mask";

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <set>
 
-#include "ops/op_registry.h"
 
 namespace modelcost::fusion {
 
@@ -93,8 +92,6 @@ struct Growth {
   bool folds_batch_norm = false;
 };
 
-bool is_batch_norm(const FusionGraph& g, size_t i) { return op_traits(g.node(i).domain, g.op(i)).stored_statistics; }
-
 // Adds, until nothing changes, every unclaimed consumer of a member that the growth admits and
 // whose other inputs exist before the seed runs (constants, graph inputs, earlier nodes): so the
 // group stays one kernel that never waits on work scheduled after it.
@@ -107,7 +104,7 @@ std::vector<size_t> grow_forward(const FusionGraph& g, size_t seed, const Growth
         if (id < 0) continue;
         for (size_t c : g.consumers(id)) {
           if (contains(members, c) || g.claimed(c) || g.is_idle(c) || !growth.admits.count(g.kind(c))) continue;
-          if (is_batch_norm(g, c) && !(growth.folds_batch_norm && members[k] == seed)) continue;
+          if (g.traits(c).stored_statistics && !(growth.folds_batch_norm && members[k] == seed)) continue;
           if (growth.max_output_elements > 0 && output_elements(g, c) > growth.max_output_elements) continue;
           bool ready = true;
           for (int in : g.dynamic_inputs(c)) {
@@ -162,13 +159,13 @@ std::optional<GroupCandidate> match_epilogue(const FusionGraph& g, size_t i) {
   if (g.kind(i) != OpKind::kMatrix || g.is_idle(i)) return std::nullopt;
   // An epilogue works per output element of the product: it may not broadcast to a larger result.
   Growth growth{{OpKind::kPointwise, OpKind::kLayout}, output_elements(g, i)};
-  growth.folds_batch_norm = op_traits(g.node(i).domain, g.op(i)).form == OpForm::kConv;
+  growth.folds_batch_norm = g.traits(i).form == OpForm::kConv;
   return GroupCandidate{grow_forward(g, i, growth), i};
 }
 
 std::optional<GroupCandidate> match_layout_fold(const FusionGraph& g, size_t i) {
   // A view, or a permutation (a GEMM reads a transposed operand in place).
-  if (!op_traits(g.node(i).domain, g.op(i)).folds_into_operand() || g.is_idle(i)) return std::nullopt;
+  if (!g.traits(i).folds_into_operand() || g.is_idle(i)) return std::nullopt;
   // Into the one kernel that reads it (a GEMM reads a transposed operand in place) ...
   int reader = -1;
   bool one_reader = true;
@@ -190,7 +187,7 @@ std::optional<GroupCandidate> match_region(const FusionGraph& g, size_t i) {
   const OpKind kind = g.kind(i);
   if (g.is_idle(i) || !(kind == OpKind::kPointwise || kind == OpKind::kLayout || kind == OpKind::kReduction))
     return std::nullopt;
-  if (is_batch_norm(g, i)) return GroupCandidate{{i}, i};
+  if (g.traits(i).stored_statistics) return GroupCandidate{{i}, i};
   Growth growth{{OpKind::kPointwise, OpKind::kLayout, OpKind::kReduction}, 0};
   return GroupCandidate{grow_forward(g, i, growth), i};
 }

@@ -35,6 +35,26 @@ void check_own_depthwise(const ModelBuilder& builder, const std::string& name, c
   EXPECT_LT(relative_error(actual[0], expected[0]), tolerance) << name << " " << dtype << (channels_last ? " NHWC" : " NCHW");
 }
 
+// A depthwise Conv `name` over input x: `groups` input channels, `filters` filters in all (a
+// multiple of groups), a k x k window at `stride`, padded to keep the size at stride 1.
+void add_depthwise_conv(ModelBuilder& b, const std::string& x, const std::string& name, int64_t groups, int64_t filters,
+                        int64_t k, int64_t stride) {
+  const std::string w = "w_" + name, bias = "b_" + name;
+  b.weight(w, kFloat, Shape{filters, 1, k, k}).weight(bias, kFloat, Shape{filters});
+  auto& conv = b.node("Conv", {x, w, bias}, {name});
+  set_attr(conv, "group", groups);
+  set_attr(conv, "strides", std::vector<int64_t>{stride, stride});
+  set_attr(conv, "pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
+  b.output(name);
+}
+
+// The own depthwise kernel in fp16 channels-last and NCHW, and in fp32.
+void check_own_depthwise_in_every_layout(const ModelBuilder& b, const std::string& name) {
+  check_own_depthwise(b, name, "fp16", true, 3e-3);
+  check_own_depthwise(b, name, "fp16", false, 3e-3);
+  check_own_depthwise(b, name, "fp32", false, 1e-5);
+}
+
 }  // namespace
 
 TEST(MeasureGpuOwnKernels, DepthwiseRowKernelsInBothLayouts) {
@@ -48,19 +68,11 @@ TEST(MeasureGpuOwnKernels, DepthwiseRowKernelsInBothLayouts) {
                         {"k3s1_large", 3, 1, 96}, {"k3s2_large", 3, 2, 190}, {"k5s2_large", 5, 2, 190},
                         {"k9s1_large", 9, 1, 64}};
   for (const Case& c : cases) {
-    const std::string x = std::string("x_") + c.name, w = std::string("w_") + c.name, bias = std::string("b_") + c.name;
-    b.input(x, kFloat, Shape{2, 16, c.size, c.size + 2}).weight(w, kFloat, Shape{16, 1, c.k, c.k}).weight(bias, kFloat, Shape{16});
-    auto& conv = b.node("Conv", {x, w, bias}, {c.name});
-    set_attr(conv, "group", int64_t{16});
-    set_attr(conv, "strides", std::vector<int64_t>{c.stride, c.stride});
-    set_attr(conv, "pads", std::vector<int64_t>{c.k / 2, c.k / 2, c.k / 2, c.k / 2});
-    b.output(c.name);
+    const std::string x = std::string("x_") + c.name;
+    b.input(x, kFloat, Shape{2, 16, c.size, c.size + 2});
+    add_depthwise_conv(b, x, c.name, 16, 16, c.k, c.stride);
   }
-  for (const Case& c : cases) {
-    check_own_depthwise(b, c.name, "fp16", true, 3e-3);
-    check_own_depthwise(b, c.name, "fp16", false, 3e-3);
-    check_own_depthwise(b, c.name, "fp32", false, 1e-5);
-  }
+  for (const Case& c : cases) check_own_depthwise_in_every_layout(b, c.name);
 }
 
 TEST(MeasureGpuOwnKernels, DepthwiseWithAChannelMultiplier) {
@@ -71,20 +83,8 @@ TEST(MeasureGpuOwnKernels, DepthwiseWithAChannelMultiplier) {
   b.input("x", kFloat, Shape{2, 8, 14, 15});
   struct Case { const char* name; int64_t multiplier, k, stride; };
   const Case cases[] = {{"m2k7s2", 2, 7, 2}, {"m2k3s2", 2, 3, 2}, {"m3k3s1", 3, 3, 1}};
-  for (const Case& c : cases) {
-    const std::string w = std::string("w_") + c.name, bias = std::string("b_") + c.name;
-    b.weight(w, kFloat, Shape{8 * c.multiplier, 1, c.k, c.k}).weight(bias, kFloat, Shape{8 * c.multiplier});
-    auto& conv = b.node("Conv", {"x", w, bias}, {c.name});
-    set_attr(conv, "group", int64_t{8});
-    set_attr(conv, "strides", std::vector<int64_t>{c.stride, c.stride});
-    set_attr(conv, "pads", std::vector<int64_t>{c.k / 2, c.k / 2, c.k / 2, c.k / 2});
-    b.output(c.name);
-  }
-  for (const Case& c : cases) {
-    check_own_depthwise(b, c.name, "fp16", true, 3e-3);
-    check_own_depthwise(b, c.name, "fp16", false, 3e-3);
-    check_own_depthwise(b, c.name, "fp32", false, 1e-5);
-  }
+  for (const Case& c : cases) add_depthwise_conv(b, "x", c.name, 8, 8 * c.multiplier, c.k, c.stride);
+  for (const Case& c : cases) check_own_depthwise_in_every_layout(b, c.name);
 }
 
 TEST(MeasureGpuOwnKernels, CeilModeAndAsymmetricPools) {
