@@ -5,7 +5,8 @@
 # compare: PyTorch eager and torch.compile (scripts/gpu/zoo_torch.py, compiling in parallel) beside
 # `--measure`, each GPU timing holding one lock; the zoo's deployed-GPU.csv and torch-GPU.csv, with
 # the networks they lacked added, come back in $OUT (FRESH=1: all measured again; NO_TORCH=1: modelcost alone;
-# KEEP_JSON=1: every report too, per-kernel figures included, as reports-GPU.tar.xz).
+# KEEP_JSON=1: every report too, per-kernel figures included, as reports-GPU.tar.xz; ONLY=NET,NET: those
+# networks alone, measured again; CALIBRATE=1: `modelcost calibrate` first, its grid and entry in $OUT).
 set -o pipefail
 GPU=$1; DEADLINE=$2
 mkdir -p /tmp/c && tar xJf .carry/pack.tar.xz -C /tmp/c
@@ -19,6 +20,10 @@ ZOO=tests/models/zoo; [ -d /tmp/zoo ] && ZOO=/tmp/zoo
 if [ -n "$GPU_TESTS" ] && [ -x /tmp/c/pack/bin/measure_cuda_tests ]; then  # the CUDA module's own tests first
   /tmp/c/pack/bin/measure_cuda_tests --gtest_brief=1 > $OUT/gpu-tests.log 2>&1; echo "GPU tests rc=$?"; tail -4 $OUT/gpu-tests.log
 fi
+if [ -n "$CALIBRATE" ]; then  # the kernel grid and the calibrated entry of this GPU
+  /tmp/c/pack/bin/modelcost calibrate --gpu $GPU --kernels-csv $OUT/grid-$GPU.csv --out $OUT/calibrated-$GPU.toml \
+    > $OUT/calibrate-$GPU.log 2>&1; echo "calibrate rc=$? (${SECONDS} s)"; grep -A24 "^kernel class" $OUT/calibrate-$GPU.log
+fi
 if [ "$3" = export ]; then
   mkdir -p /tmp/zoo; PYTHONUNBUFFERED=1 timeout 300 python3 scripts/gpu/zoo.py /tmp/zoo --jobs 14 2>&1 | grep -E "^(OK|FAIL)" | tee $OUT/export.log
   tar cJf $OUT/zoo.tar.xz -C /tmp zoo; ZOO=/tmp/zoo
@@ -30,9 +35,9 @@ if [ "$3" = compare ]; then  # adds to the zoo's deployed-GPU.csv and torch-GPU.
   fi
   LEFT=$((DEADLINE - SECONDS - 60)); echo "comparing for ${LEFT} s"
   [ -n "$NO_TORCH" ] || PYTHONUNBUFFERED=1 timeout $LEFT python3 scripts/gpu/zoo_torch.py $OUT/torch-$GPU.csv --jobs ${JOBS:-4} \
-    --skip-done $OUT/torch-$GPU.csv --deadline $((LEFT - 150)) --timeout 150 > $OUT/torch.log 2>&1 &
+    ${ONLY:+--only $ONLY} --skip-done $OUT/torch-$GPU.csv --deadline $((LEFT - 150)) --timeout 150 > $OUT/torch.log 2>&1 &
   PYTHONUNBUFFERED=1 python3 scripts/gpu/zoo_measure.py /tmp/c/pack/bin/modelcost $ZOO $OUT/deployed-$GPU.csv --gpu $GPU \
-    --skip-done $OUT/deployed-$GPU.csv --deadline $LEFT --timeout ${TIMEOUT:-60} --lock /tmp/gpu.lock \
+    ${ONLY:+--only $ONLY} --skip-done $OUT/deployed-$GPU.csv --deadline $LEFT --timeout ${TIMEOUT:-60} --lock /tmp/gpu.lock \
     ${KEEP_JSON:+--keep-json /tmp/reports} 2>&1 | tail -5
   [ -z "$KEEP_JSON" ] || tar cJf $OUT/reports-$GPU.tar.xz -C /tmp reports
   wait; [ -n "$NO_TORCH" ] || tail -60 $OUT/torch.log; exit 0

@@ -4,7 +4,7 @@ after another, and appends one CSV row per model and batch: the whole-model late
 written (one CUDA graph replay, median) with its spread and the as-written prediction of the entry
 named; the deployed graph's measured latency and the deployed prediction; and the wall time.
 Usage: python3 scripts/gpu/zoo_measure.py MODELCOST ZOO_DIR OUT.csv --gpu h100 [--batches 1,32] [--part K/N]
-[--skip-done DONE.csv] [--deadline S] [--lock FILE: hold it while measuring, as zoo_torch.py does] [--keep-json DIR]"""
+[--skip-done DONE.csv | --only NET,NET] [--deadline S] [--lock FILE: hold it while measuring, as zoo_torch.py does] [--keep-json DIR]"""
 import argparse, csv, json, os, shutil, subprocess, sys, tempfile, time
 
 p = argparse.ArgumentParser()
@@ -19,10 +19,13 @@ p.add_argument("--timeout", type=int, default=90)
 p.add_argument("--deadline", type=float, default=0, help="start no run after this many seconds")
 p.add_argument("--lock", default="")
 p.add_argument("--keep-json", default="", help="keep each report as DIR/MODEL-bBATCH.json (per-kernel figures)")
+p.add_argument("--only", default="", help="comma-separated networks: these alone, measured again even if done")
 a = p.parse_args()
 k, n = (int(x) for x in a.part.split("/"))
 models = sorted(f for f in os.listdir(a.zoo) if f.endswith(".onnx"))[k - 1::n]
-if a.skip_done and os.path.exists(a.skip_done):  # models an earlier call measured already
+if a.only:
+    models = [m for m in models if m[:-5] in a.only.split(",")]
+elif a.skip_done and os.path.exists(a.skip_done):  # models an earlier call measured already
     done = {row["model"] for row in csv.DictReader(open(a.skip_done))}
     models = [m for m in models if m[:-5] not in done]
 new = not os.path.exists(a.out)

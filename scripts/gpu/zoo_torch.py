@@ -122,6 +122,7 @@ def main():
     p.add_argument("--timeout", type=int, default=240, help="seconds one network may take, both batches")
     p.add_argument("--lock", default="/tmp/gpu.lock")
     p.add_argument("--skip-done", default="", help="a CSV whose networks with a compile time are not run again")
+    p.add_argument("--only", default="", help="comma-separated networks: these alone, run again even if done")
     p.add_argument("--one", default="", help=argparse.SUPPRESS)
     a = p.parse_args()
     batches = [int(b) for b in a.batches.split(",")]
@@ -131,7 +132,9 @@ def main():
     k, n = (int(v) for v in a.part.split("/"))
     exported = {f[:-5] for f in os.listdir(os.path.join(HERE, "../../tests/models/zoo")) if f.endswith(".onnx")}
     names = sorted(e[0] for e in zoo.ZOO if e[0] in exported)[k - 1::n]
-    if a.skip_done and os.path.exists(a.skip_done):
+    if a.only:
+        names = [name for name in names if name in a.only.split(",")]
+    elif a.skip_done and os.path.exists(a.skip_done):
         done = {r["model"] for r in csv.DictReader(open(a.skip_done)) if r["compile_ms"]}
         names = [name for name in names if name not in done]
     start = time.time()

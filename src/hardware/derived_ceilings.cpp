@@ -148,9 +148,38 @@ void source_derived_figures(Device& target, const Device& reference) {
   }
 }
 
+// A calibrated entry whose grid timed fewer kernel classes than another's (a calibration from
+// before those classes were sampled): each class it lacks is carried over from the nearest
+// calibrated entry that has it, sourced as derived, so no class falls back to another class's
+// curve on one GPU while a neighbour prices it on its own.
+void complete_calibrated_curves(HardwareDb& db) {
+  std::vector<Device> completed;
+  for (const Device& d : db.devices()) {
+    if (d.kind != "gpu" || !is_calibrated(d)) continue;
+    const Device* reference = derivation_reference(db, d);
+    if (!reference) continue;
+    Device copy = d;
+    for (const auto& [name, curve] : derive_ceilings(d, *reference).kernel_curves) {
+      if (!copy.achievable.kernel_curves.emplace(name, curve).second) continue;
+      const std::string key = "achievable.kernels." + name;
+      FigureSource source;
+      if (auto ref = reference->sources.find(key); ref != reference->sources.end()) source = ref->second;
+      source.derived = true;
+      source.note = "carried over from " + reference->id + "'s measured curve: this entry's calibration timed no " + name +
+                    " kernels (docs/hwdb.md, Derived entries)";
+      if (auto doc = reference->documents.find(source.document); doc != reference->documents.end())
+        copy.documents[source.document] = doc->second;
+      copy.sources[key] = source;
+    }
+    if (copy.achievable.kernel_curves.size() > d.achievable.kernel_curves.size()) completed.push_back(std::move(copy));
+  }
+  for (Device& d : completed) db.add(std::move(d));
+}
+
 }  // namespace
 
 void derive_missing_ceilings(HardwareDb& db) {
+  complete_calibrated_curves(db);
   std::vector<Device> derived;
   for (const Device& d : db.devices()) {
     if (!can_derive_into(d)) continue;

@@ -68,4 +68,21 @@ std::optional<KernelCurve> class_curve(const Device& device, const KernelShape& 
   return std::nullopt;
 }
 
+std::optional<PricedCurve> fastest_curve(const Device& device, const KernelShape& kernel, const PeakChoice& peak,
+                                         double flops, double bytes, double weight_bytes) {
+  const std::optional<KernelCurve> own = class_curve(device, kernel, peak);
+  if (!own) return std::nullopt;
+  PricedCurve best{*own, kernel.k, flops, bytes};
+  const double g = kernel.groups;
+  if (kernel.cls != KernelClass::kGroupedConv || !(g > 1) || g > kMaxBlockDiagonalGroups) return best;
+  KernelShape dense = kernel;
+  dense.cls = KernelClass::kConv;
+  dense.groups = 1;
+  if (const std::optional<KernelCurve> conv = class_curve(device, dense, peak)) {
+    const PricedCurve block_diagonal{*conv, kernel.k * g, flops * g, bytes + weight_bytes * (g - 1)};
+    if (block_diagonal.us() < best.us()) best = block_diagonal;
+  }
+  return best;
+}
+
 }  // namespace modelcost

@@ -13,4 +13,18 @@ namespace modelcost {
 // padding; nullopt when the device has no curve for it.
 std::optional<KernelCurve> class_curve(const Device& device, const KernelShape& kernel, const PeakChoice& peak);
 
+// The curve a kernel is priced on, with the K, FLOPs and bytes it runs there.
+struct PricedCurve {
+  KernelCurve curve;
+  double k = 0, flops = 0, bytes = 0;
+  double us() const { return curve.us(k, flops, bytes); }
+};
+
+// The faster way a runtime runs the kernel: its class curve, or for a grouped conv of at most
+// kMaxBlockDiagonalGroups groups also the dense conv over block-diagonal filters (the math, the
+// K loop and the filters times the group count); nullopt without a curve.
+constexpr double kMaxBlockDiagonalGroups = 64;
+std::optional<PricedCurve> fastest_curve(const Device& device, const KernelShape& kernel, const PeakChoice& peak,
+                                         double flops, double bytes, double weight_bytes);
+
 }  // namespace modelcost

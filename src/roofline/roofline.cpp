@@ -178,12 +178,12 @@ Ceilings ceilings_of(const Device& device, bool datasheet) {
 
 // A curve fitted for this kernel's class and dtype; nullopt where the device has none or the
 // datasheet ceilings are asked for.
-std::optional<KernelCurve> curve_for(const KernelWork& work, const PeakChoice& peak, const Device& device,
-                                     const Ceilings& ceilings, double* k) {
+std::optional<PricedCurve> curve_for(const KernelWork& work, const PeakChoice& peak, const Device& device,
+                                     const Ceilings& ceilings) {
   if (!ceilings.achievable || device.kind != "gpu") return std::nullopt;
-  std::optional<KernelCurve> curve = class_curve(device, work.kernel, peak);
-  if (curve) *k = work.kernel.k;
-  return curve;
+  const KernelShape& k = work.kernel;
+  const double filter_bytes = k.groups * k.group_width * k.k * option_element_size(work.compute_dtype);
+  return fastest_curve(device, k, peak, work.flops, work.bytes, filter_bytes);
 }
 
 // Without a calibrated curve: time = max(flops / peak, bytes / bandwidth, overhead) + gap.
@@ -206,11 +206,11 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
   nr.bytes = work.bytes;
   nr.compute_dtype = work.compute_dtype;
   nr.compute_us = nr.flops / flops_per_s * 1e6;
-  double k = 0;
-  if (const std::optional<KernelCurve> curve = curve_for(work, peak, device, ceilings, &k)) {
-    if (curve->tflops > 0) nr.compute_us = curve->compute_us(nr.flops);
-    nr.memory_us = curve->memory_us(nr.bytes);
-    nr.overhead_us = curve->latency_us(k);
+  if (const std::optional<PricedCurve> priced = curve_for(work, peak, device, ceilings)) {
+    const KernelCurve& curve = priced->curve;
+    if (curve.tflops > 0) nr.compute_us = curve.compute_us(priced->flops);
+    nr.memory_us = curve.memory_us(priced->bytes);
+    nr.overhead_us = curve.latency_us(priced->k);
     nr.intensity = nr.bytes > 0 ? nr.flops / nr.bytes : 0;
     nr.attainable_flops = nr.bytes > 0 ? std::min(flops_per_s, nr.intensity * bandwidth) : flops_per_s;
     nr.bound = (nr.flops > 0 && nr.compute_us >= nr.memory_us) ? Bound::kCompute : Bound::kMemory;

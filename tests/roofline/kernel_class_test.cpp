@@ -96,6 +96,19 @@ TEST(KernelClass, TheClassNamesIncludeAttentionAsAMatrixClass) {
   EXPECT_FALSE(kernel_class_is_matrix("pointwise"));
 }
 
+// A curve named after a plan class prices that class with the same terms: a K loop and a FLOP rate
+// for the matrix classes, bytes alone for the others.
+TEST(KernelClass, EveryCurveOfAPlanClassAgreesWithThePlanOnMatrixWork) {
+  int named = 0;
+  for (KernelClass c : kAllKernelClasses) {
+    const auto& names = kernel_class_names();
+    if (std::find(names.begin(), names.end(), kernel_class_name(c)) == names.end()) continue;
+    ++named;
+    EXPECT_EQ(kernel_class_is_matrix(std::string(kernel_class_name(c))), kernel_class_is_matrix(c)) << kernel_class_name(c);
+  }
+  EXPECT_EQ(named, 10);  // gemm, the four convs, attention, pointwise, reduction, norm, pooling
+}
+
 // On the shipped H100 and H200 entries (calibrated and derived curves), for every kernel of both
 // views of the shared models at batch 1 and 32: overhead-bound exactly where the overhead term is
 // the largest, and then never memory-bound.

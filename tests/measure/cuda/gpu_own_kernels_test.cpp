@@ -1,6 +1,6 @@
 // The project's own kernels added beside the library ones, against the CPU reference: the
 // depthwise row kernels run directly (the conv runner would keep cuDNN where it is faster),
-// pools cuDNN cannot take (ceil_mode, asymmetric pads), TopK, the index-mapped Pad modes and
+// the own pools in both layouts and those cuDNN cannot take (ceil_mode, asymmetric pads), TopK, the index-mapped Pad modes and
 // cubic Resize.
 #ifdef MODELCOST_HAVE_CUDA
 
@@ -10,15 +10,18 @@
 namespace modelcost::testing {
 namespace {
 
-// Runs the own depthwise kernel on node `name` (fresh random inputs) against the CPU reference.
-void check_own_depthwise(const ModelBuilder& builder, const std::string& name, const std::string& dtype, bool channels_last,
-                         double tolerance) {
+using OwnRunnerFactory = std::function<std::unique_ptr<cuda::OperatorRunner>(const NodeSpec&, const OpPlan&, std::string*)>;
+
+// Runs node `name` (fresh random inputs) on the runner `make` gives against the CPU reference.
+// Channels-last moves the first input to [N, H, W, C], and every 4-D input with
+// `channels_last_weights` (a library conv reads its filters [K, R, S, C] as a deployment stores them).
+void check_own_runner(const ModelBuilder& builder, const std::string& name, const std::string& dtype, bool channels_last,
+                      double tolerance, const OwnRunnerFactory& make, bool channels_last_weights = false) {
   auto run = analyse(builder);
   const NodeSpec spec = make_node_spec(run->node(name), dtype);
   const OpPlan plan = plan_operation(spec);
-  const auto& conv = std::get<ConvParams>(plan);
   std::string reason;
-  auto runner = cuda::make_depthwise_conv_runner(spec, conv, &reason);
+  auto runner = make(spec, plan, &reason);
   ASSERT_TRUE(runner) << reason;
   std::vector<HostTensor> inputs;
   std::vector<const HostTensor*> in;
@@ -29,10 +32,18 @@ void check_own_depthwise(const ModelBuilder& builder, const std::string& name, c
   static cuda::CudaBackend backend(0);
   backend.context().channels_last_half = channels_last;
   std::vector<HostTensor> gpu_inputs = inputs;
-  if (channels_last) gpu_inputs[0] = relayout(gpu_inputs[0], true);
+  for (size_t i = 0; i < gpu_inputs.size() && channels_last; ++i)
+    if (i == 0 || (channels_last_weights && gpu_inputs[i].shape.size() == 4)) gpu_inputs[i] = relayout(gpu_inputs[i], true);
   auto actual = backend.run_with(*runner, spec, gpu_inputs);
   if (channels_last) actual[0] = relayout(actual[0], false);
   EXPECT_LT(relative_error(actual[0], expected[0]), tolerance) << name << " " << dtype << (channels_last ? " NHWC" : " NCHW");
+}
+
+void check_own_depthwise(const ModelBuilder& builder, const std::string& name, const std::string& dtype, bool channels_last,
+                         double tolerance) {
+  check_own_runner(builder, name, dtype, channels_last, tolerance, [](const NodeSpec& spec, const OpPlan& plan, std::string* why) {
+    return cuda::make_depthwise_conv_runner(spec, std::get<ConvParams>(plan), why);
+  });
 }
 
 // A depthwise Conv `name` over input x: `groups` input channels, `filters` filters in all (a
@@ -104,6 +115,65 @@ TEST(MeasureGpuOwnKernels, CeilModeAndAsymmetricPools) {
   b.output("ceil_max").output("ceil_avg");
   check_both(b, "ceil_max", 1e-6, 1e-6);
   check_both(b, "ceil_avg", 1e-6, 2e-3);
+}
+
+// A grouped conv node (4 groups of 16 channels, with its bias) as one cuDNN graph, channels-last.
+TEST(MeasureGpuOwnKernels, GroupedConvNodeAsCudnnGraph) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 64, 10, 9}).weight("w", kFloat, Shape{64, 16, 3, 3}).weight("bias", kFloat, Shape{64});
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"y"});
+  set_attr(conv, "group", int64_t{4});
+  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.output("y");
+  const auto graph = [](const NodeSpec&, const OpPlan& plan, std::string* why) {
+    return cuda::make_conv_graph_runner(std::get<ConvParams>(plan), why);
+  };
+  check_own_runner(b, "y", "fp16", true, 5e-3, graph, /*channels_last_weights=*/true);
+}
+
+// A grouped conv of 3 groups of 16 channels (RegNetX's few wide groups) as a dense conv over
+// block-diagonal filters, channels-last and NCHW.
+TEST(MeasureGpuOwnKernels, FewGroupConvAsBlockDiagonalDenseConv) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 48, 10, 9}).weight("w", kFloat, Shape{48, 16, 3, 3}).weight("bias", kFloat, Shape{48});
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"y"});
+  set_attr(conv, "group", int64_t{3});
+  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.output("y");
+  const auto dense = [](const NodeSpec& spec, const OpPlan& plan, std::string* why) {
+    return cuda::make_block_diagonal_conv_runner(spec, std::get<ConvParams>(plan), why);
+  };
+  check_own_runner(b, "y", "fp16", true, 5e-3, dense, /*channels_last_weights=*/true);
+  check_own_runner(b, "y", "fp16", false, 5e-3, dense);
+  check_own_runner(b, "y", "fp32", false, 1e-3, dense);
+}
+
+// The own pooling kernel channels-last (8 channels per thread, and one where C is odd) and NCHW:
+// PoolFormer's 3x3 average at stride 1 without the pads in the count, a strided max pool.
+TEST(MeasureGpuOwnKernels, PoolsInBothLayouts) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 16, 13, 12}).input("odd", kFloat, Shape{2, 5, 9, 9});
+  auto pool = [&](const char* op, const std::string& x, const std::string& y, int64_t stride, int64_t include_pad) {
+    auto& node = b.node(op, {x}, {y});
+    set_attr(node, "kernel_shape", std::vector<int64_t>{3, 3});
+    set_attr(node, "strides", std::vector<int64_t>{stride, stride});
+    set_attr(node, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    if (std::string(op) == "AveragePool") set_attr(node, "count_include_pad", include_pad);
+    b.output(y);
+  };
+  pool("AveragePool", "x", "avg", 1, 0);
+  pool("AveragePool", "x", "avg_padded", 2, 1);
+  pool("MaxPool", "x", "max", 2, 0);
+  pool("AveragePool", "odd", "avg_odd", 1, 0);
+  const auto own = [](const NodeSpec& spec, const OpPlan& plan, std::string* why) { return cuda::make_kernel_runner(spec, plan, why); };
+  for (const char* name : {"avg", "avg_padded", "max", "avg_odd"}) {
+    check_own_runner(b, name, "fp16", true, 3e-3, own);
+    check_own_runner(b, name, "fp16", false, 3e-3, own);
+    check_own_runner(b, name, "fp32", false, 1e-6, own);
+  }
 }
 
 // Rows of 1024 elements or more reduce with a block per row: 16-byte loads where the row length

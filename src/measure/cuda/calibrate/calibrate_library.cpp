@@ -1,5 +1,6 @@
-// calibrate's grid of library kernels: cuBLASLt GEMMs and cuDNN convolutions (1x1, 3x3, strided,
-// depthwise) over generic shapes, and elementwise kernels over sizes, fp16, each call prepared by
+// calibrate's grid of library kernels: cuBLASLt GEMMs, convolutions (1x1, 3x3, strided, grouped,
+// depthwise of 3x3 to 9x9) over generic shapes, and elementwise, norm, reduction and pooling
+// kernels over sizes, one class per kernel class of the plan, fp16, each call prepared by
 // the same runners the measurement uses (timed algorithm choice, as cudnn.benchmark) and timed
 // two ways: CUPTI kernel records (the kernels' own durations) and a CUDA graph of back-to-back
 // calls (durations plus the idle time after each). The kernel curves of the hwdb are fitted to
@@ -65,8 +66,7 @@ struct ConvShape {
 
 GridPoint conv_point(const ConvShape& c) {
   GridPoint p;
-  const bool depthwise = c.groups > 1;
-  p.kind = depthwise ? "depthwise" : c.kernel == 1 ? "conv1x1" : "conv";
+  p.kind = c.groups == 1 ? (c.kernel == 1 ? "conv1x1" : "conv") : c.in_channels == c.groups ? "depthwise" : "grouped_conv";
   p.spec.name = "grid_conv";
   p.spec.op_type = "Conv";
   p.spec.opset = 17;
@@ -103,9 +103,9 @@ GridPoint add_point(int64_t elements) {
   return p;
 }
 
-GridPoint pointwise_point(const std::string& op, int opset, std::vector<Shape> inputs, Shape output) {
+GridPoint byte_point(const char* kind, const std::string& op, int opset, std::vector<Shape> inputs, Shape output) {
   GridPoint p;
-  p.kind = "pointwise";
+  p.kind = kind;
   p.spec.name = "grid_" + op;
   p.spec.op_type = op;
   p.spec.opset = opset;
@@ -121,21 +121,88 @@ GridPoint pointwise_point(const std::string& op, int opset, std::vector<Shape> i
   return p;
 }
 
-// Pointwise kernels beside the plain adds: row norms, global average pools and per-channel
-// (broadcast) products, which deployed graphs run as kernels of their own.
+using Nchw = std::tuple<int64_t, int64_t, int64_t>;  // batch, channels, square size
+
+// Elementwise adds of 4K to 64M elements and per-channel (broadcast) products.
 void add_pointwise_points(std::vector<GridPoint>& points) {
   for (int64_t e = int64_t(1) << 12; e <= int64_t(1) << 26; e <<= 2) points.push_back(add_point(e));
-  for (auto [rows, width] : {std::pair<int64_t, int64_t>{64, 1024}, {1024, 1024}, {16384, 1024}, {4096, 4096}}) {
-    GridPoint p = pointwise_point("LayerNormalization", 17, {{rows, width}, {width}, {width}}, {rows, width});
-    p.spec.attributes.ints["axis"] = -1;
+  for (auto [n, c, size] : {Nchw{1, 256, 28}, {32, 256, 28}, {32, 64, 112}})
+    points.push_back(byte_point("pointwise", "Mul", 14, {{n, c, size, size}, {n, c, 1, 1}}, {n, c, size, size}));
+}
+
+// Row LayerNorms over widths of 64 to 1024 and instance norms of image tensors.
+void add_norm_points(std::vector<GridPoint>& points) {
+  for (int64_t rows : {64, 1024, 16384, 131072})
+    for (int64_t width : {64, 256, 1024}) {
+      GridPoint p = byte_point("norm", "LayerNormalization", 17, {{rows, width}, {width}, {width}}, {rows, width});
+      p.spec.attributes.ints["axis"] = -1;
+      p.spec.attributes.floats["epsilon"] = 1e-5;
+      points.push_back(p);
+    }
+  for (auto [n, c, size] : {Nchw{1, 64, 56}, {32, 64, 56}, {32, 256, 14}}) {
+    GridPoint p = byte_point("norm", "InstanceNormalization", 6, {{n, c, size, size}, {c}, {c}}, {n, c, size, size});
     p.spec.attributes.floats["epsilon"] = 1e-5;
     points.push_back(p);
   }
-  for (auto [n, c, size] : {std::tuple<int64_t, int64_t, int64_t>{1, 256, 14}, {1, 1024, 7}, {32, 64, 56}, {32, 256, 28},
-                            {32, 1024, 7}})
-    points.push_back(pointwise_point("GlobalAveragePool", 1, {{n, c, size, size}}, {n, c, 1, 1}));
-  for (auto [n, c, size] : {std::tuple<int64_t, int64_t, int64_t>{1, 256, 28}, {32, 256, 28}, {32, 64, 112}})
-    points.push_back(pointwise_point("Mul", 14, {{n, c, size, size}, {n, c, 1, 1}}, {n, c, size, size}));
+}
+
+// Softmax and mean over rows of 64 to 1024, and over the spatial axes of image tensors.
+void add_reduction_points(std::vector<GridPoint>& points) {
+  for (int64_t rows : {1024, 16384, 131072})
+    for (int64_t width : {64, 256, 1024}) {
+      GridPoint p = byte_point("reduction", "Softmax", 13, {{rows, width}}, {rows, width});
+      p.spec.attributes.ints["axis"] = -1;
+      points.push_back(p);
+    }
+  for (auto [n, c, size] : {Nchw{1, 256, 28}, {32, 256, 28}, {32, 64, 112}}) {
+    GridPoint p = byte_point("reduction", "ReduceMean", 13, {{n, c, size, size}}, {n, c, 1, 1});
+    p.spec.attributes.int_lists["axes"] = {2, 3};
+    points.push_back(p);
+  }
+}
+
+// Global average pools, 3x3 max pools at stride 2 and 3x3 average pools at stride 1 (pooling
+// token mixers), over the sizes and channels of image networks.
+void add_pooling_points(std::vector<GridPoint>& points) {
+  for (auto [n, c, size] : {Nchw{1, 256, 14}, {1, 1024, 7}, {32, 64, 56}, {32, 256, 28}, {32, 1024, 7}})
+    points.push_back(byte_point("pooling", "GlobalAveragePool", 1, {{n, c, size, size}}, {n, c, 1, 1}));
+  for (auto [n, c, size] : {Nchw{1, 64, 112}, {32, 64, 112}, {32, 256, 28}}) {
+    GridPoint p = byte_point("pooling", "MaxPool", 12, {{n, c, size, size}}, {n, c, size / 2, size / 2});
+    p.spec.attributes.int_lists["kernel_shape"] = {3, 3};
+    p.spec.attributes.int_lists["strides"] = {2, 2};
+    p.spec.attributes.int_lists["pads"] = {1, 1, 0, 0};
+    points.push_back(p);
+  }
+  for (auto [n, c, size] : {Nchw{1, 64, 56}, {1, 512, 7}, {32, 64, 56}, {32, 128, 28}, {32, 320, 14}}) {
+    GridPoint p = byte_point("pooling", "AveragePool", 11, {{n, c, size, size}}, {n, c, size, size});
+    p.spec.attributes.int_lists["kernel_shape"] = {3, 3};
+    p.spec.attributes.int_lists["strides"] = {1, 1};
+    p.spec.attributes.int_lists["pads"] = {1, 1, 1, 1};
+    p.spec.attributes.ints["count_include_pad"] = 0;
+    points.push_back(p);
+  }
+}
+
+// Grouped 3x3 convs of 4 to 64 channels per group (stride 1 and 2; 2 to 128 groups) and depthwise convs of 3x3 to
+// 9x9 windows, over the channel and size ranges of image networks.
+void add_grouped_conv_points(std::vector<GridPoint>& points) {
+  for (int64_t batch : {1, 32}) {
+    for (int64_t size : {7, 14, 28, 56}) {
+      for (int64_t c : {128, 512})
+        for (int64_t width : {4, 8, 16, 64}) points.push_back(conv_point({batch, c, c, size, 3, 1, c / width}));
+      points.push_back(conv_point({batch, 96, 96, size, 3, 1, 96 / 24}));  // a width tiles fit badly
+      points.push_back(conv_point({batch, 256, 256, size * 2, 3, 2, 256 / 8}));
+      for (int64_t c : {32, 144, 576}) points.push_back(conv_point({batch, c, c, size, 3, 1, c}));
+      for (int64_t c : {96, 384}) points.push_back(conv_point({batch, c, c, size, 3, 2, c}));
+      for (int64_t c : {96, 768}) points.push_back(conv_point({batch, c, c, size, 7, 1, c}));
+      if (size <= 28) {
+        for (int64_t c : {240, 672}) points.push_back(conv_point({batch, c, c, size, 5, 1, c}));
+        points.push_back(conv_point({batch, 768, 768, size, 9, 1, 768}));
+      }
+    }
+    points.push_back(conv_point({batch, 32, 32, 112, 3, 1, 32}));
+    points.push_back(conv_point({batch, 96, 96, 112, 3, 2, 96}));
+  }
 }
 
 // Generic shapes: powers of two for the GEMMs, the channel and size ranges of image networks for
@@ -155,14 +222,11 @@ std::vector<GridPoint> grid_points() {
       for (int64_t c : {64, 128, 256, 512}) points.push_back(conv_point({batch, c, c, size, 3, 1, 1}));
       for (int64_t c : {64, 256}) points.push_back(conv_point({batch, c, c, size * 2, 3, 2, 1}));
     }
-  for (int64_t batch : {1, 32})
-    for (int64_t size : {7, 14, 28, 56, 112}) {
-      for (int64_t c : {32, 144, 576}) points.push_back(conv_point({batch, c, c, size, 3, 1, c}));
-      for (int64_t c : {96, 384}) points.push_back(conv_point({batch, c, c, size, 3, 2, c}));
-      if (size <= 28)
-        for (int64_t c : {240, 672}) points.push_back(conv_point({batch, c, c, size, 5, 1, c}));
-    }
+  add_grouped_conv_points(points);
   add_pointwise_points(points);
+  add_norm_points(points);
+  add_reduction_points(points);
+  add_pooling_points(points);
   return points;
 }
 
@@ -280,7 +344,8 @@ void CudaBackend::calibrate_library_kernels(CalibrationResult& r) {
   }
   r.library_curves = fit_library_curves(r.library_kernels);
   r.notes.push_back("library kernels: " + std::to_string(r.library_kernels.size()) +
-                    " fp16 cuBLASLt GEMMs, cuDNN convolutions (timed algorithm choice, NHWC), flash attention and pointwise kernels on "
+                    " fp16 cuBLASLt GEMMs, dense, grouped and depthwise convolutions (timed choice, NHWC), flash attention, "
+                    "pointwise, norm, reduction and pooling kernels on "
                     "generic shapes; CUPTI kernel durations, median, with all data in L2 and with only the first input in L2 "
                     "(fresh); gap: CUDA graph of 20 back-to-back calls (CUPTI detached) less the warm durations, median over the grid");
 }

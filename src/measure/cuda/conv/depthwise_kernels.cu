@@ -34,11 +34,6 @@ __device__ __forceinline__ float activate(const DepthwiseGeometry& g, float v) {
 #undef MC_ACTIVATION_CASE
 }
 
-template <typename T, int W>
-struct alignas(sizeof(T) * W) Pack {
-  T v[W];
-};
-
 // Channels-last; W channels per thread (8 for 2-byte types, 4 for float; 1 when C is not a
 // multiple of that).
 template <typename T, int W>

@@ -14,6 +14,12 @@ template <> __device__ __forceinline__ float from_float<float>(float v) { return
 template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
+// W elements loaded or stored at once: a 16-byte vector for W * sizeof(T) == 16, or narrower.
+template <typename T, int W>
+struct alignas(sizeof(T) * W) Pack {
+  T v[W];
+};
+
 // Runs body<T>() for the element type.
 #define MC_DISPATCH_TYPE(type, ...)                                               \
   switch (type) {                                                                 \

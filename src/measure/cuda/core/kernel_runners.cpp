@@ -1,5 +1,5 @@
-// The runner over the project's own kernels: every measured kind but convolution, matrix
-// products and the pools cuDNN takes. One launch per kind, dispatched by std::visit.
+// The runner over the project's own kernels: every measured kind but convolution and matrix
+// products (pools too, timed against cuDNN's). One launch per kind, dispatched by std::visit.
 #include "core/cuda_check.h"
 #include "core/device_buffer.h"
 #include "core/kernels.h"
@@ -23,9 +23,12 @@ class KernelRunner : public OperatorRunner {
  public:
   KernelRunner(const NodeSpec& spec, const OpPlan& plan) : spec_(spec), plan_(plan) {}
 
-  void prepare(const std::vector<DeviceTensor>& inputs, const std::vector<DeviceTensor>& outputs, CudaContext&) override {
+  void prepare(const std::vector<DeviceTensor>& inputs, const std::vector<DeviceTensor>& outputs, CudaContext& ctx) override {
     in_ = inputs;
     out_ = outputs;
+    // A 2-D pool of fp16/bf16 in a channels-last run reads and writes [N, H, W, C].
+    pool_channels_last_ = std::holds_alternative<PoolParams>(plan_) && ctx.channels_last_half &&
+                          outputs[0].spec.dtype != 1 && outputs[0].spec.shape.size() == 4;
     if (const auto* norm = std::get_if<GroupNormPlan>(&plan_)) workspace_.resize(group_norm_workspace_bytes(*norm));
   }
 
@@ -82,8 +85,9 @@ class KernelRunner : public OperatorRunner {
                    },
                    // The windows cuDNN cannot take (runner_factory.cpp routes the others to cuDNN).
                    [&](const PoolParams& p) {
-                     launch_pool(type(), pool_geometry(p, in_[0].spec.shape, out_[0].spec.shape), in_[0].data,
-                                 out_[0].data, s);
+                     PoolGeometry g = pool_geometry(p, in_[0].spec.shape, out_[0].spec.shape);
+                     g.channels_last = pool_channels_last_;
+                     launch_pool(type(), g, in_[0].data, out_[0].data, s);
                    },
                    [&](const RoiAlignPlan& p) {
                      launch_roi_align(type(), p, in_[0].data, in_[1].data, static_cast<const int64_t*>(in_[2].data),
@@ -100,11 +104,12 @@ class KernelRunner : public OperatorRunner {
                plan_);
   }
 
-  std::string implementation() const override { return "own kernel " + spec_.op_type; }
+  std::string implementation() const override { return "own kernel " + spec_.op_type + (pool_channels_last_ ? " NHWC" : ""); }
 
  private:
   static int bytes(const DeviceTensor& t) { return static_cast<int>(dtype_size(t.spec.dtype)); }
   ElementType type() const { return element_type(out_[0].spec.dtype); }
+  bool pool_channels_last_ = false;
 
   void elementwise(const ElementwisePlan& p, cudaStream_t s) {
     const DeviceTensor& y = out_[0];

@@ -98,13 +98,15 @@ void launch_segment_layout(int* index, int64_t* offsets, int64_t segments, int64
 void launch_roi_align(ElementType type, const RoiAlignPlan& plan, const void* x, const void* rois,
                       const int64_t* batch_indices, void* y, cudaStream_t stream);
 
-// Pooling over 1-3 spatial dims of NCHW with any pads (pool_kernels.cu): the windows cuDNN
-// cannot take. Spatial dims sit right-aligned in the 3 slots (1 elsewhere).
+// Pooling over 1-3 spatial dims with any pads (pool_kernels.cu): NCHW, or channels-last for 2-D
+// windows. Spatial dims sit right-aligned in the 3 slots (1 elsewhere).
 struct PoolGeometry {
-  int64_t planes = 1;  // N * C
+  int64_t planes = 1;    // N * C
+  int64_t channels = 1;  // C
   int in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1};
   int pad[3] = {0, 0, 0}, pad_end[3] = {0, 0, 0};
   bool max = true, count_include_pad = false;
+  bool channels_last = false;  // [N, H, W, C]: 2-D windows only
 };
 PoolGeometry pool_geometry(const PoolParams& p, const Shape& x, const Shape& y);
 void launch_pool(ElementType type, const PoolGeometry& g, const void* x, void* y, cudaStream_t stream);

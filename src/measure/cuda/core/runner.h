@@ -67,6 +67,12 @@ std::unique_ptr<OperatorRunner> make_kernel_runner(const NodeSpec& spec, const O
 std::unique_ptr<OperatorRunner> make_cudnn_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason);
 std::unique_ptr<OperatorRunner> make_cudnn_pool_runner(const NodeSpec& spec, const PoolParams& pool, std::string* reason);
 std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason);
+// A 2-D conv with a bias as one cuDNN graph (conv_graph_kernel.cpp): channels-last fp16/bf16,
+// refused at prepare() otherwise.
+std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, std::string* why);
+// A grouped conv of 2-64 groups as a dense cuDNN conv over block-diagonal filters
+// (block_diagonal_conv_runner.cpp).
+std::unique_ptr<OperatorRunner> make_block_diagonal_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* why);
 std::unique_ptr<OperatorRunner> make_patch_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason);
 // `activation` (kernels.h's DepthwiseGeometry) runs in the kernel's store: a deployed epilogue.
 std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason,

@@ -1,5 +1,7 @@
 #include "core/runner.h"
 
+#include <algorithm>
+
 namespace modelcost::cuda {
 
 std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason) {
@@ -11,22 +13,37 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             if (is_patch_conv(c) && c.in_channels % 8 != 0) return make_patch_conv_runner(spec, c, reason);
             auto cudnn = make_cudnn_conv_runner(spec, c, reason);
             if (!cudnn) return cudnn;
-            // Depthwise: the own kernel against cuDNN's timed choice; 1x1: cuBLASLt's GEMM
-            // against it (cuDNN runs some 1x1 shapes 3-5x off the GEMM). The faster one is kept.
+            // Depthwise: the own kernel against cuDNN's timed choice; grouped: cuDNN's graph
+            // engines and, for few groups, a dense conv over block-diagonal filters against it;
+            // 1x1: cuBLASLt's GEMM against it (cuDNN runs some 1x1 shapes 3-5x off the GEMM).
+            // The fastest one is kept.
             std::string why;
-            auto own = is_depthwise_2d(c) ? make_depthwise_conv_runner(spec, c, &why) : make_conv_gemm_runner(spec, c, &why);
-            if (!own) return cudnn;
+            std::vector<std::unique_ptr<OperatorRunner>> candidates;
+            if (is_depthwise_2d(c)) {
+              candidates.push_back(make_depthwise_conv_runner(spec, c, &why));
+            } else if (c.groups > 1) {
+              candidates.push_back(make_conv_graph_runner(c, &why));
+              candidates.push_back(make_block_diagonal_conv_runner(spec, c, &why));
+            } else {
+              candidates.push_back(make_conv_gemm_runner(spec, c, &why));
+            }
+            candidates.push_back(std::move(cudnn));
+            candidates.erase(std::remove(candidates.begin(), candidates.end(), nullptr), candidates.end());
+            return make_fastest_runner(std::move(candidates), measurement_key(spec));
+          },
+          [&](const PoolParams& p) -> std::unique_ptr<OperatorRunner> {
+            // cuDNN takes symmetric pads and floor-sized outputs, the own kernel any window; where
+            // both run, the faster is kept (cuDNN's channels-last average pooling is several
+            // times off the memory rate).
+            std::string why;
+            auto cudnn = make_cudnn_pool_runner(spec, p, &why);
+            if (p.kernel.size() > 3) return *reason = why, nullptr;
+            auto own = make_kernel_runner(spec, plan, reason);
+            if (!cudnn || !own) return own ? std::move(own) : std::move(cudnn);
             std::vector<std::unique_ptr<OperatorRunner>> candidates;
             candidates.push_back(std::move(own));
             candidates.push_back(std::move(cudnn));
             return make_fastest_runner(std::move(candidates), measurement_key(spec));
-          },
-          [&](const PoolParams& p) -> std::unique_ptr<OperatorRunner> {
-            // cuDNN takes symmetric pads and floor-sized outputs; the own kernel the rest (ceil_mode).
-            std::string why;
-            if (auto cudnn = make_cudnn_pool_runner(spec, p, &why)) return cudnn;
-            if (p.kernel.size() > 3) return *reason = why, nullptr;
-            return make_kernel_runner(spec, plan, reason);
           },
           [&](const MatMulParams& m) -> std::unique_ptr<OperatorRunner> {
             return make_cublaslt_matmul_runner(spec, m, reason);

@@ -99,8 +99,8 @@ std::unique_ptr<GroupKernel> make_fused_conv_kernel(const GroupView& view, const
 // A MatMul / Gemm, or a 1x1 conv run channels-last as the GEMM it is (conv_gemm_runner.cpp),
 // with a cuBLASLt epilogue (bias, ReLU, GELU; residual through C).
 std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
-// A dense 2-D conv with bias, residual and any activation above but GELU as one cuDNN graph
-// (conv_graph_kernel.cpp); channels-last fp16/bf16 only.
+// A dense or grouped 2-D conv with bias, residual and any activation above but GELU as one cuDNN
+// graph (conv_graph_kernel.cpp); channels-last fp16/bf16 only.
 std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
 
 }  // namespace modelcost::cuda

@@ -45,12 +45,6 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
   return total;
 }
 
-// kW elements per load: a 16-byte vector, or 1.
-template <typename T, int kW>
-struct alignas(sizeof(T) * kW) Pack {
-  T v[kW];
-};
-
 // Sums of (x - shift) and its square over one slice. Every slice of a row subtracts the row's
 // first element, so the partials add up exactly and the variance keeps its precision.
 template <typename T, int kW>

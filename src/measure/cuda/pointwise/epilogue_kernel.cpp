@@ -2,7 +2,7 @@
 // as the library runs (a per-channel bias, one residual add, then ReLU, or GELU for cuBLASLt),
 // walking forward from its output; the members left run as one pointwise chain after it. A dense
 // conv's group is also tried as one cuDNN graph (SiLU, ReLU6 and Sigmoid included) and, for a 1x1
-// conv, as a cuBLASLt GEMM with its epilogue; the fastest runs.
+// conv, as a cuBLASLt GEMM with its epilogue; a grouped conv's as one cuDNN graph; the fastest runs.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -149,6 +149,22 @@ std::unique_ptr<GroupKernel> fastest_dense_conv(const GroupView& view, const Mat
   return separate;
 }
 
+// A grouped conv's group as a runtime may also run it: conv, bias, residual and activation as one
+// cuDNN graph, whose engine list holds grouped kernels cudnnFind's algorithms lack; timed against
+// `separate` (the conv's own runner, then a chain), the fastest kept.
+std::unique_ptr<GroupKernel> fastest_grouped_conv(const GroupView& view, size_t anchor, std::unique_ptr<GroupKernel> separate) {
+  std::vector<size_t> taken;
+  const MatrixEpilogue e = absorb(view, anchor, /*allow_gelu=*/false, taken);
+  std::vector<size_t> rest;
+  for (size_t m : view.launching_members())
+    if (m != anchor && !std::count(taken.begin(), taken.end(), m)) rest.push_back(m);
+  const std::optional<MatrixEpilogue> whole = rest.empty() ? std::optional<MatrixEpilogue>(e) : with_trailing_activation(view, e, rest);
+  std::string why;
+  auto graph = whole ? make_conv_graph_kernel(view, *whole, &why) : nullptr;
+  if (!graph) return separate;
+  return make_timed_choice(std::move(graph), std::move(separate), view.cuda.stream);
+}
+
 }  // namespace
 
 std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::string* why) {
@@ -170,7 +186,9 @@ std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::st
     if (m != anchor && !std::count(taken.begin(), taken.end(), m)) rest.push_back(m);
   const bool absorbed = std::any_of(taken.begin(), taken.end(), [&](size_t m) { return !is_zero_cost(view.plan(m)); });
   if (!absorbed) taken.clear();
+  const bool grouped_conv = conv && conv->groups > 1 && !is_depthwise_2d(*conv);
   if (taken.empty() && rest.empty()) {
+    if (grouped_conv) return fastest_grouped_conv(view, anchor, make_node_sequence(view, {anchor}));
     *why = "a lone matrix op runs its own kernel";
     return nullptr;
   }
@@ -189,6 +207,7 @@ std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::st
     if (!chain) return nullptr;
     kernels.push_back(std::move(chain));
   }
+  if (grouped_conv) return fastest_grouped_conv(view, anchor, make_kernel_sequence(std::move(kernels)));
   if (conv && !dense_conv) return make_depthwise_epilogue_kernel(view, anchor, rest, make_kernel_sequence(std::move(kernels)));
   if (dense_conv) return fastest_dense_conv(view, e, left, make_kernel_sequence(std::move(kernels)));
   return make_kernel_sequence(std::move(kernels));

@@ -11,14 +11,17 @@
 namespace modelcost::testing {
 namespace {
 
-ModelBuilder conv_then(const std::string& activation, int64_t kernel, bool residual = false) {
+// `groups` > 1: 64 channels in and out, 64 / groups per group.
+ModelBuilder conv_then(const std::string& activation, int64_t kernel, bool residual = false, int64_t groups = 1) {
   ModelBuilder b(13);
-  b.input("x", kFloat, Shape{2, 24, 10, 9}).input("skip", kFloat, Shape{2, 32, 10, 9});
-  b.weight("w", kFloat, Shape{32, 24, kernel, kernel}).weight("bias", kFloat, Shape{32});
+  const int64_t in = groups > 1 ? 64 : 24, out = groups > 1 ? 64 : 32;
+  b.input("x", kFloat, Shape{2, in, 10, 9}).input("skip", kFloat, Shape{2, out, 10, 9});
+  b.weight("w", kFloat, Shape{out, in / groups, kernel, kernel}).weight("bias", kFloat, Shape{out});
   b.floats("lo", {0.f}, {}).floats("hi", {0.5f}, {});
   auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
   const int64_t pad = kernel / 2;
   set_attr(conv, "pads", std::vector<int64_t>{pad, pad, pad, pad});
+  if (groups > 1) set_attr(conv, "group", groups);
   std::string last = "c";
   if (residual) {
     b.node("Add", {"c", "skip"}, {"s"});
@@ -127,6 +130,21 @@ TEST(MeasureGpuConvFusion, ConvSiluGroupTimesTheGraphAgainstConvThenChain) {
   EXPECT_NE(r.gpu.runner.find("cudnn graph conv+bias+silu"), std::string::npos) << r.gpu.runner;
   EXPECT_NE(r.gpu.runner.find("timed choice"), std::string::npos) << r.gpu.runner;
   expect_close(r, 5e-3);
+}
+
+// A grouped conv (4 groups of 16 channels) with its bias, residual and ReLU as one cuDNN graph; in
+// the measurement, timed against the conv's own runner and a chain.
+TEST(MeasureGpuConvFusion, GroupedConvWithResidualAndReluIsOneCudnnGraph) {
+  SKIP_WITHOUT_GPU();
+  const auto analysis = analyse(conv_then("Relu", 3, true, 4));
+  const GroupResult forced_graph = run_group_with(*analysis, "c", "fp16", true, forced(false, cuda::EpilogueActivation::kRelu));
+  EXPECT_EQ(forced_graph.gpu.runner.find("cudnn graph conv+bias+add+relu NHWC"), size_t{0}) << forced_graph.gpu.runner;
+  expect_close(forced_graph, 5e-3);
+  const GroupResult chosen = run_group_with(*analysis, "c", "fp16", true, [](const cuda::GroupView& view, std::string*) {
+    return cuda::make_group_kernel(view).kernel;
+  });
+  EXPECT_NE(chosen.gpu.runner.find("timed choice"), std::string::npos) << chosen.gpu.runner;
+  expect_close(chosen, 5e-3);
 }
 
 }  // namespace modelcost::testing
