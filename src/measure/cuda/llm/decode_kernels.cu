@@ -1,20 +1,11 @@
 // Kernels of decode_kernels.h. Rows are short (one token per sequence), so each kernel gives a
 // row or a head to one block and reads half2 pairs.
+#include "core/block_reduce.cuh"
 #include "core/cuda_check.h"
 #include "llm/decode_kernels.h"
 
 namespace modelcost::cuda {
 namespace {
-
-__device__ float block_sum(float v, float* scratch) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < warps ? scratch[lane] : 0.f;
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
 
 constexpr int kNormThreads = 256;
 constexpr int kNormPairsPerThread = 16;  // rows up to 8192 wide stay in registers

@@ -3,6 +3,7 @@
 // workspace, then the normalisation, each block combining its row's partials first. Slicing the
 // rows keeps the GPU busy where there are few of them (poolformer's single group per image: one
 // row of 200k-800k elements), where a block per row would leave most SMs idle.
+#include "core/block_reduce.cuh"
 #include "core/cuda_check.h"
 #include "core/element_types.cuh"
 #include "core/kernels.h"
@@ -33,16 +34,6 @@ Slicing slicing_of(const GroupNormPlan& p, int64_t step) {
   s.slice_len = (len + step - 1) / step * step;
   s.slices = static_cast<int>((s.row_len + s.slice_len - 1) / s.slice_len);
   return s;
-}
-
-__device__ __forceinline__ float block_sum(float v, float* scratch) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  __syncthreads();  // scratch's previous readers are done
-  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
-  __syncthreads();
-  float total = 0.f;
-  for (int w = 0; w < kNormThreads / 32; ++w) total += scratch[w];
-  return total;
 }
 
 // Sums of (x - shift) and its square over one slice. Every slice of a row subtracts the row's
