@@ -14,10 +14,13 @@ namespace {
 constexpr int64_t kMaxRank = 64;
 
 // A 1-D integer input longer than any rank cannot be a shape, but ONNX's inference for
-// ConstantOfShape, Expand and the like would build one dim per element: its length is passed
-// as unknown, so the output's rank stays unknown instead of 10^10 dims.
+// ConstantOfShape, Expand and the like would build one dim per element whatever the integer
+// type (a fuzzed int16 shape of 10^10 elements): its length is passed as unknown, so the
+// output's rank stays unknown instead of 10^10 dims.
 bool is_overlong_shape_like(const TensorInfo& t) {
-  const bool integer = t.dtype == onnx::TensorProto::INT64 || t.dtype == onnx::TensorProto::INT32;
+  using T = onnx::TensorProto;
+  const bool integer = t.dtype == T::INT64 || t.dtype == T::INT32 || t.dtype == T::INT16 || t.dtype == T::INT8 ||
+                       t.dtype == T::UINT64 || t.dtype == T::UINT32 || t.dtype == T::UINT16 || t.dtype == T::UINT8;
   return integer && t.shape.size() == 1 && t.shape[0] > kMaxRank;
 }
 
