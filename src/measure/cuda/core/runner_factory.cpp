@@ -14,7 +14,7 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             auto cudnn = make_cudnn_conv_runner(spec, c, reason);
             if (!cudnn) return cudnn;
             // Depthwise: the own kernel against cuDNN's timed choice; grouped: cuDNN's graph
-            // engines and, for few groups, a dense conv over block-diagonal filters against it;
+            // engines and, up to 64 groups, a dense conv over block-diagonal filters against it;
             // 1x1: cuBLASLt's GEMM against it (cuDNN runs some 1x1 shapes 3-5x off the GEMM).
             // The fastest one is kept.
             std::string why;
