@@ -121,6 +121,18 @@ namespace {
 
 // The target's [sources] for its derived figures: each names the reference's document for the
 // same figure, marked derived with the ratio it was carried over by.
+// The reference's source for `key` (or none), marked derived with `note`, on the target; the
+// document it names comes along.
+void carry_source(Device& target, const Device& reference, const std::string& key, const std::string& note) {
+  FigureSource source;
+  if (auto ref = reference.sources.find(key); ref != reference.sources.end()) source = ref->second;
+  source.derived = true;
+  source.note = note;
+  if (auto doc = reference.documents.find(source.document); doc != reference.documents.end())
+    target.documents[source.document] = doc->second;
+  target.sources[key] = source;
+}
+
 void source_derived_figures(Device& target, const Device& reference) {
   for (const auto& [key, value] : device_figures(target)) {
     if (key.rfind("achievable.", 0) != 0) continue;
@@ -137,14 +149,8 @@ void source_derived_figures(Device& target, const Device& reference) {
   // Curves share one source per class, keyed like the other figures.
   for (const auto& [name, curve] : target.achievable.kernel_curves) {
     const std::string key = "achievable.kernels." + name;
-    auto ref = reference.sources.find(key);
-    if (ref == reference.sources.end()) continue;
-    FigureSource source = ref->second;
-    source.derived = true;
-    source.note = "carried over from " + reference.id + "'s measured curve (docs/hwdb.md, Derived entries)";
-    if (auto doc = reference.documents.find(source.document); doc != reference.documents.end())
-      target.documents[source.document] = doc->second;
-    target.sources[key] = source;
+    if (reference.sources.count(key) == 0) continue;
+    carry_source(target, reference, key, "carried over from " + reference.id + "'s measured curve (docs/hwdb.md, Derived entries)");
   }
 }
 
@@ -161,15 +167,9 @@ void complete_calibrated_curves(HardwareDb& db) {
     Device copy = d;
     for (const auto& [name, curve] : derive_ceilings(d, *reference).kernel_curves) {
       if (!copy.achievable.kernel_curves.emplace(name, curve).second) continue;
-      const std::string key = "achievable.kernels." + name;
-      FigureSource source;
-      if (auto ref = reference->sources.find(key); ref != reference->sources.end()) source = ref->second;
-      source.derived = true;
-      source.note = "carried over from " + reference->id + "'s measured curve: this entry's calibration timed no " + name +
-                    " kernels (docs/hwdb.md, Derived entries)";
-      if (auto doc = reference->documents.find(source.document); doc != reference->documents.end())
-        copy.documents[source.document] = doc->second;
-      copy.sources[key] = source;
+      carry_source(copy, *reference, "achievable.kernels." + name,
+                   "carried over from " + reference->id + "'s measured curve: this entry's calibration timed no " + name +
+                       " kernels (docs/hwdb.md, Derived entries)");
     }
     if (copy.achievable.kernel_curves.size() > d.achievable.kernel_curves.size()) completed.push_back(std::move(copy));
   }

@@ -66,6 +66,18 @@ void check_own_depthwise_in_every_layout(const ModelBuilder& b, const std::strin
   check_own_depthwise(b, name, "fp32", false, 1e-5);
 }
 
+// A padded 3x3 Conv "y" with its bias over `groups` groups of 16 channels in and out.
+ModelBuilder grouped_conv_of_16(int64_t groups) {
+  ModelBuilder b;
+  const int64_t c = 16 * groups;
+  b.input("x", kFloat, Shape{2, c, 10, 9}).weight("w", kFloat, Shape{c, 16, 3, 3}).weight("bias", kFloat, Shape{c});
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"y"});
+  set_attr(conv, "group", groups);
+  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.output("y");
+  return b;
+}
+
 }  // namespace
 
 TEST(MeasureGpuOwnKernels, DepthwiseRowKernelsInBothLayouts) {
@@ -120,12 +132,7 @@ TEST(MeasureGpuOwnKernels, CeilModeAndAsymmetricPools) {
 // A grouped conv node (4 groups of 16 channels, with its bias) as one cuDNN graph, channels-last.
 TEST(MeasureGpuOwnKernels, GroupedConvNodeAsCudnnGraph) {
   SKIP_WITHOUT_GPU();
-  ModelBuilder b;
-  b.input("x", kFloat, Shape{2, 64, 10, 9}).weight("w", kFloat, Shape{64, 16, 3, 3}).weight("bias", kFloat, Shape{64});
-  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"y"});
-  set_attr(conv, "group", int64_t{4});
-  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
-  b.output("y");
+  const ModelBuilder b = grouped_conv_of_16(4);
   const auto graph = [](const NodeSpec&, const OpPlan& plan, std::string* why) {
     return cuda::make_conv_graph_runner(std::get<ConvParams>(plan), why);
   };
@@ -136,12 +143,7 @@ TEST(MeasureGpuOwnKernels, GroupedConvNodeAsCudnnGraph) {
 // block-diagonal filters, channels-last and NCHW.
 TEST(MeasureGpuOwnKernels, FewGroupConvAsBlockDiagonalDenseConv) {
   SKIP_WITHOUT_GPU();
-  ModelBuilder b;
-  b.input("x", kFloat, Shape{2, 48, 10, 9}).weight("w", kFloat, Shape{48, 16, 3, 3}).weight("bias", kFloat, Shape{48});
-  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"y"});
-  set_attr(conv, "group", int64_t{3});
-  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
-  b.output("y");
+  const ModelBuilder b = grouped_conv_of_16(3);
   const auto dense = [](const NodeSpec& spec, const OpPlan& plan, std::string* why) {
     return cuda::make_block_diagonal_conv_runner(spec, std::get<ConvParams>(plan), why);
   };
