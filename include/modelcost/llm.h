@@ -152,9 +152,20 @@ struct Precision {
 
 enum class Collective { kRing, kTree, kBest };
 
+// One serving iteration to price (and with --measure to run): `prefills` chunks of `chunk` new
+// tokens each after `past` cached positions, beside `decodes` sequences decoding at `context`
+// (`--iteration PxCHUNK@PAST+D@CONTEXT`), as a continuously batching server mixes them.
+struct IterationMix {
+  int64_t prefills = 0, chunk = 0, past = 0, decodes = 0, context = 0;
+  std::string label() const;  // "1x512@0+32@1024"
+};
+// Parses PxCHUNK@PAST, D@CONTEXT or both joined by '+'; throws Error(kExitUsage) with the reason.
+IterationMix parse_iteration_mix(const std::string& text);
+
 struct LlmOptions {
   int64_t prompt = 512;
   int64_t generate = 256;
+  int64_t prefill_chunk = 0;      // chunked prefill: the prompt in steps of this many tokens (0: one step)
   std::vector<int64_t> batches = {1};
   std::vector<int64_t> contexts;  // decode contexts; empty = prompt + generate
   Precision precision;
@@ -166,6 +177,7 @@ struct LlmOptions {
   std::optional<double> tpot_slo_ms;
   std::optional<double> ttft_slo_ms;
   std::optional<double> target_tokens_per_s;
+  std::vector<IterationMix> iterations;  // --iteration: serving iterations to price
 };
 
 // A phase's predicted time on one device of the tensor-parallel group, by part.
@@ -178,8 +190,11 @@ struct KernelRoleTime {
 struct StepTime {
   double gemm_ms = 0, attention_ms = 0, elementwise_ms = 0, launch_ms = 0, communication_ms = 0;
   double kernels = 0;
-  std::vector<KernelRoleTime> by_role;  // the deployed decode step only: its kernels by role, launch order
+  std::vector<KernelRoleTime> by_role;  // the deployed step only: its kernels by role, launch order
   double total_ms() const { return gemm_ms + attention_ms + elementwise_ms + launch_ms + communication_ms; }
+  // Adds another step's parts, kernels and roles (the chunks of a chunked prefill).
+  StepTime& operator+=(const StepTime& other);
+  StepTime scaled(double times) const;
 };
 
 struct MemoryPerDevice {
@@ -214,8 +229,14 @@ struct LlmBatchRow {
 };
 
 // A step run on this machine's GPU (`modelcost llm --measure`) beside its prediction.
+struct LlmIterationRow {
+  IterationMix mix;
+  StepTime step;  // the deployed step of the mix
+};
+
 struct LlmMeasuredStep {
-  std::string phase;        // "prefill" | "decode"
+  std::string phase;        // "prefill" | "decode" | "iteration"
+  std::string label;        // an iteration's mix (IterationMix::label)
   std::string form;         // "graph as exported" (the ONNX graph node by node) | "deployed step" (docs/llm.md)
   int64_t batch = 0;
   int64_t tokens = 0;       // prompt length (prefill) or context (decode)
@@ -252,6 +273,7 @@ struct LlmPlan {
   std::string link;                    // interconnect used with tensor_parallel > 1
   double allreduce_bus_gbps = 0, allreduce_latency_us = 0;
   std::vector<LlmBatchRow> rows;
+  std::vector<LlmIterationRow> iterations;  // --iteration, in the order given
   std::optional<int64_t> max_sequences;  // most concurrent sequences at full context
   std::optional<int64_t> best_batch;     // highest tokens/s per device under the SLOs
   std::optional<int64_t> devices_needed; // for target_tokens_per_s
@@ -266,6 +288,14 @@ struct LlmPlan {
 // A MoE layer (docs/llm.md, "Mixture of experts") runs its router, routing, experts and combine
 // (and shared experts) instead of the MLP, and with expert parallelism two all-to-alls.
 int64_t deployed_decode_kernels(const DecoderModel& model, int64_t tensor_parallel, int64_t expert_parallel = 1);
+// The kernels of a deployed step with decodes, prefill chunks or both: a prefill's attention is one
+// kernel (not two), a step with prefill chunks gathers each sequence's last position before the
+// final norm, and a mixed step runs both attentions and two rotary kernels per layer.
+struct StepKernelsOf {
+  bool decodes = true, prefills = false;
+  int64_t tensor_parallel = 1, expert_parallel = 1;
+};
+int64_t deployed_step_kernels(const DecoderModel& model, const StepKernelsOf& of);
 
 // `--measure` of a model too large for the GPU: the deployed decode step's fp16 bytes on one
 // device at `layers` layers (weights, KV cache of batch x context, embedding and LM head); the

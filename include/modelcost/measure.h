@@ -157,18 +157,22 @@ struct CalibrationResult {
   std::vector<std::string> notes;     // how each figure was obtained (sizes, kernels)
 };
 
-// One decode step of a decoder as a serving runtime runs it (`modelcost llm --measure`, docs/llm.md
+// One step of a decoder as a serving runtime runs it (`modelcost llm --measure`, docs/llm.md
 // "Measuring"): the shapes recognised in the graph, random weights and a KV cache of random data.
-struct DecodeStepSpec {
+// The step holds `batch` decoding sequences and `prefills` sequences each adding a chunk of
+// `prefill_tokens` positions after `prefill_past` cached ones: a decode step (no prefills), a
+// prefill (batch 0) or an iteration that mixes them, as a continuously batching server runs.
+struct ServingStepSpec {
   int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
   bool gated_mlp = true;           // silu(gate) * up; else one up projection and gelu
-  int64_t batch = 1;
+  int64_t batch = 1;               // decoding sequences
   int64_t context = 1;             // positions the new token attends (the cache holds context - 1)
+  int64_t prefills = 0, prefill_tokens = 0, prefill_past = 0;
   int64_t tensor_parallel = 1;     // GPUs 0 .. tp-1; NCCL all-reduce after each row-parallel product
   int warmup = 10, repeats = 50;   // CUDA-graph replays
 };
 
-// The kernels of one role in the step ("QKV product", "attention", ...; decode_step_kernel_roles):
+// The kernels of one role in the step ("QKV product", "attention", ...; serving_step_kernel_roles):
 // their count and their time from the first one's start to the next role's start (their durations
 // and the idle time after each), summed over the step.
 struct KernelRoleTiming {
@@ -177,10 +181,10 @@ struct KernelRoleTiming {
   double us = 0;
 };
 
-// The roles of the deployed decode step's kernels, in launch order of a layer (and around it).
-const std::vector<std::string>& decode_step_kernel_roles();
+// The roles of the deployed step's kernels, in launch order of a layer (and around it).
+const std::vector<std::string>& serving_step_kernel_roles();
 
-struct DecodeStepTiming {
+struct ServingStepTiming {
   bool measured = false;
   std::string reason;              // why not, when not measured
   double median_us = 0, min_us = 0, p10_us = 0, p90_us = 0, max_us = 0;  // per step, over the replays
@@ -196,7 +200,7 @@ struct DecodeStepTiming {
 
 // Runs the step on the GPU through the CUDA module (throws Error(kExitRuntime) when no module or
 // GPU is usable; a step that cannot run is measured=false with the reason).
-DecodeStepTiming measure_decode_step(const DecodeStepSpec& spec);
+ServingStepTiming measure_serving_step(const ServingStepSpec& spec);
 
 // A measuring device. GPU or CPU; make_backend picks one.
 class Backend {

@@ -43,6 +43,8 @@ LlmOptions plan_options(const LlmCommandOptions& o) {
   LlmOptions p;
   p.prompt = o.prompt;
   p.generate = o.generate;
+  p.prefill_chunk = o.prefill_chunk;
+  for (const std::string& text : o.iterations) p.iterations.push_back(parse_iteration_mix(text));
   p.batches = parse_positive_list("--batch", o.batches);
   if (!o.contexts.empty()) p.contexts = parse_positive_list("--context", o.contexts);
   // Decoding starts after the prompt: a shorter context is a step that never runs.
@@ -141,6 +143,14 @@ void add_llm_command(CLI::App& app, LlmCommandOptions& o) {
   llm->add_option("--dim", o.dims, "Set a symbolic input dim for recognition: NAME=VALUE")->type_name("NAME=VALUE")->allow_extra_args(false);
   llm->add_option("--prompt", o.prompt, "Prompt tokens per sequence")->capture_default_str()->check(number_in_range(1, kMaxTokens));
   llm->add_option("--generate", o.generate, "Generated tokens per sequence")->capture_default_str()->check(number_in_range(1, kMaxTokens));
+  llm->add_option("--prefill-chunk", o.prefill_chunk, "Chunked prefill: the prompt in steps of N tokens (default one step)")
+      ->type_name("N")
+      ->check(number_in_range(1, kMaxTokens));
+  llm->add_option("--iteration", o.iterations,
+                  "A serving iteration to price (and --measure): PxCHUNK@PAST prefill chunks, D@CONTEXT decodes, or both "
+                  "joined by '+', e.g. 1x512@0+32@1024; repeatable")
+      ->type_name("MIX")
+      ->allow_extra_args(false);
   llm->add_option("--batch", o.batches, "Concurrent sequences, e.g. 1,8,32")->type_name("LIST")->capture_default_str();
   llm->add_option("--context", o.contexts, "Decode contexts to report, e.g. 128,2048 (default prompt + generate)")->type_name("LIST");
   llm->add_option("--dtype", o.dtype, "Every precision at once: fp32|fp16|bf16|fp8|int8")->type_name("TYPE");

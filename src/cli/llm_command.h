@@ -20,6 +20,8 @@ struct LlmCommandOptions {
   std::vector<std::string> dims;
   int64_t prompt = 512;
   int64_t generate = 256;
+  int64_t prefill_chunk = 0;
+  std::vector<std::string> iterations;
   std::string batches = "1";
   std::string contexts;
   std::string dtype, weights, activations, kv_cache;

@@ -107,9 +107,14 @@ std::vector<LlmMeasuredStep::RoleComparison> compare_roles(const std::vector<Ker
   return out;
 }
 
+// The sequences of one deployed step: decodes at a context, prefill chunks after a past.
+struct StepShape {
+  int64_t decodes = 0, context = 1, prefills = 0, chunk = 0, past = 0;
+};
+
 // One run of the deployed step at `layers` layers (the model's own, or fewer when it does not fit).
-DecodeStepTiming run_deployed_step(const DecoderModel& m, const LlmMeasuredStep& step, int64_t layers) {
-  DecodeStepSpec spec;
+ServingStepTiming run_deployed_step(const DecoderModel& m, const StepShape& shape, int64_t tp, int64_t layers) {
+  ServingStepSpec spec;
   spec.layers = layers;
   spec.hidden = m.hidden;
   spec.heads = m.heads;
@@ -118,18 +123,26 @@ DecodeStepTiming run_deployed_step(const DecoderModel& m, const LlmMeasuredStep&
   spec.intermediate = m.mlp_intermediate;
   spec.vocab = m.vocab;
   spec.gated_mlp = m.gated_mlp;
-  spec.batch = step.batch;
-  spec.context = step.tokens;
-  spec.tensor_parallel = step.tensor_parallel;
-  return measure_decode_step(spec);
+  spec.batch = shape.decodes;
+  spec.context = shape.context;
+  spec.prefills = shape.prefills;
+  spec.prefill_tokens = shape.chunk;
+  spec.prefill_past = shape.past;
+  spec.tensor_parallel = tp;
+  // A prefill of thousands of tokens runs for milliseconds: fewer replays keep the run short.
+  if (shape.prefills * shape.chunk > 256) {
+    spec.warmup = 3;
+    spec.repeats = 20;
+  }
+  return measure_serving_step(spec);
 }
 
 // The step at the model's depth from runs at two reduced depths: every time, the kernel count and
 // each role's time extrapolated linearly in the layers.
-DecodeStepTiming extrapolated_step(const DecodeStepTiming& deep, int64_t deep_layers, const DecodeStepTiming& shallow,
-                                   int64_t shallow_layers, int64_t full) {
+ServingStepTiming extrapolated_step(const ServingStepTiming& deep, int64_t deep_layers, const ServingStepTiming& shallow,
+                                    int64_t shallow_layers, int64_t full) {
   auto at_full = [&](double a, double b) { return extrapolate_to_depth(full, deep_layers, a, shallow_layers, b); };
-  DecodeStepTiming t = deep;
+  ServingStepTiming t = deep;
   t.median_us = at_full(deep.median_us, shallow.median_us);
   t.p10_us = at_full(deep.p10_us, shallow.p10_us);
   t.p90_us = at_full(deep.p90_us, shallow.p90_us);
@@ -147,6 +160,48 @@ DecodeStepTiming extrapolated_step(const DecodeStepTiming& deep, int64_t deep_la
   return t;
 }
 
+// fp16 activations of a step of `rows` new tokens and `sequences` logits rows on one device.
+double step_activation_bytes(const DecoderModel& m, int64_t rows, int64_t sequences, int64_t tp) {
+  const double h = static_cast<double>(m.hidden), attn = static_cast<double>(m.heads / tp * m.head_dim);
+  const double qkv = static_cast<double>((m.heads / tp + 2 * std::max<int64_t>(1, m.kv_heads / tp)) * m.head_dim);
+  const double width = static_cast<double>(m.mlp_intermediate / tp), mlp_out = (m.gated_mlp ? 2 : 1) * width;
+  const double vocab = static_cast<double>((m.vocab + tp - 1) / tp);
+  return 2 * (static_cast<double>(rows) * (2 * h + qkv + 2 * attn + mlp_out + width) +
+              static_cast<double>(sequences) * (h + vocab * static_cast<double>(1 + tp)));
+}
+
+// The deployed step at one shape, at the model's depth or extrapolated from two that fit.
+ServingStepTiming time_deployed_step(const DecoderModel& m, const StepShape& shape, int64_t tp, double free_bytes) {
+  const int64_t positions = shape.decodes * shape.context + shape.prefills * (shape.past + shape.chunk);
+  const double activations = step_activation_bytes(m, shape.decodes + shape.prefills * shape.chunk, shape.decodes + shape.prefills, tp);
+  // measurable_depths sizes the cache of `batch` sequences at `context`: one sequence of all the positions.
+  const std::vector<int64_t> depths = measurable_depths(m, 1, std::max<int64_t>(1, positions), tp, free_bytes - activations);
+  ServingStepTiming t;
+  if (depths.empty()) {
+    t.reason = fmt::format("two layers of this step do not fit the GPU's {:.1f} GB", free_bytes / 1e9);
+    return t;
+  }
+  t = run_deployed_step(m, shape, tp, depths.front());
+  if (depths.size() == 2 && t.measured) {
+    const ServingStepTiming shallow = run_deployed_step(m, shape, tp, depths.back());
+    t = shallow.measured ? extrapolated_step(t, depths.front(), shallow, depths.back(), m.layers) : shallow;
+  }
+  return t;
+}
+
+void record_timing(const ServingStepTiming& t, const std::vector<KernelRoleTime>& predicted, LlmMeasuredStep& step) {
+  step.measured = t.measured;
+  step.reason = t.reason;
+  step.measured_ms = t.median_us / 1e3;
+  step.low_ms = t.p10_us / 1e3;
+  step.high_ms = t.p90_us / 1e3;
+  step.kernels = t.kernels;
+  step.implementation = t.implementation;
+  step.kernel_busy_ms = t.kernel_busy_us / 1e3;
+  step.kernel_breakdown = t.kernel_breakdown;
+  step.by_role = compare_roles(t.by_role, predicted);
+}
+
 // The deployed decode step (docs/llm.md) at one batch and context, beside its prediction.
 LlmMeasuredStep measure_deployed_step(const LlmPlan& plan, int64_t batch, const LlmContextRow& c, double free_bytes) {
   const DecoderModel& m = plan.model;
@@ -160,28 +215,89 @@ LlmMeasuredStep measure_deployed_step(const LlmPlan& plan, int64_t batch, const 
   step.predicted_kernels = deployed_decode_kernels(m, step.tensor_parallel);
   step.reason = deployed_step_problem(plan);
   if (!step.reason.empty()) return step;
-  const std::vector<int64_t> depths = measurable_depths(m, batch, c.context, step.tensor_parallel, free_bytes);
-  if (depths.empty()) {
-    step.reason = fmt::format("two layers at batch {} and context {} do not fit the GPU's {:.1f} GB", batch, c.context, free_bytes / 1e9);
-    return step;
-  }
   try {
-    DecodeStepTiming t = run_deployed_step(m, step, depths.front());
-    if (depths.size() == 2 && t.measured) {
-      const DecodeStepTiming shallow = run_deployed_step(m, step, depths.back());
-      if (shallow.measured) t = extrapolated_step(t, depths.front(), shallow, depths.back(), m.layers);
-      else t = shallow;
+    StepShape shape;
+    shape.decodes = batch;
+    shape.context = c.context;
+    record_timing(time_deployed_step(m, shape, step.tensor_parallel, free_bytes), c.decode.by_role, step);
+  } catch (const Error& e) {
+    step.reason = e.what();
+  }
+  return step;
+}
+
+// Runs of a chunked prefill added up: times, kernels and roles.
+void add_chunk(const ServingStepTiming& chunk, ServingStepTiming& total) {
+  total.median_us += chunk.median_us;
+  total.p10_us += chunk.p10_us;
+  total.p90_us += chunk.p90_us;
+  total.kernels += chunk.kernels;
+  total.kernel_busy_us += chunk.kernel_busy_us;
+  if (total.kernel_breakdown.empty()) total.kernel_breakdown = chunk.kernel_breakdown;
+  if (total.implementation.empty()) total.implementation = chunk.implementation;
+  for (const KernelRoleTiming& r : chunk.by_role) {
+    auto it = std::find_if(total.by_role.begin(), total.by_role.end(), [&](const auto& x) { return x.role == r.role; });
+    if (it == total.by_role.end()) it = total.by_role.insert(total.by_role.end(), KernelRoleTiming{r.role, 0, 0});
+    it->kernels += r.kernels;
+    it->us += r.us;
+  }
+}
+
+// At most this many chunks of a chunked prefill are run (each is its own step).
+constexpr int64_t kMostMeasuredChunks = 16;
+
+// The deployed prefill (TTFT) at one batch: the prompt in one step, or chunk by chunk.
+LlmMeasuredStep measure_deployed_prefill(const LlmPlan& plan, const LlmBatchRow& row, double free_bytes) {
+  const DecoderModel& m = plan.model;
+  const int64_t prompt = plan.options.prompt;
+  const int64_t chunk = plan.options.prefill_chunk > 0 ? std::min(plan.options.prefill_chunk, prompt) : prompt;
+  const int64_t chunks = (prompt + chunk - 1) / chunk;
+  LlmMeasuredStep step;
+  step.phase = "prefill";
+  step.form = "deployed step";
+  step.batch = row.batch;
+  step.tokens = prompt;
+  step.tensor_parallel = plan.options.tensor_parallel;
+  step.predicted_ms = row.ttft_ms;
+  const int64_t per_chunk = deployed_step_kernels(m, {false, true, step.tensor_parallel, 1});
+  step.predicted_kernels = per_chunk * chunks;
+  step.reason = deployed_step_problem(plan);
+  if (step.reason.empty() && chunks > kMostMeasuredChunks)
+    step.reason = fmt::format("{} chunks of {} tokens: at most {} are measured (raise --prefill-chunk)", chunks, chunk, kMostMeasuredChunks);
+  if (!step.reason.empty()) return step;
+  try {
+    ServingStepTiming total;
+    total.measured = true;
+    for (int64_t past = 0; past < prompt && total.measured; past += chunk) {
+      const ServingStepTiming t = time_deployed_step(m, {0, 1, row.batch, std::min(chunk, prompt - past), past}, step.tensor_parallel, free_bytes);
+      if (!t.measured) total = t;
+      else add_chunk(t, total);
     }
-    step.measured = t.measured;
-    step.reason = t.reason;
-    step.measured_ms = t.median_us / 1e3;
-    step.low_ms = t.p10_us / 1e3;
-    step.high_ms = t.p90_us / 1e3;
-    step.kernels = t.kernels;
-    step.implementation = t.implementation;
-    step.kernel_busy_ms = t.kernel_busy_us / 1e3;
-    step.kernel_breakdown = t.kernel_breakdown;
-    step.by_role = compare_roles(t.by_role, c.decode.by_role);
+    if (chunks > 1 && total.measured) total.implementation = fmt::format("{} chunks of {}; first: {}", chunks, chunk, total.implementation);
+    record_timing(total, row.prefill.by_role, step);
+  } catch (const Error& e) {
+    step.reason = e.what();
+  }
+  return step;
+}
+
+// A serving iteration (--iteration): its prefill chunks and decodes in one deployed step.
+LlmMeasuredStep measure_deployed_iteration(const LlmPlan& plan, const LlmIterationRow& row, double free_bytes) {
+  const IterationMix& mix = row.mix;
+  LlmMeasuredStep step;
+  step.phase = "iteration";
+  step.label = mix.label();
+  step.form = "deployed step";
+  step.batch = mix.prefills + mix.decodes;
+  step.tokens = mix.prefills * mix.chunk + mix.decodes;
+  step.tensor_parallel = plan.options.tensor_parallel;
+  step.predicted_ms = row.step.total_ms();
+  step.predicted_kernels = deployed_step_kernels(plan.model, {mix.decodes > 0, mix.prefills > 0, step.tensor_parallel, 1});
+  step.reason = deployed_step_problem(plan);
+  if (!step.reason.empty()) return step;
+  try {
+    const StepShape shape{mix.decodes, std::max<int64_t>(1, mix.context), mix.prefills, mix.chunk, mix.past};
+    record_timing(time_deployed_step(plan.model, shape, step.tensor_parallel, free_bytes), row.step.by_role, step);
   } catch (const Error& e) {
     step.reason = e.what();
   }
@@ -233,8 +349,11 @@ std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request,
   if (plan.options.tensor_parallel == 1 && plan.model.source == "onnx") measure_exported_graph(request, plan, backend, steps);
   // The GPU's memory less the runtime reserve: a deeper model runs at reduced depth.
   const double free_bytes = backend.device().memory_bytes - plan.options.workspace_bytes;
-  for (const LlmBatchRow& row : plan.rows)
+  for (const LlmIterationRow& row : plan.iterations) steps.push_back(measure_deployed_iteration(plan, row, free_bytes));
+  for (const LlmBatchRow& row : plan.rows) {
+    steps.push_back(measure_deployed_prefill(plan, row, free_bytes));
     for (const LlmContextRow& c : row.contexts) steps.push_back(measure_deployed_step(plan, row.batch, c, free_bytes));
+  }
   return steps;
 }
 

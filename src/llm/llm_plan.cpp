@@ -42,6 +42,25 @@ StepTime decode_step(const StepSetup& s, int64_t batch, int64_t context) {
   return predict_step(s, batch, 1, context - 1);
 }
 
+// The prefill: the deployed step over the prompt where the model's MLP is known, in chunks of
+// --prefill-chunk tokens each after the ones before it (a serving runtime's chunked prefill).
+// Past 256 whole chunks, 256 evenly spaced ones are priced, each standing for its share (a
+// chunk's time is linear in its past: no pair of samples misses a bend).
+StepTime prefill_step(const StepSetup& s, const LlmOptions& o, int64_t batch) {
+  if (s.model->mlp_intermediate <= 0) return predict_step(s, batch, o.prompt, 0);
+  constexpr int64_t kMostChunks = 256;
+  const int64_t chunk = o.prefill_chunk > 0 ? std::min(o.prefill_chunk, o.prompt) : o.prompt;
+  const int64_t whole = o.prompt / chunk, rest = o.prompt % chunk, samples = std::min(whole, kMostChunks);
+  StepTime total;
+  for (int64_t i = 0; i < samples; ++i) {
+    const int64_t index = samples == whole ? i : i * (whole - 1) / std::max<int64_t>(1, samples - 1);
+    StepTime one = predict_deployed_step(s, StepMix::uniform(0, 0, batch, chunk, index * chunk));
+    total += one.scaled(static_cast<double>(whole) / static_cast<double>(samples));
+  }
+  if (rest > 0) total += predict_deployed_step(s, StepMix::uniform(0, 0, batch, rest, whole * chunk));
+  return total;
+}
+
 LlmContextRow context_row(const StepSetup& s, const LlmOptions& o, int64_t batch, int64_t context, int64_t limit) {
   LlmContextRow r;
   r.context = context;
@@ -59,7 +78,7 @@ LlmContextRow context_row(const StepSetup& s, const LlmOptions& o, int64_t batch
 LlmBatchRow batch_row(const StepSetup& s, const LlmOptions& o, int64_t batch, int64_t limit) {
   LlmBatchRow r;
   r.batch = batch;
-  r.prefill = predict_step(s, batch, o.prompt, 0);
+  r.prefill = prefill_step(s, o, batch);
   r.ttft_ms = r.prefill.total_ms();
   // Decode steps at contexts prompt+1 .. prompt+generate; at most 64 evenly spaced ones are priced
   // (the step time is piecewise linear in the context).
@@ -165,6 +184,11 @@ LlmPlan plan_llm(const DecoderModel& model, const Device& device, const LlmOptio
   }
   const int64_t limit = graph_context_limit(model);
   for (int64_t b : options.batches) plan.rows.push_back(batch_row(s, plan.options, b, limit));
+  if (!options.iterations.empty() && model.mlp_intermediate <= 0)
+    throw Error(kExitUsage, "--iteration prices the deployed step, which needs the model's MLP (not found in this graph)");
+  for (const IterationMix& mix : options.iterations)
+    plan.iterations.push_back(
+        {mix, predict_deployed_step(s, StepMix::uniform(mix.decodes, mix.context, mix.prefills, mix.chunk, mix.past))});
   for (const LlmBatchRow& r : plan.rows)
     plan.peak_activation_bytes = std::max(plan.peak_activation_bytes, r.memory.activation_bytes);
   if (limit > 0) {

@@ -2,6 +2,8 @@
 // group: weight GEMMs and flash attention on the roofline, fused elementwise work, kernel
 // launches and all-reduces (docs/llm.md, "Prefill and decode").
 #pragma once
+#include <memory>
+
 #include "modelcost/llm.h"
 
 namespace modelcost {
@@ -41,9 +43,41 @@ double kv_bytes_per_token_per_device(const StepSetup& setup);
 // `batch` sequences each adding `new_tokens` positions after `past` cached ones.
 StepTime predict_step(const StepSetup& setup, int64_t batch, int64_t new_tokens, int64_t past);
 
-// The deployed decode step (docs/llm.md, "The deployed decode step"), for a model whose MLP was
-// read (mlp_intermediate > 0): each of its kernels priced as max(FLOPs / achievable peak, bytes /
-// achievable bandwidth) plus the calibrated kernel overhead and inter-kernel gap.
+// The sequences of one deployed step, summed as its kernels see them: every sequence's new tokens
+// are rows of the same products; the prefill chunks share one causal attention kernel, the
+// decodes one flash-decoding kernel (docs/llm.md, "The deployed step").
+struct StepMix {
+  double decodes = 0, decode_positions = 0;  // decoding sequences, their contexts summed
+  double prefills = 0, prefill_tokens = 0;   // prefill chunks, their new tokens summed
+  double prefill_keys = 0;                   // summed over the chunks: past + chunk (keys read)
+  double prefill_pairs = 0;                  // query-key pairs scored: chunk past + chunk (chunk + 1) / 2
+  double longest_keys = 0;                   // the longest chunk's past + chunk (its blocks' key loop)
+  void add_decode(int64_t context);
+  void add_prefill(int64_t chunk, int64_t past);
+  double rows() const { return decodes + prefill_tokens; }
+  // `decodes` sequences at `context` and `prefills` chunks of `chunk` after `past`.
+  static StepMix uniform(int64_t decodes, int64_t context, int64_t prefills, int64_t chunk, int64_t past);
+};
+
+// The deployed step (docs/llm.md, "The deployed step"), for a model whose MLP was read
+// (mlp_intermediate > 0): each of its kernels priced on its class's calibrated curve, or as
+// max(FLOPs / achievable peak, bytes / achievable bandwidth) plus the kernel overhead and gap.
+StepTime predict_deployed_step(const StepSetup& setup, const StepMix& mix);
+// The same for callers that price many steps (the serving simulator's iterations): the device's
+// curves and the model's widths looked up once.
+class DeployedStepModel {
+ public:
+  explicit DeployedStepModel(const StepSetup& setup);
+  ~DeployedStepModel();
+  DeployedStepModel(DeployedStepModel&&) noexcept;
+  // by_role false: the parts and the total only, no list of roles.
+  StepTime price(const StepMix& mix, bool by_role = true) const;
+
+ private:
+  struct Prices;
+  std::unique_ptr<const Prices> prices_;
+};
+// The same for a decode step of `batch` sequences at `context`.
 StepTime predict_deployed_decode(const StepSetup& setup, int64_t batch, int64_t context);
 // The fixed cost of each of its kernels, us: the achievable kernel overhead (launch_overhead_us
 // where the entry has none) plus the inter-kernel gap.

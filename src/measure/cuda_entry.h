@@ -18,7 +18,7 @@ constexpr uint64_t cuda_module_abi_stamp() {
   return (uint64_t{1} << 48) ^ (sizeof(Analysis) << 36) ^ (sizeof(NodeAnalysis) << 28) ^ (sizeof(MeasureOptions) << 18) ^
          (sizeof(NodeMeasurement) << 8) ^ sizeof(ModelMeasurement) ^ (sizeof(CalibrationResult) << 4) ^
          (sizeof(NodeSpec) << 12) ^ (sizeof(Node) << 40) ^ (sizeof(TensorInfo) << 22) ^
-         (sizeof(DecodeStepSpec) << 30) ^ (sizeof(DecodeStepTiming) << 44);
+         (sizeof(ServingStepSpec) << 30) ^ (sizeof(ServingStepTiming) << 44);
 }
 
 struct CudaModuleApi {
@@ -31,7 +31,7 @@ struct CudaModuleApi {
   // Runs one node once on device 0 (tests that check the GPU operators against the CPU reference).
   std::vector<HostTensor> (*run_node)(const NodeSpec& spec, const std::vector<HostTensor>& inputs, bool channels_last);
   // Times the deployed decode step (CUDA graph replays; NCCL over GPUs 0..tp-1).
-  DecodeStepTiming (*measure_decode_step)(const DecodeStepSpec& spec);
+  ServingStepTiming (*measure_serving_step)(const ServingStepSpec& spec);
 };
 
 // The C entry point the module exports.
@@ -56,6 +56,6 @@ const CudaModuleApi& cuda_module();
 std::unique_ptr<Backend> make_cuda_backend(int device);
 bool cuda_device_available();
 std::vector<HostTensor> run_node_on_gpu(const NodeSpec& spec, const std::vector<HostTensor>& inputs, bool channels_last);
-DecodeStepTiming measure_decode_step_on_gpu(const DecodeStepSpec& spec);
+ServingStepTiming measure_serving_step_on_gpu(const ServingStepSpec& spec);
 
 }  // namespace modelcost

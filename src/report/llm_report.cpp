@@ -89,11 +89,23 @@ void print_roles(const LlmMeasuredStep& m, std::ostream& out) {
   }
 }
 
+// --iteration: each mix's deployed step, the time a serving simulator charges for it.
+void print_iterations(const LlmPlan& plan, std::ostream& out) {
+  if (plan.iterations.empty()) return;
+  out << "\nserving iterations (prefill chunks PxCHUNK@PAST beside decodes D@CONTEXT, one deployed step each):\n";
+  out << fmt::format("  {:<24}{:>12}{:>10}{:>12}{:>14}\n", "mix", "new tokens", "kernels", "step ms", "attention ms");
+  for (const LlmIterationRow& r : plan.iterations)
+    out << fmt::format("  {:<24}{:>12}{:>10.0f}{:>12.3f}{:>14.3f}\n", r.mix.label(), r.mix.prefills * r.mix.chunk + r.mix.decodes,
+                       r.step.kernels, r.step.total_ms(), r.step.attention_ms);
+}
+
 void print_measured(const LlmPlan& plan, std::ostream& out) {
   if (plan.measured.empty()) return;
   out << "\nmeasured on this GPU (CUDA graph replays, median):\n";
   for (const LlmMeasuredStep& m : plan.measured) {
-    std::string what = fmt::format("{} batch {}, {} {}", m.phase, m.batch, m.tokens, m.phase == "prefill" ? "tokens" : "context");
+    std::string what = m.phase == "iteration" ? "iteration " + m.label
+                                              : fmt::format("{} batch {}, {} {}", m.phase, m.batch, m.tokens,
+                                                            m.phase == "prefill" ? "tokens" : "context");
     if (m.tensor_parallel > 1) what += fmt::format(", tp {}", m.tensor_parallel);
     what += " (" + (m.form.empty() ? std::string("graph as exported") : m.form) + ")";
     if (!m.measured) {
@@ -150,6 +162,7 @@ void print_llm_plan(const LlmPlan& plan, const std::string& model_name, std::ost
   print_setup(plan, out);
   print_tables(plan, out);
   print_answers(plan, out);
+  print_iterations(plan, out);
   print_measured(plan, out);
 }
 
@@ -189,7 +202,7 @@ void write_llm_json(const LlmPlan& plan, const std::string& model_name, std::ost
     for (const auto& r : m.by_role)
       roles.push_back({{"role", r.role}, {"kernels", r.kernels}, {"measured_ms", r.measured_ms},
                        {"predicted_kernels", r.predicted_kernels}, {"predicted_ms", r.predicted_ms}});
-    measured.push_back({{"phase", m.phase}, {"form", m.form}, {"batch", m.batch}, {"tokens", m.tokens},
+    measured.push_back({{"phase", m.phase}, {"label", m.label}, {"form", m.form}, {"batch", m.batch}, {"tokens", m.tokens},
                         {"tensor_parallel", m.tensor_parallel}, {"measured", m.measured}, {"reason", m.reason},
                         {"measured_ms", m.measured_ms}, {"p10_ms", m.low_ms}, {"p90_ms", m.high_ms},
                         {"kernels", m.kernels}, {"predicted_kernels", m.predicted_kernels},
@@ -197,6 +210,11 @@ void write_llm_json(const LlmPlan& plan, const std::string& model_name, std::ost
                         {"kernel_breakdown", m.kernel_breakdown}, {"by_role", roles}, {"predicted_ms", m.predicted_ms}});
   }
   if (!measured.empty()) j["measured"] = measured;
+  nlohmann::json iterations = nlohmann::json::array();
+  for (const LlmIterationRow& r : plan.iterations)
+    iterations.push_back({{"mix", r.mix.label()}, {"prefills", r.mix.prefills}, {"chunk", r.mix.chunk}, {"past", r.mix.past},
+                          {"decodes", r.mix.decodes}, {"context", r.mix.context}, {"step", step_json(r.step)}});
+  if (!iterations.empty()) j["iterations"] = iterations;
   j["max_sequences"] = plan.max_sequences ? nlohmann::json(*plan.max_sequences) : nlohmann::json(nullptr);
   j["best_batch"] = plan.best_batch ? nlohmann::json(*plan.best_batch) : nlohmann::json(nullptr);
   j["devices_needed"] = plan.devices_needed ? nlohmann::json(*plan.devices_needed) : nlohmann::json(nullptr);

@@ -3,6 +3,7 @@
 // "Serving simulation").
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -102,7 +103,9 @@ struct ServeResult {
 // on the last stage is not modelled).
 class IterationPricer {
  public:
-  explicit IterationPricer(const StepSetup& setup, int64_t stages = 1) : setup_(setup), stages_(stages) {}
+  explicit IterationPricer(const StepSetup& setup, int64_t stages = 1) : setup_(setup), stages_(stages) {
+    if (setup.model->mlp_intermediate > 0) deployed_.emplace(setup_);
+  }
   struct Slice {
     int64_t new_tokens = 1, past = 0;
   };
@@ -110,12 +113,14 @@ class IterationPricer {
   const StepSetup& setup() const { return setup_; }
 
  private:
+  double deployed_iteration_ms(const std::vector<Slice>& slices);
   double rows_ms(int64_t rows);
   double logits_ms(int64_t sequences);
   double attention_ms(const Slice& slice);
   double stage_transfers_ms(int64_t rows) const;
   StepSetup setup_;
   int64_t stages_ = 1;
+  std::optional<DeployedStepModel> deployed_;  // where the model's MLP is known
   // Memos: an iteration repeats the same rows and decode contexts many times.
   std::vector<double> rows_ms_;              // by rows; < 0 not yet priced
   std::vector<double> logits_ms_;            // by sequences

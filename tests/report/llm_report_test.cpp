@@ -93,7 +93,7 @@ TEST(LlmReport, PredictedRolesAreTheMeasuredStepsRoles) {
   o.generate = 4;
   o.tensor_parallel = 2;
   const LlmPlan plan = plan_llm(llama_model(), device, o);
-  const auto& roles = decode_step_kernel_roles();
+  const auto& roles = serving_step_kernel_roles();
   const auto& predicted = plan.rows[0].contexts[0].decode.by_role;
   ASSERT_EQ(predicted.size(), 12u);  // every role, the collectives included
   for (const KernelRoleTime& r : predicted) EXPECT_NE(std::find(roles.begin(), roles.end(), r.role), roles.end()) << r.role;

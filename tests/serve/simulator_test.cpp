@@ -40,7 +40,7 @@ const SchedulerKind kAll[] = {SchedulerKind::kStatic, SchedulerKind::kContinuous
 TEST(Serve, AtATrickleTheMeanTtftIsOnePrefill) {
   const Fixture f;
   const StepSetup s = f.setup();
-  const double prefill_ms = predict_step(s, 1, 512, 0).total_ms();
+  const double prefill_ms = predict_deployed_step(s, StepMix::uniform(0, 0, 1, 512, 0)).total_ms();
   for (SchedulerKind kind : {SchedulerKind::kStatic, SchedulerKind::kContinuous}) {
     const ServeResult r = simulate_serving(s, poisson_workload(workload(0.01, 30)), scheduler(kind));
     EXPECT_NEAR(r.ttft_ms.mean, prefill_ms, 0.01 * prefill_ms) << scheduler_name(kind);
@@ -97,7 +97,7 @@ TEST(Serve, PipelineStagesAddTheirTransfersToOnePrefill) {
   StepSetup s = f.setup();
   s.link_gbps = 100;
   s.link_latency_us = 10;
-  const double prefill_ms = predict_step(s, 1, 512, 0).total_ms();
+  const double prefill_ms = predict_deployed_step(s, StepMix::uniform(0, 0, 1, 512, 0)).total_ms();
   const double transfer_ms = 10e-3 + 512.0 * static_cast<double>(f.model.hidden) * 2 / 100e9 * 1e3;
   for (int64_t stages : {2, 4}) {
     const ServeResult r = simulate_serving(s, poisson_workload(workload(0.01, 30)), pipelined(SchedulerKind::kContinuous, stages));
@@ -142,7 +142,7 @@ TEST(Serve, PipelineStagesBetweenNodesSendOverTheNetwork) {
   f.device.interconnect = {{"nvlink_gbps", 100}, {"nvlink_latency_us", 10}, {"node_gpus", 2},
                            {"infiniband_gbps", 10}, {"infiniband_latency_us", 40}};
   const StepSetup s = f.setup();
-  const double prefill_ms = predict_step(s, 1, 512, 0).total_ms();
+  const double prefill_ms = predict_deployed_step(s, StepMix::uniform(0, 0, 1, 512, 0)).total_ms();
   const double bytes = 512.0 * static_cast<double>(f.model.hidden) * 2;
   const double inside = 10e-3 + bytes / 100e9 * 1e3, between = 40e-3 + bytes / 10e9 * 1e3;
   // Four stages of one device on nodes of two: stages 1-2 and 3-4 share a node, 2-3 do not.
@@ -249,17 +249,23 @@ namespace modelcost::testing {
 namespace {
 
 TEST(ServeIteration, ADecodeBatchAtOneContextCostsTheStepModelsDecodeStep) {
-  // B sequences decoding one token each at the same context: the plan's batched decode step.
+  // B sequences decoding one token each at the same context: the plan's deployed decode step.
   const Fixture f;
   const StepSetup s = f.setup();
   IterationPricer pricer(s);
   for (int64_t batch : {1, 8, 64, 256}) {
     const std::vector<IterationPricer::Slice> slices(static_cast<size_t>(batch), IterationPricer::Slice{1, 1000});
-    const double expected = predict_step(s, batch, 1, 1000).total_ms();
+    const double expected = predict_deployed_decode(s, batch, 1001).total_ms();
     EXPECT_NEAR(pricer.iteration_ms(slices), expected, 1e-9 * expected) << batch;
   }
   // A prompt alone is the plan's prefill.
-  EXPECT_NEAR(pricer.iteration_ms({{512, 0}}), predict_step(s, 1, 512, 0).total_ms(), 1e-9);
+  EXPECT_NEAR(pricer.iteration_ms({{512, 0}}), predict_deployed_step(s, StepMix::uniform(0, 0, 1, 512, 0)).total_ms(), 1e-9);
+  // A chunk beside decodes is one step of both, each attention once.
+  StepMix mix = StepMix::uniform(3, 700, 1, 128, 256);
+  const std::vector<IterationPricer::Slice> mixed = {{128, 256}, {1, 699}, {1, 699}, {1, 699}};
+  EXPECT_NEAR(pricer.iteration_ms(mixed), predict_deployed_step(s, mix).total_ms(), 1e-9);
+  const StepTime step = predict_deployed_step(s, mix);
+  EXPECT_DOUBLE_EQ(step.kernels, static_cast<double>(deployed_step_kernels(*s.model, {true, true, 1, 1})));
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ __device__ __forceinline__ void scale_and_mask(ScoreTile& st, const AttentionSha
     for (int e = 0; e < 4; ++e) {
       const int c = j * 8 + 2 * t + (e & 1), r = e >> 1;
       float x = st.s[j][e] * scale2;
-      if (c >= valid || (sh.causal && k0 + c > qi[r])) {
+      if (c >= valid || (sh.causal && k0 + c > qi[r] + sh.causal_offset)) {
         x = -INFINITY;
       } else if (mask_row[r]) {
         x += kLog2e * __half2float(mask_row[r][(k0 + c) * sh.mask_j]);
@@ -227,11 +227,18 @@ __device__ __forceinline__ void load_query_fragments(uint32_t (&qf)[D / 16][4], 
   for (int kk = 0; kk < D / 16; ++kk) ldmatrix_x4(qf[kk], qs + (lane % 16) * row_ld<D>() + kk * 16 + (lane / 16) * 8);
 }
 
+// Where query row i of (batch x head) bh is written: [bh, sq, d], or [b, sq, heads, d].
+template <int D>
+__device__ __forceinline__ int64_t out_offset(const AttentionShape& sh, int64_t bh, int64_t i) {
+  if (!sh.token_major_out) return (bh * sh.sq + i) * D;
+  return ((bh / sh.heads * sh.sq + i) * sh.heads + bh % sh.heads) * D;
+}
+
 __device__ __forceinline__ int valid_count(int64_t total, int64_t first, int most) {
   return static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(total - first, most)));
 }
 __device__ __forceinline__ int key_tiles(const AttentionShape& sh, int64_t q_end) {
-  const int64_t key_end = sh.causal ? std::min<int64_t>(sh.sk, q_end) : sh.sk;
+  const int64_t key_end = sh.causal ? std::min<int64_t>(sh.sk, q_end + sh.causal_offset) : sh.sk;
   return static_cast<int>((key_end + kKeyTile - 1) / kKeyTile);
 }
 
@@ -245,7 +252,8 @@ __global__ void __launch_bounds__(W * 32, min_blocks<D, W>())
   __half* qs = reinterpret_cast<__half*>(smem);
   __half* ks = qs + kRows * kLd;  // buffer i: K at ks + 2 i kTile, V right after it
   const int warp = threadIdx.x / 32;
-  const int64_t bh = blockIdx.y, q_block = int64_t(blockIdx.x) * kRows;
+  // Causal: the longest row blocks (the last queries) start first, so the short ones fill the tail.
+  const int64_t bh = blockIdx.y, q_block = int64_t(sh.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * kRows;
   const __half* kp = k + bh / sh.group * sh.sk * D;
   const __half* vp = v + bh / sh.group * sh.sk * D;
   const QueryRows rows(sh, bh, q_block + warp * 16);
@@ -290,7 +298,7 @@ __global__ void __launch_bounds__(W * 32, min_blocks<D, W>())
     sum += __shfl_xor_sync(0xffffffff, sum, 2);
     if (rows.qi[r] >= sh.sq) continue;
     const float inverse = sum > 0 ? 1.f / sum : 0.f;
-    __half* op = o + (bh * sh.sq + rows.qi[r]) * D + 2 * t;
+    __half* op = o + out_offset<D>(sh, bh, rows.qi[r]) + 2 * t;
 #pragma unroll
     for (int dn = 0; dn < D / 8; ++dn)
       *reinterpret_cast<__half2*>(op + dn * 8) = __floats2half2_rn(run.out[dn][2 * r] * inverse, run.out[dn][2 * r + 1] * inverse);
@@ -367,7 +375,7 @@ __global__ void __launch_bounds__(W * 32)
       sum += part_sum[w * 16 + row] * weight;
       acc += part_out[(w * 16 + row) * D + col] * weight;
     }
-    o[(bh * sh.sq + q_block + row) * D + col] = __float2half_rn(sum > 0 ? acc / sum : 0.f);
+    o[out_offset<D>(sh, bh, q_block + row) + col] = __float2half_rn(sum > 0 ? acc / sum : 0.f);
   }
 }
 

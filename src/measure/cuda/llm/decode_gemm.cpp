@@ -124,7 +124,10 @@ SkinnyGemmArgs DecodeGemm::skinny_args(const __half* x, const __half* w, __half*
 // The step runs one kernel per product: the fastest one-kernel candidate wins; candidates that
 // add a split-K reduction kernel only when none runs in one.
 void DecodeGemm::autotune(const __half* x, const std::vector<const __half*>& weights, __half* y, cudaStream_t stream) {
-  constexpr int kRuns = 20;
+  // 20 products per graph; fewer for a prefill's large products (about 0.4 TFLOP per graph), so
+  // that the candidates of a long prompt are timed in seconds.
+  const double flops = 2.0 * static_cast<double>(shape_.m) * static_cast<double>(shape_.n) * static_cast<double>(shape_.k);
+  const int kRuns = static_cast<int>(std::clamp(4e11 / flops, 3.0, 20.0));
   size_t call = 0;
   auto next = [&] { return weights[call++ % weights.size()]; };
   skinny_ = false;

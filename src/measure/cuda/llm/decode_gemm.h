@@ -1,4 +1,4 @@
-// The weight products of a deployed decoder step: y[M,N] = x[M,K] W^T with the weight stored
+// The weight products of a deployed decoder step (a decode's few rows, a prefill's many): y[M,N] = x[M,K] W^T with the weight stored
 // [N,K] as a linear layer stores it, fp16 in and out, fp32 accumulation, on cuBLASLt or on
 // modelcost's skinny kernel (skinny_gemm.h; up to 32 rows), whichever the autotune finds faster.
 // `accumulate` adds the product to y (cuBLASLt: beta 1, C = D): the residual add of a block's output.

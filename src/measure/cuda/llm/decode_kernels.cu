@@ -1,5 +1,7 @@
 // Kernels of decode_kernels.h. Rows are short (one token per sequence), so each kernel gives a
 // row or a head to one block and reads half2 pairs.
+#include <algorithm>
+
 #include "core/block_reduce.cuh"
 #include "core/cuda_check.h"
 #include "llm/decode_kernels.h"
@@ -54,34 +56,37 @@ __global__ void embedding_kernel(const int32_t* ids, const __half2* table, __hal
   for (int i = threadIdx.x; i < pairs; i += blockDim.x) y[static_cast<int64_t>(blockIdx.x) * pairs + i] = table[row * pairs + i];
 }
 
-// Block (sequence, head of q|k|v); thread i rotates the pair (i, i + head_dim / 2).
-__global__ void rotary_append_kernel(RotaryAppendArgs a) {
-  const int b = blockIdx.x, head = blockIdx.y, half_dim = a.head_dim / 2;
-  const int width = (a.heads + 2 * a.kv_heads) * a.head_dim;
-  const __half* in = a.qkv + static_cast<int64_t>(b) * width + static_cast<int64_t>(head) * a.head_dim;
+// Block (row, group of heads of q|k|v); a thread rotates the pair (i, i + head_dim / 2) of one head.
+// A decode step gives each head its own block (few rows: spread wide); a prefill gives a block
+// about 256 threads' worth of heads (many rows: fewer, fuller blocks).
+__global__ void rotary_append_kernel(RotaryAppendArgs a, int heads_per_block) {
+  const int row = blockIdx.x, half_dim = a.head_dim / 2, total_heads = a.heads + 2 * a.kv_heads;
+  const int head = blockIdx.y * heads_per_block + threadIdx.x / half_dim, i = threadIdx.x % half_dim;
+  if (head >= total_heads || threadIdx.x >= heads_per_block * half_dim) return;
+  const int b = row / a.tokens, token = row % a.tokens;
+  const int64_t position = a.position + token;
+  const __half* in = a.qkv + static_cast<int64_t>(row) * total_heads * a.head_dim + static_cast<int64_t>(head) * a.head_dim;
   __half* out;
   bool rotate = true;
   if (head < a.heads) {
-    out = a.q + (static_cast<int64_t>(b) * a.heads + head) * a.head_dim;
+    out = a.q + ((static_cast<int64_t>(b) * a.heads + head) * a.tokens + token) * a.head_dim;
   } else {
     const bool is_key = head < a.heads + a.kv_heads;
     const int kv = head - a.heads - (is_key ? 0 : a.kv_heads);
-    out = (is_key ? a.k_cache : a.v_cache) + ((static_cast<int64_t>(b) * a.kv_heads + kv) * a.cache_len + a.position) * a.head_dim;
+    out = (is_key ? a.k_cache : a.v_cache) + ((static_cast<int64_t>(b) * a.kv_heads + kv) * a.cache_len + position) * a.head_dim;
     rotate = is_key;
   }
-  for (int i = threadIdx.x; i < half_dim; i += blockDim.x) {
-    const float x0 = __half2float(in[i]), x1 = __half2float(in[i + half_dim]);
-    if (!rotate) {
-      out[i] = in[i];
-      out[i + half_dim] = in[i + half_dim];
-      continue;
-    }
-    const float inv_freq = powf(a.theta, -2.f * i / a.head_dim);
-    float s, c;
-    sincosf(static_cast<float>(a.position) * inv_freq, &s, &c);
-    out[i] = __float2half(x0 * c - x1 * s);
-    out[i + half_dim] = __float2half(x1 * c + x0 * s);
+  const float x0 = __half2float(in[i]), x1 = __half2float(in[i + half_dim]);
+  if (!rotate) {
+    out[i] = in[i];
+    out[i + half_dim] = in[i + half_dim];
+    return;
   }
+  const float inv_freq = powf(a.theta, -2.f * i / a.head_dim);
+  float s, c;
+  sincosf(static_cast<float>(position) * inv_freq, &s, &c);
+  out[i] = __float2half(x0 * c - x1 * s);
+  out[i + half_dim] = __float2half(x1 * c + x0 * s);
 }
 
 __global__ void silu_mul_kernel(const __half2* gate_up, __half2* y, int pairs) {
@@ -113,8 +118,10 @@ void launch_embedding(const int32_t* ids, const __half* table, __half* y, int ro
 }
 
 void launch_rotary_append(const RotaryAppendArgs& a, cudaStream_t stream) {
-  const dim3 grid(a.batch, a.heads + 2 * a.kv_heads);
-  rotary_append_kernel<<<grid, (a.head_dim / 2 + 31) / 32 * 32, 0, stream>>>(a);
+  const int half_dim = a.head_dim / 2, total_heads = a.heads + 2 * a.kv_heads;
+  const int heads_per_block = a.tokens == 1 ? 1 : std::max(1, std::min(total_heads, 256 / half_dim));
+  const dim3 grid(a.batch * a.tokens, (total_heads + heads_per_block - 1) / heads_per_block);
+  rotary_append_kernel<<<grid, (heads_per_block * half_dim + 31) / 32 * 32, 0, stream>>>(a, heads_per_block);
   MC_CUDA_CHECK_LAUNCH();
 }
 

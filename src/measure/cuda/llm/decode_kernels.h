@@ -22,15 +22,17 @@ void launch_rms_norm(const RmsNormArgs& a, cudaStream_t stream);
 // The rows of `table` named by `ids` (the token embedding): y[r] = table[ids[r]].
 void launch_embedding(const int32_t* ids, const __half* table, __half* y, int rows, int width, cudaStream_t stream);
 
-// One new position per sequence: splits the fused projection's rows [q | k | v] (heads, kv_heads,
-// kv_heads of head_dim), rotates q and k (rotate-half convention, base theta), writes q to `q`
-// [batch, heads, head_dim] and k, v into the caches [batch, kv_heads, cache_len, head_dim] at `position`.
+// `tokens` new positions per sequence (1 in a decode step, a chunk in a prefill): splits the fused
+// projection's rows [q | k | v] (heads, kv_heads, kv_heads of head_dim; batch x tokens rows),
+// rotates q and k (rotate-half convention, base theta), writes q to `q` [batch, heads, tokens,
+// head_dim] and k, v into the caches [batch, kv_heads, cache_len, head_dim] at `position` + token.
 struct RotaryAppendArgs {
   const __half* qkv = nullptr;
   __half* q = nullptr;
   __half* k_cache = nullptr;
   __half* v_cache = nullptr;
   int batch = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  int tokens = 1;
   int64_t position = 0, cache_len = 0;
   float theta = 10000.f;
 };

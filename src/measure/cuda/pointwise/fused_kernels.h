@@ -48,11 +48,15 @@ void launch_pointwise_chain(const ChainProgram& program, cudaStream_t stream);
 // scores on chip (online softmax over key tiles, tensor-core products): Q [bh, sq, d], K and V
 // [bh / group, sk, d] (group query heads share one key/value head), O [bh, sq, d], fp16,
 // d in {32, 64, 128}. The mask (fp16, optional) is read at b * mask_b + h * mask_h + i * mask_i
-// + j * mask_j, with b = bh / heads and h = bh % heads. Causal: key j > query i is masked.
+// + j * mask_j, with b = bh / heads and h = bh % heads. Causal: key j > query i + causal_offset is
+// masked (the offset: positions cached before a prefill chunk's first query). With token_major_out
+// O is written [b, sq, heads, d], the rows an output projection reads.
 struct AttentionShape {
   int64_t bh = 1, heads = 1, sq = 0, sk = 0, d = 0, group = 1;
   float scale = 1;
   bool causal = false;
+  int64_t causal_offset = 0;
+  bool token_major_out = false;
   const void* mask = nullptr;
   int64_t mask_b = 0, mask_h = 0, mask_i = 0, mask_j = 0;
 };

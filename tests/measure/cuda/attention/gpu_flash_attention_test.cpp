@@ -1,8 +1,8 @@
 // The flash-attention kernel alone against attention computed in double on the host from the
 // same fp16 inputs: partial query and key tiles, an additive mask, causal masking, grouped
 // key/value heads, head dims 32, 64 and 128, and both kernels (row blocks of four warps for large
-// grids; key-split blocks of two or four warps, merged at the end, for small ones). Skips without
-// an NVIDIA GPU.
+// grids; key-split blocks of two or four warps, merged at the end, for small ones), a prefill chunk
+// after cached positions written token-major. Skips without an NVIDIA GPU.
 #ifdef MODELCOST_HAVE_CUDA
 
 #include <cuda_fp16.h>
@@ -35,14 +35,14 @@ DeviceBuffer upload(const std::vector<__half>& host) {
   return d;
 }
 
-// O for one (bh, i): softmax over j of scale q.k + mask (causal: j <= i) applied to V.
+// O for one (bh, i): softmax over j of scale q.k + mask (causal: j <= i + causal_offset) applied to V.
 void reference_row(const AttentionShape& s, const std::vector<__half>& q, const std::vector<__half>& k,
                    const std::vector<__half>& v, const std::vector<__half>& mask, int64_t bh, int64_t i, double* out) {
   const int64_t kv = bh / s.group, b = bh / s.heads, h = bh % s.heads;
   std::vector<double> p(static_cast<size_t>(s.sk), -INFINITY);
   double top = -INFINITY;
   for (int64_t j = 0; j < s.sk; ++j) {
-    if (s.causal && j > i) continue;
+    if (s.causal && j > i + s.causal_offset) continue;
     double dot = 0;
     for (int64_t c = 0; c < s.d; ++c)
       dot += double(__half2float(q[(bh * s.sq + i) * s.d + c])) * __half2float(k[(kv * s.sk + j) * s.d + c]);
@@ -86,7 +86,8 @@ double attention_error(AttentionShape s, bool masked) {
     for (int64_t i = 0; i < s.sq; ++i) {
       reference_row(s, q, k, v, mask, bh, i, ref.data());
       for (int64_t c = 0; c < s.d; ++c) {
-        const double g = __half2float(out[(bh * s.sq + i) * s.d + c]);
+        const int64_t row = s.token_major_out ? (bh / s.heads * s.sq + i) * s.heads + bh % s.heads : bh * s.sq + i;
+        const double g = __half2float(out[row * s.d + c]);
         diff += (g - ref[c]) * (g - ref[c]);
         norm += ref[c] * ref[c];
       }
@@ -126,6 +127,24 @@ TEST(MeasureGpuGroups, FlashAttentionKernelCausalAndGroupedHeads) {
   AttentionShape grouped = shape(2, 4, 65, 81, 128);
   grouped.group = 2;  // two query heads per key/value head
   EXPECT_LT(attention_error(grouped, false), 5e-3);
+}
+
+// A prefill chunk of 70 queries after 130 cached positions (keys 0 .. 199), eight query heads on
+// two key/value heads, O written [batch, sq, heads, d]: both kernels.
+TEST(MeasureGpuGroups, FlashAttentionKernelChunkAfterCachedPositions) {
+  SKIP_WITHOUT_GPU();
+  for (const int64_t batch : {1, 6}) {
+    AttentionShape chunk = shape(batch, 8, 70, 200, 64);
+    chunk.group = 4;
+    chunk.causal = true;
+    chunk.causal_offset = 130;
+    chunk.token_major_out = true;
+    EXPECT_LT(attention_error(chunk, false), 5e-3) << "batch " << batch;
+  }
+  AttentionShape prompt = shape(2, 4, 300, 300, 128);  // a whole prompt: no offset, token-major
+  prompt.causal = true;
+  prompt.token_major_out = true;
+  EXPECT_LT(attention_error(prompt, false), 5e-3);
 }
 
 }  // namespace

@@ -1,20 +1,22 @@
-// Names of the deployed decode step's kernel roles (decode_step_kernel_roles in measure.h): the
+// Names of the deployed step's kernel roles (serving_step_kernel_roles in measure.h): the
 // CUDA module labels the step's kernels with them, the report matches them to the prediction's.
 #pragma once
 
-namespace modelcost::decode_role {
+namespace modelcost::step_role {
 
 inline constexpr const char* kEmbedding = "embedding";
 inline constexpr const char* kNorm = "RMSNorm";
 inline constexpr const char* kQkv = "QKV product";
 inline constexpr const char* kRotary = "rotary + KV append";
 inline constexpr const char* kAttention = "attention";
+inline constexpr const char* kPrefillAttention = "prefill attention";
 inline constexpr const char* kOutput = "output product";
 inline constexpr const char* kAllReduce = "all-reduce";
 inline constexpr const char* kGateUp = "gate/up product";
 inline constexpr const char* kActivation = "MLP activation";
 inline constexpr const char* kDown = "down product";
+inline constexpr const char* kLastPositions = "last positions";
 inline constexpr const char* kLmHead = "LM head";
 inline constexpr const char* kGather = "logits gather";
 
-}  // namespace modelcost::decode_role
+}  // namespace modelcost::step_role

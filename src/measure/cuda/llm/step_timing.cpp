@@ -1,4 +1,4 @@
-// measure_decode_step_on_gpu (cuda_entry.h): builds the deployed decode step on each GPU of the
+// measure_serving_step_on_gpu (cuda_entry.h): builds the deployed decode step on each GPU of the
 // tensor-parallel group (one host thread per GPU, NCCL communicators from one unique id),
 // captures it in a CUDA graph, and times back-to-back replays with CUDA events between them, as a
 // serving loop replays its step. Rank 0's replays are the samples.
@@ -14,7 +14,7 @@
 
 #include "calibrate/nccl_api.h"
 #include "core/cuda_check.h"
-#include "llm/decode_rank.h"
+#include "llm/step_rank.h"
 #include "measure/cuda_entry.h"
 #include "timing/cupti_timer.h"
 #include "timing/sampler.h"
@@ -135,7 +135,7 @@ KernelProfile profile_replay(cudaGraphExec_t exec, cudaStream_t stream, bool rec
   return p;
 }
 
-void run_rank(const DecodeStepSpec& spec, int rank, ncclComm_t comm, Barrier& barrier, RankResult& result) {
+void run_rank(const ServingStepSpec& spec, int rank, ncclComm_t comm, Barrier& barrier, RankResult& result) {
   cudaStream_t stream = nullptr;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -144,7 +144,7 @@ void run_rank(const DecodeStepSpec& spec, int rank, ncclComm_t comm, Barrier& ba
     prepare_flash_decoding();
     MC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     {
-      DecodeRank step(spec, rank, comm, stream);
+      StepRank step(spec, rank, comm, stream);
       step.autotune();
       barrier.wait();
       step.enqueue();  // eager once: NCCL and the libraries set up outside the capture
@@ -178,7 +178,7 @@ void run_rank(const DecodeStepSpec& spec, int rank, ncclComm_t comm, Barrier& ba
   if (stream) cudaStreamDestroy(stream);
 }
 
-std::vector<RankResult> run_ranks(const DecodeStepSpec& spec) {
+std::vector<RankResult> run_ranks(const ServingStepSpec& spec) {
   const int tp = static_cast<int>(spec.tensor_parallel);
   std::vector<RankResult> results(tp);
   Barrier barrier(tp);
@@ -221,8 +221,8 @@ double quantile(const std::vector<float>& sorted, double q) {
 }  // namespace
 }  // namespace cuda
 
-DecodeStepTiming measure_decode_step_on_gpu(const DecodeStepSpec& spec) {
-  DecodeStepTiming t;
+ServingStepTiming measure_serving_step_on_gpu(const ServingStepSpec& spec) {
+  ServingStepTiming t;
   try {
     cuda::rank_shape(spec);  // refuses a spec that cannot run before any allocation
     if (spec.repeats < 1) throw Error(kExitUsage, "the decode step needs at least one timed replay");

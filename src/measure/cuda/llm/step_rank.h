@@ -1,0 +1,88 @@
+// One GPU's share of a deployed serving step (step_rank.cpp): its weights (column-parallel QKV
+// and gate/up, row-parallel output and down projections, a vocabulary slice of the LM head), its KV
+// caches filled with random data, the activation buffers, and the step's launch sequence over the
+// rows of every sequence's new tokens (the decodes' one each, the prefill chunks'): per layer
+// RMSNorm, QKV product, rotary + cache append, attention (causal flash attention for the prefill
+// chunks, flash-decoding for the decodes), output product with the residual add in its epilogue,
+// RMSNorm, gate/up product, SiLU*mul, down product (residual in the epilogue), with an NCCL
+// all-reduce after each row-parallel product; then each sequence's last position, the final norm
+// and the LM head (its slices gathered).
+#pragma once
+#include <cublasLt.h>
+#include <nccl.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/device_buffer.h"
+#include "llm/decode_gemm.h"
+#include "llm/flash_decoding.h"
+#include "modelcost/measure.h"
+
+namespace modelcost::cuda {
+
+// The per-device sizes of the step.
+struct RankShape {
+  int64_t batch = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
+  int64_t prefills = 0, prefill_tokens = 0, prefill_past = 0;
+  int64_t qkv_width() const { return (heads + 2 * kv_heads) * head_dim; }
+  int64_t prefill_rows() const { return prefills * prefill_tokens; }
+  int64_t rows() const { return prefill_rows() + batch; }        // the step's new tokens
+  int64_t output_rows() const { return prefills + batch; }       // one logits row per sequence
+  int64_t prefill_cache_len() const { return prefill_past + prefill_tokens; }
+};
+// Throws Error(kExitRuntime) when the spec cannot be split or run (odd widths, head_dim, TP).
+RankShape rank_shape(const ServingStepSpec& spec);
+
+class StepRank {
+ public:
+  // On the current device; `comm` is null on one GPU.
+  StepRank(const ServingStepSpec& spec, int rank, ncclComm_t comm, cudaStream_t stream);
+  ~StepRank();
+  StepRank(const StepRank&) = delete;
+  StepRank& operator=(const StepRank&) = delete;
+
+  // Picks the fastest cuBLASLt candidate of each product (before capture).
+  void autotune();
+  // The whole step on `stream_`. While the stream captures, each op's kernel nodes are labelled
+  // with its role (kernel_roles).
+  void enqueue() const;
+  std::string description() const;
+  // The roles of the captured graph's kernels in launch order: (role, kernel nodes) per op.
+  const std::vector<std::pair<std::string, int>>& kernel_roles() const { return roles_; }
+
+ private:
+  struct LayerWeights {
+    const __half *qkv, *out, *gate_up, *down, *norm1, *norm2;
+  };
+  void allocate();
+  // A [layer][k|v][sequences, kv_heads, positions, head_dim] cache of random data (nothing when empty).
+  void fill_cache(DeviceBuffer& cache, int64_t positions, int seed);
+  void upload(DeviceBuffer& buffer, const std::vector<int32_t>& values) const;
+  void make_gemms();
+  void enqueue_layer(int layer) const;
+  void enqueue_attention(int layer) const;
+  void enqueue_last_positions() const;
+  void all_reduce(__half* data, int64_t count) const;
+  void mark(const char* role) const;
+
+  ServingStepSpec spec_;
+  RankShape s_;
+  int rank_;
+  ncclComm_t comm_;
+  cudaStream_t stream_;
+  cublasLtHandle_t lt_ = nullptr;
+  FlashDecodingShape attention_;
+  FlashDecodingSplit split_;
+  DeviceBuffer weights_, cache_, prefill_cache_, activations_, workspace_, attention_workspace_, ids_, last_ids_;
+  std::vector<LayerWeights> layers_;
+  const __half *embedding_ = nullptr, *final_norm_ = nullptr, *lm_head_ = nullptr;
+  __half *residual_, *normed_, *qkv_, *q_, *attn_, *gate_up_, *act_, *last_, *logits_, *logits_all_;
+  std::unique_ptr<DecodeGemm> qkv_gemm_, out_gemm_, gate_up_gemm_, down_gemm_, lm_gemm_;
+  mutable std::vector<std::pair<std::string, int>> roles_;
+  mutable int64_t captured_nodes_ = 0;
+};
+
+}  // namespace modelcost::cuda

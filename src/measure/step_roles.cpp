@@ -1,0 +1,15 @@
+#include "measure/step_roles.h"
+
+#include "modelcost/measure.h"
+
+namespace modelcost {
+
+const std::vector<std::string>& serving_step_kernel_roles() {
+  using namespace step_role;
+  static const std::vector<std::string> roles = {kEmbedding, kNorm,  kQkv,       kRotary, kPrefillAttention, kAttention,
+                                                 kOutput,    kAllReduce, kGateUp, kActivation, kDown, kLastPositions,
+                                                 kLmHead,    kGather};
+  return roles;
+}
+
+}  // namespace modelcost

@@ -1,0 +1,126 @@
+// The deployed serving step's runs (GPU only): a decode step, a prefill and an iteration mixing
+// prefill chunks with decodes, each one CUDA graph of the expected kernels, every kernel labelled
+// with its role.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "measure/cuda_entry.h"
+#include "modelcost/measure.h"
+
+#ifdef MODELCOST_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "timing/cupti_timer.h"
+
+namespace modelcost::testing {
+namespace {
+
+#define SKIP_WITHOUT_GPU() \
+  if (!cuda_device_available()) GTEST_SKIP() << "no NVIDIA GPU"
+
+ServingStepSpec small_step() {
+  ServingStepSpec spec;
+  spec.layers = 2;
+  spec.hidden = 256;
+  spec.heads = 4;
+  spec.kv_heads = 2;
+  spec.head_dim = 64;
+  spec.intermediate = 512;
+  spec.vocab = 1000;
+  spec.batch = 3;
+  spec.context = 100;
+  spec.warmup = 2;
+  spec.repeats = 5;
+  return spec;
+}
+
+// Every kernel of the profiled replay has a known role; the roles in launch order.
+std::vector<std::string> checked_roles(const ServingStepTiming& t) {
+  const cuda::CuptiTimer& timer = cuda::CuptiTimer::instance();
+  EXPECT_FALSE(t.by_role.empty()) << (timer.ok() ? "CUPTI records on; kernels: " + t.kernel_breakdown
+                                                 : "CUPTI records off: " + timer.error());
+  std::vector<std::string> names;
+  int64_t labelled = 0;
+  for (const KernelRoleTiming& r : t.by_role) {
+    const auto& roles = serving_step_kernel_roles();
+    EXPECT_NE(std::find(roles.begin(), roles.end(), r.role), roles.end()) << r.role;
+    EXPECT_GT(r.us, 0) << r.role;
+    labelled += r.kernels;
+    names.push_back(r.role);
+  }
+  if (!t.by_role.empty()) EXPECT_EQ(labelled, t.kernels);
+  return names;
+}
+
+int64_t role_kernels(const ServingStepTiming& t, const std::string& role) {
+  for (const KernelRoleTiming& r : t.by_role)
+    if (r.role == role) return r.kernels;
+  return 0;
+}
+
+TEST(ServingStep, DecodeRunsAsOneGraphOfTenKernelsPerLayerAndThree) {
+  SKIP_WITHOUT_GPU();
+  ServingStepSpec spec = small_step();
+  const ServingStepTiming t = measure_serving_step_on_gpu(spec);
+  ASSERT_TRUE(t.measured) << t.reason;
+  EXPECT_EQ(t.samples, 5);
+  EXPECT_GT(t.median_us, 0);
+  EXPECT_LE(t.min_us, t.median_us);
+  EXPECT_EQ(t.kernels, 10 * spec.layers + 3) << t.implementation;
+  const std::vector<std::string> roles = checked_roles(t);
+  ASSERT_FALSE(roles.empty());
+  EXPECT_EQ(t.by_role.front().role, "embedding");
+  EXPECT_EQ(t.by_role.back().role, "LM head");
+  EXPECT_EQ(t.by_role[4].role, "attention");
+  EXPECT_EQ(t.by_role[4].kernels, 2 * spec.layers);  // chunks and merge
+  spec.head_dim = 80;
+  const ServingStepTiming refused = measure_serving_step_on_gpu(spec);
+  EXPECT_FALSE(refused.measured);
+  EXPECT_NE(refused.reason.find("head_dim 80"), std::string::npos) << refused.reason;
+}
+
+// A prefill of two prompts of 150 tokens: per layer one rotary and one causal attention kernel,
+// the last positions gathered before the final norm and the LM head.
+TEST(ServingStep, PrefillRunsNineKernelsPerLayerAndFour) {
+  SKIP_WITHOUT_GPU();
+  ServingStepSpec spec = small_step();
+  spec.batch = 0;
+  spec.prefills = 2;
+  spec.prefill_tokens = 150;
+  const ServingStepTiming t = measure_serving_step_on_gpu(spec);
+  ASSERT_TRUE(t.measured) << t.reason;
+  EXPECT_EQ(t.kernels, 9 * spec.layers + 4) << t.implementation;
+  const std::vector<std::string> roles = checked_roles(t);
+  ASSERT_FALSE(roles.empty());
+  EXPECT_EQ(role_kernels(t, "prefill attention"), spec.layers);
+  EXPECT_EQ(role_kernels(t, "attention"), 0);
+  EXPECT_EQ(role_kernels(t, "last positions"), 1);
+  EXPECT_EQ(roles.back(), "LM head");
+  EXPECT_NE(t.implementation.find("causal flash attention 2 x 150 after 0"), std::string::npos) << t.implementation;
+}
+
+// A chunk of 64 tokens after 200 cached beside three decodes: both attentions in every layer.
+TEST(ServingStep, MixedIterationRunsBothAttentions) {
+  SKIP_WITHOUT_GPU();
+  ServingStepSpec spec = small_step();
+  spec.prefills = 1;
+  spec.prefill_tokens = 64;
+  spec.prefill_past = 200;
+  const ServingStepTiming t = measure_serving_step_on_gpu(spec);
+  ASSERT_TRUE(t.measured) << t.reason;
+  EXPECT_EQ(t.kernels, 12 * spec.layers + 4) << t.implementation;
+  checked_roles(t);
+  EXPECT_EQ(role_kernels(t, "prefill attention"), spec.layers);
+  EXPECT_EQ(role_kernels(t, "attention"), 2 * spec.layers);
+  EXPECT_EQ(role_kernels(t, "rotary + KV append"), 2 * spec.layers);
+  spec.batch = 0;
+  spec.prefills = 0;
+  const ServingStepTiming empty = measure_serving_step_on_gpu(spec);
+  EXPECT_FALSE(empty.measured);
+  EXPECT_NE(empty.reason.find("no sequence"), std::string::npos) << empty.reason;
+}
+
+}  // namespace
+}  // namespace modelcost::testing
+#endif
