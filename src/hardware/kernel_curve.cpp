@@ -10,17 +10,19 @@ namespace modelcost {
 
 const std::vector<std::string>& kernel_class_names() {
   // The kernel plan's classes that calibrate times (layout copies, gathers and the rest run on
-  // the pointwise curve); decode_*: the deployed decode step's own kernels (docs/llm.md), priced
-  // by the bytes they stream.
+  // the pointwise curve); decode_* and prefill_attention: the deployed LLM step's own kernels
+  // (docs/llm.md), decode_* priced by the bytes they stream.
   static const std::vector<std::string> names = {
-      "gemm",      "conv1x1", "conv",          "grouped_conv",   "depthwise",       "attention",        "pointwise",
-      "reduction", "norm",    "pooling",       "decode_gemm_m1", "decode_gemm_m32", "decode_attention", "decode_rowwise"};
+      "gemm",          "conv1x1",        "conv",          "grouped_conv",     "depthwise",
+      "attention",     "pointwise",      "reduction",     "norm",             "pooling",
+      "decode_gemm_m1", "decode_gemm_m32", "decode_attention", "decode_rowwise", "decode_norm",
+      "prefill_attention"};
   return names;
 }
 
 bool kernel_class_is_matrix(const std::string& name) {
   return name == "gemm" || name == "conv1x1" || name == "conv" || name == "grouped_conv" || name == "depthwise" ||
-         name == "attention";
+         name == "attention" || name == "prefill_attention";
 }
 
 namespace {

@@ -24,7 +24,10 @@ constexpr double kSkinnyRows = 32;             // the products' curves span batc
 
 struct Ceilings {
   double matrix_flops = 0, vector_flops = 0, bandwidth = 0, fixed_us = 0, gap_us = 0, sm_count = 0;
-  const KernelCurve *gemm_one = nullptr, *gemm_many = nullptr, *attention = nullptr, *rowwise = nullptr;
+  // The idle time after the prefill's attention: in its own curve (timed back to back in a graph),
+  // not in the per-node report's (kernel durations).
+  double prefill_attention_gap_us = 0;
+  const KernelCurve *gemm_one = nullptr, *gemm_many = nullptr, *attention = nullptr, *rowwise = nullptr, *norm = nullptr;
   const KernelCurve *gemm = nullptr, *prefill_attention = nullptr;  // the per-node report's library curves
 };
 
@@ -53,8 +56,15 @@ Ceilings ceilings(const StepSetup& s) {
     c.gemm_many = curve(d, "decode_gemm_m32");
     c.attention = curve(d, "decode_attention");
     c.rowwise = curve(d, "decode_rowwise");
+    c.norm = curve(d, "decode_norm");
+    if (!c.norm) c.norm = c.rowwise;  // an entry calibrated before the norm had its own class
     c.gemm = curve(d, "gemm");
-    c.prefill_attention = curve(d, "attention");
+    // The prefill's own causal kernel; the per-node report's attention kernel where it was not timed.
+    c.prefill_attention = curve(d, "prefill_attention");
+    if (!c.prefill_attention) {
+      c.prefill_attention = curve(d, "attention");
+      c.prefill_attention_gap_us = c.gap_us;
+    }
   }
   return c;
 }
@@ -101,7 +111,7 @@ class StepPricer {
     if (c_.prefill_attention && c_.prefill_attention->tflops > 0) {
       const KernelCurve& k = *c_.prefill_attention;
       const double stream = std::max(k.compute_us(flops), k.memory_us(bytes));
-      return calibrated(kPrefillAttentionRole, t_.attention_ms, k.latency_us(keys) + c_.gap_us, stream, 1);
+      return calibrated(kPrefillAttentionRole, t_.attention_ms, k.latency_us(keys) + c_.prefill_attention_gap_us, stream, 1);
     }
     roofline(kPrefillAttentionRole, t_.attention_ms, flops / c_.matrix_flops, bytes, 1);
   }
@@ -111,11 +121,9 @@ class StepPricer {
       return calibrated("attention", t_.attention_ms, c_.attention->fixed_us, c_.attention->memory_us(bytes), 2);
     roofline("attention", t_.attention_ms, flops / c_.vector_flops, bytes, 2);
   }
-  void rowwise(const char* role, double bytes) {
-    if (c_.rowwise && c_.rowwise->gbps > 0)
-      return calibrated(role, t_.elementwise_ms, c_.rowwise->fixed_us, c_.rowwise->memory_us(bytes), 1);
-    roofline(role, t_.elementwise_ms, 0, bytes, 1);
-  }
+  void rowwise(const char* role, double bytes) { streamed(role, c_.rowwise, bytes); }
+  // RMSNorm: a reduction over the row before the write, its own curve.
+  void norm(double bytes) { streamed("RMSNorm", c_.norm, bytes); }
   // A collective: the model's time, plus the kernel's fixed cost unless calibrate timed it in a graph.
   void collective(const char* role, double ms) {
     t_.communication_ms += times_ * ms;
@@ -124,6 +132,10 @@ class StepPricer {
   }
 
  private:
+  void streamed(const char* role, const KernelCurve* curve, double bytes) {
+    if (curve && curve->gbps > 0) return calibrated(role, t_.elementwise_ms, curve->fixed_us, curve->memory_us(bytes), 1);
+    roofline(role, t_.elementwise_ms, 0, bytes, 1);
+  }
   // The library's tiles in waves over the SMs bound the product from below (as in the per-node
   // report), whatever the curve says.
   void wide_product(const char* role, const Product& p, double bytes) {
@@ -216,12 +228,12 @@ void price_attention(const StepSetup& s, const StepMix& mix, double share, const
 
 void price_layer(const StepSetup& s, const StepMix& mix, double share, const StepWork& x, bool moe, StepPricer& price) {
   const double a = x.a, w = x.w, h = x.h, b = x.rows;
-  price.rowwise("RMSNorm", 2 * b * h * a + h * a);
+  price.norm(2 * b * h * a + h * a);
   price.product("QKV product", {b, h, x.qkv}, h * x.qkv * w + b * (h + x.qkv) * a);
   price_attention(s, mix, share, x, price);
   price.product("output product", {b, x.q, h}, x.q * h * w + b * (x.q + 2 * h) * a);  // the residual added
   if (s.tp > 1) price.collective("all-reduce", x.allreduce_ms);
-  price.rowwise("RMSNorm", 2 * b * h * a + h * a);
+  price.norm(2 * b * h * a + h * a);
   if (moe) {
     price_expert_mlp(s, x, price);
   } else {
@@ -358,7 +370,7 @@ StepTime DeployedStepModel::price(const StepMix& mix, bool by_role) const {
   if (m.experts.moe_layers > 0) price_layer(s, mix, share, x, true, price);
   price.times(1);
   if (mix.prefills > 0) price.rowwise("last positions", 2 * x.sequences * h * a);
-  price.rowwise("RMSNorm", 2 * x.sequences * h * a + h * a);
+  price.norm(2 * x.sequences * h * a + h * a);
   price.product("LM head", {x.sequences, h, x.vocab}, h * x.vocab * x.w + x.sequences * (h + x.vocab) * a);
   if (s.tp > 1)
     price.collective("logits gather", 0.5 * allreduce_ms(x.sequences * static_cast<double>(m.vocab) * a, s.tp, s.allreduce_gbps,

@@ -100,7 +100,9 @@ __device__ __forceinline__ void scale_and_mask(ScoreTile& st, const AttentionSha
   const int64_t(&qi)[2] = rows.qi;
   const __half* const(&mask_row)[2] = rows.mask_row;
   const int t = threadIdx.x % 4;
-  if (!sh.mask && !sh.causal && k0 + kKeyTile <= sh.sk) {
+  // A whole tile no row of the warp masks: at or below the diagonal of the warp's first row.
+  const int64_t warp_first = qi[0] - (threadIdx.x % 32) / 4;
+  if (!sh.mask && k0 + kKeyTile <= sh.sk && (!sh.causal || k0 + kKeyTile - 1 <= warp_first + sh.causal_offset)) {
 #pragma unroll
     for (int j = 0; j < kKeyTile / 8; ++j)
 #pragma unroll

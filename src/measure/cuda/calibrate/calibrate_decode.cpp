@@ -1,6 +1,7 @@
-// calibrate's samples of the deployed decode step's own kernels (docs/llm.md) on generic shapes,
+// calibrate's samples of the deployed LLM step's own kernels (docs/llm.md) on generic shapes,
 // none of them a particular model's: the skinny weight product at batch 1 and 32, flash-decoding,
-// and the row kernels (RMSNorm, SiLU x up). Each is timed as a CUDA graph of back-to-back calls,
+// the prefill's causal flash attention, RMSNorm and the other row kernels (SiLU x up, rotary),
+// from a decode step's few rows to a long prefill's many. Each is timed as a CUDA graph of back-to-back calls,
 // as the step replays them (the time per call includes the idle time after it). The products and
 // the attention read a fresh copy of their weights or cache on each call, spread over more than
 // the L2 holds, as the step's layers do; the rows stay in L2, as the step's activations do.
@@ -17,6 +18,7 @@
 #include "gemm/skinny_gemm.h"
 #include "llm/decode_kernels.h"
 #include "llm/flash_decoding.h"
+#include "pointwise/fused_kernels.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -127,8 +129,69 @@ void attention(cudaStream_t stream, DeviceBuffer& pool, int sms, std::vector<Lib
   }
 }
 
+// Causal flash attention over prompts or chunks after cached positions, query heads grouped on
+// key/value heads, O written token-major: the prefill's attention. K = the keys of a row's walk.
+void prefill_attention(cudaStream_t stream, std::vector<LibraryKernelSample>& out) {
+  struct Shape {
+    int batch, heads, kv_heads, head_dim, tokens, past;
+  };
+  const Shape shapes[] = {{1, 32, 8, 128, 256, 0},  {1, 32, 8, 128, 2048, 0}, {4, 32, 8, 128, 1024, 0},
+                          {1, 32, 4, 64, 512, 0},   {8, 32, 4, 64, 2048, 0},  {2, 16, 16, 64, 4096, 0},
+                          {1, 32, 8, 128, 512, 1536}, {4, 12, 2, 64, 128, 0}, {1, 32, 8, 128, 4096, 0}};
+  for (const Shape& s : shapes) {
+    AttentionShape sh;
+    sh.bh = int64_t(s.batch) * s.heads;
+    sh.heads = s.heads;
+    sh.sq = s.tokens;
+    sh.sk = s.past + s.tokens;
+    sh.d = s.head_dim;
+    sh.group = s.heads / s.kv_heads;
+    sh.scale = 0.125f;
+    sh.causal = true;
+    sh.causal_offset = s.past;
+    sh.token_major_out = true;
+    const size_t q_elements = size_t(sh.bh) * s.tokens * s.head_dim, kv_elements = size_t(s.batch) * s.kv_heads * sh.sk * s.head_dim;
+    DeviceBuffer q(q_elements * 2), k(kv_elements * 2), v(kv_elements * 2), o(q_elements * 2);
+    for (DeviceBuffer* b : {&q, &k, &v})
+      launch_fill_random(ElementType::kFloat16, b->data(), static_cast<int64_t>(b->bytes() / 2), -1.f, 1.f, 8, stream);
+    const double us = graph_us_per_call(stream, 20, [&](int) { launch_flash_attention(sh, q.data(), k.data(), v.data(), o.data(), stream); });
+    const double pairs = double(s.tokens) * s.past + double(s.tokens) * (s.tokens + 1) / 2;
+    LibraryKernelSample x = sample("prefill_attention",
+                                   fmt::format("B={} heads={}/{} d={} tokens={} past={}", s.batch, s.heads, s.kv_heads,
+                                               s.head_dim, s.tokens, s.past),
+                                   "modelcost causal flash attention", 2.0 * (2.0 * q_elements + 2.0 * kv_elements), us);
+    x.flops = 4.0 * double(sh.bh) * s.head_dim * pairs;
+    x.k = double(sh.sk);
+    out.push_back(x);
+  }
+}
+
+void rotary(cudaStream_t stream, std::vector<LibraryKernelSample>& out) {
+  for (const int rows : {1, 32, 2048, 16384}) {
+    const int heads = 32, kv_heads = 8, head_dim = 128, width = (heads + 2 * kv_heads) * head_dim;
+    DeviceBuffer qkv(size_t(rows) * width * 2), q(size_t(rows) * heads * head_dim * 2),
+        cache(size_t(2) * rows * kv_heads * head_dim * 2);
+    launch_fill_random(ElementType::kFloat16, qkv.data(), int64_t(rows) * width, -1.f, 1.f, 9, stream);
+    RotaryAppendArgs a;
+    a.qkv = static_cast<const __half*>(qkv.data());
+    a.q = static_cast<__half*>(q.data());
+    a.k_cache = static_cast<__half*>(cache.data());
+    a.v_cache = a.k_cache + size_t(rows) * kv_heads * head_dim;
+    a.batch = 1;
+    a.tokens = rows;
+    a.heads = heads;
+    a.kv_heads = kv_heads;
+    a.head_dim = head_dim;
+    a.cache_len = rows;
+    const double us = graph_us_per_call(stream, 100, [&](int) { launch_rotary_append(a, stream); });
+    out.push_back(sample("decode_rowwise", fmt::format("rotary {}x{}", rows, width), "modelcost rotary + KV append",
+                         2.0 * 2.0 * rows * width, us));
+  }
+}
+
 void rows(cudaStream_t stream, std::vector<LibraryKernelSample>& out) {
-  const std::pair<int, int> shapes[] = {{1, 2048}, {1, 8192}, {16, 4096}, {64, 8192}, {256, 8192}};  // rows, width
+  // rows, width: a decode step's few rows to a long prefill's many
+  const std::pair<int, int> shapes[] = {{1, 2048}, {1, 8192}, {16, 4096}, {64, 8192}, {256, 8192}, {2048, 2048}, {16384, 4096}};
   for (const auto& [count, width] : shapes) {
     DeviceBuffer x(size_t(count) * width * 2 * 2), gamma(size_t(width) * 2), y(size_t(count) * width * 2);
     launch_fill_random(ElementType::kFloat16, x.data(), int64_t(count) * width * 2, -1.f, 1.f, 7, stream);
@@ -138,7 +201,7 @@ void rows(cudaStream_t stream, std::vector<LibraryKernelSample>& out) {
     const double norm = graph_us_per_call(stream, 100, [&](int) {
       launch_rms_norm({xs, static_cast<const __half*>(gamma.data()), ys, count, width, 1e-5f}, stream);
     });
-    out.push_back(sample("decode_rowwise", fmt::format("RMSNorm {}x{}", count, width), "modelcost RMSNorm",
+    out.push_back(sample("decode_norm", fmt::format("RMSNorm {}x{}", count, width), "modelcost RMSNorm",
                          2.0 * (2.0 * count * width + width), norm));
     const double silu = graph_us_per_call(stream, 100, [&](int) { launch_silu_mul(xs, ys, count, width, stream); });
     out.push_back(sample("decode_rowwise", fmt::format("SiLU x up {}x{}", count, width), "modelcost SiLU x up",
@@ -154,9 +217,12 @@ void calibrate_decode_kernels(cudaStream_t stream, int sms, CalibrationResult& r
   products(stream, pool, r.library_kernels);
   attention(stream, pool, sms, r.library_kernels);
   rows(stream, r.library_kernels);
+  rotary(stream, r.library_kernels);
+  prefill_attention(stream, r.library_kernels);
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  r.notes.push_back("decode kernels: skinny products (batch 1 and 32), flash-decoding and row kernels on generic shapes, "
-                    "CUDA graphs of back-to-back calls cycling through more weights or cache than the L2 holds");
+  r.notes.push_back("LLM step kernels: skinny products (batch 1 and 32), flash-decoding, causal prefill attention, RMSNorm "
+                    "and row kernels on generic shapes, CUDA graphs of back-to-back calls cycling through more weights "
+                    "or cache than the L2 holds");
 }
 
 }  // namespace modelcost::cuda

@@ -1,6 +1,8 @@
-// Kernels of decode_kernels.h. Rows are short (one token per sequence), so each kernel gives a
-// row or a head to one block and reads half2 pairs.
+// Kernels of decode_kernels.h. A decode step's rows are few (one token per sequence), so each
+// kernel gives a row or a head to one block and reads half2 pairs; a prefill's are many, and the
+// norm gives each row a warp instead.
 #include <algorithm>
+#include <cstdint>
 
 #include "core/block_reduce.cuh"
 #include "core/cuda_check.h"
@@ -51,6 +53,58 @@ __global__ void rms_norm_kernel(RmsNormArgs a) {
   }
 }
 
+// A prefill's many rows: one warp per row (no block barrier, 8 rows per block in flight), each lane
+// holding its 16-byte pieces of the row in registers; rows up to kWarpRowHalves wide.
+constexpr int kWarpRowPieces = 16;  // 16-byte pieces per lane: 32 x 16 x 8 = 4096 halves
+constexpr int kWarpRowHalves = 32 * kWarpRowPieces * 8;
+constexpr int kRowsPerBlock = 8;
+
+__global__ void rms_norm_warp_rows_kernel(RmsNormArgs a) {
+  const int lane = threadIdx.x % 32;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
+  if (row >= a.rows) return;
+  const int pieces = a.width / 8;
+  const uint4* x = reinterpret_cast<const uint4*>(a.x + row * a.width);
+  const uint4* g = reinterpret_cast<const uint4*>(a.gamma);
+  uint4* y = reinterpret_cast<uint4*>(a.y + row * a.width);
+  uint4 xs[kWarpRowPieces];
+  float sum = 0.f;
+#pragma unroll
+  for (int k = 0; k < kWarpRowPieces; ++k) {
+    const int i = lane + 32 * k;
+    if (i < pieces) xs[k] = x[i];
+  }
+#pragma unroll
+  for (int k = 0; k < kWarpRowPieces; ++k) {
+    if (lane + 32 * k >= pieces) break;
+    const __half2* h = reinterpret_cast<const __half2*>(&xs[k]);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float2 v = __half22float2(h[j]);
+      sum += v.x * v.x + v.y * v.y;
+    }
+  }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffff, sum, offset);
+  const float scale = rsqrtf(sum / a.width + a.eps);
+#pragma unroll
+  for (int k = 0; k < kWarpRowPieces; ++k) {
+    const int i = lane + 32 * k;
+    if (i >= pieces) break;
+    const uint4 w = g[i];
+    const __half2* h = reinterpret_cast<const __half2*>(&xs[k]);
+    const __half2* gh = reinterpret_cast<const __half2*>(&w);
+    uint4 out;
+    __half2* o = reinterpret_cast<__half2*>(&out);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float2 v = __half22float2(h[j]), s = __half22float2(gh[j]);
+      o[j] = __floats2half2_rn(v.x * scale * s.x, v.y * scale * s.y);
+    }
+    y[i] = out;
+  }
+}
+
 __global__ void embedding_kernel(const int32_t* ids, const __half2* table, __half2* y, int pairs) {
   const int64_t row = ids[blockIdx.x];
   for (int i = threadIdx.x; i < pairs; i += blockDim.x) y[static_cast<int64_t>(blockIdx.x) * pairs + i] = table[row * pairs + i];
@@ -82,9 +136,11 @@ __global__ void rotary_append_kernel(RotaryAppendArgs a, int heads_per_block) {
     out[i + half_dim] = in[i + half_dim];
     return;
   }
-  const float inv_freq = powf(a.theta, -2.f * i / a.head_dim);
+  // The angle in turns, reduced to [-1/2, 1/2] before the fast sine and cosine.
+  const float inv_freq = exp2f(-2.f * i / a.head_dim * __log2f(a.theta));
+  const float turns = static_cast<float>(position) * inv_freq * 0.15915494309189535f;
   float s, c;
-  sincosf(static_cast<float>(position) * inv_freq, &s, &c);
+  __sincosf((turns - rintf(turns)) * 6.283185307179586f, &s, &c);
   out[i] = __float2half(x0 * c - x1 * s);
   out[i + half_dim] = __float2half(x1 * c + x0 * s);
 }
@@ -108,6 +164,14 @@ __global__ void gelu_kernel(__half* y, int64_t n) {
 }  // namespace
 
 void launch_rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
+  // Many rows of 16-byte aligned width: a warp per row; a decode step's few rows: a block each.
+  const bool aligned = a.width % 8 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0 &&
+                       reinterpret_cast<uintptr_t>(a.y) % 16 == 0 && reinterpret_cast<uintptr_t>(a.gamma) % 16 == 0;
+  if (a.rows >= 256 && aligned && a.width <= kWarpRowHalves) {
+    rms_norm_warp_rows_kernel<<<(a.rows + kRowsPerBlock - 1) / kRowsPerBlock, 32 * kRowsPerBlock, 0, stream>>>(a);
+    MC_CUDA_CHECK_LAUNCH();
+    return;
+  }
   rms_norm_kernel<<<a.rows, kNormThreads, 0, stream>>>(a);
   MC_CUDA_CHECK_LAUNCH();
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "measure/cuda_entry.h"
@@ -59,8 +60,9 @@ double relative_error(const std::vector<float>& got, const std::vector<float>& w
 TEST(DecodeKernels, RmsNormMatchesTheHost) {
   SKIP_WITHOUT_GPU();
   std::mt19937 rng(1);
-  for (const int width : {520, 8400}) {  // held in registers; wider than they hold
-    const int rows = 3;
+  // A decode step's rows, held in registers and wider than they hold; a prefill's rows (a warp
+  // each), the last block partial and 1/8 of its lanes past the row's end.
+  for (const auto [rows, width] : {std::pair{3, 520}, std::pair{3, 8400}, std::pair{301, 2048}, std::pair{260, 1000}}) {
     HalfArray x(rows * width, &rng, 3.f), gamma(width, &rng), y(rows * width);
     cuda::launch_rms_norm({x.device, gamma.device, y.device, rows, width, 1e-5f}, nullptr);
     std::vector<float> want(rows * width);
@@ -70,7 +72,7 @@ TEST(DecodeKernels, RmsNormMatchesTheHost) {
       const double scale = 1 / std::sqrt(ss / width + 1e-5);
       for (int i = 0; i < width; ++i) want[r * width + i] = float(x.host[r * width + i] * scale * gamma.host[i]);
     }
-    EXPECT_LT(relative_error(y.read(), want), 2e-3) << "width " << width;
+    EXPECT_LT(relative_error(y.read(), want), 2e-3) << rows << " rows of " << width;
   }
 }
 
