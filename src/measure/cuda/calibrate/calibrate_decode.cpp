@@ -81,7 +81,9 @@ LibraryKernelSample sample(const std::string& kind, const std::string& shape, co
 
 void products(cudaStream_t stream, DeviceBuffer& pool, std::vector<LibraryKernelSample>& out) {
   // K of 2048 and more: the kernel splits K over 8 warps of 8 chunks of 32 per trip.
-  const std::pair<int, int> shapes[] = {{2048, 2048}, {8192, 2048}, {4096, 4096}, {16384, 4096}};  // N, K
+  // N, K: square, wide and tall products of small (896) to large (4096) widths
+  const std::pair<int, int> shapes[] = {{2048, 2048}, {8192, 2048}, {4096, 4096}, {16384, 4096},
+                                        {1152, 896},  {896, 4864},  {9728, 896}};
   for (const int rows : {1, 32}) {
     for (const auto& [n, k] : shapes) {
       const size_t weight_bytes = size_t(n) * k * 2;
@@ -104,8 +106,10 @@ void attention(cudaStream_t stream, DeviceBuffer& pool, int sms, std::vector<Lib
   struct Shape {
     int batch, heads, kv_heads, head_dim, context;
   };
-  const Shape shapes[] = {{1, 32, 8, 128, 512}, {1, 32, 8, 128, 8192}, {8, 32, 8, 128, 2048},
-                          {16, 32, 8, 128, 4096}, {1, 16, 16, 64, 1024}, {4, 16, 16, 64, 4096}};
+  // Groups of 1 to 8 query heads per kv head, batches to 128
+  const Shape shapes[] = {{1, 32, 8, 128, 512},  {1, 32, 8, 128, 8192}, {8, 32, 8, 128, 2048}, {16, 32, 8, 128, 4096},
+                          {1, 16, 16, 64, 1024}, {4, 16, 16, 64, 4096}, {1, 14, 2, 64, 2048},  {32, 14, 2, 64, 1024},
+                          {128, 32, 4, 64, 512}, {64, 28, 4, 128, 1024}};
   prepare_flash_decoding();
   for (const Shape& s : shapes) {
     const FlashDecodingShape shape{s.batch, s.heads, s.kv_heads, s.head_dim, s.context, s.context};
@@ -137,7 +141,8 @@ void prefill_attention(cudaStream_t stream, std::vector<LibraryKernelSample>& ou
   };
   const Shape shapes[] = {{1, 32, 8, 128, 256, 0},  {1, 32, 8, 128, 2048, 0}, {4, 32, 8, 128, 1024, 0},
                           {1, 32, 4, 64, 512, 0},   {8, 32, 4, 64, 2048, 0},  {2, 16, 16, 64, 4096, 0},
-                          {1, 32, 8, 128, 512, 1536}, {4, 12, 2, 64, 128, 0}, {1, 32, 8, 128, 4096, 0}};
+                          {1, 32, 8, 128, 512, 1536}, {4, 12, 2, 64, 128, 0}, {1, 32, 8, 128, 4096, 0},
+                          {1, 14, 2, 64, 512, 2048}, {1, 28, 4, 128, 256, 4096}, {1, 32, 4, 64, 64, 4032}};
   for (const Shape& s : shapes) {
     AttentionShape sh;
     sh.bh = int64_t(s.batch) * s.heads;
