@@ -110,6 +110,12 @@ __global__ void embedding_kernel(const int32_t* ids, const __half2* table, __hal
   for (int i = threadIdx.x; i < pairs; i += blockDim.x) y[static_cast<int64_t>(blockIdx.x) * pairs + i] = table[row * pairs + i];
 }
 
+// The angle position * theta^(-2i/d) in turns, reduced to [-1/2, 1/2] before the fast sine and cosine.
+__device__ __forceinline__ void rotary_angle(int64_t position, int i, int head_dim, float log2_theta, float* s, float* c) {
+  const float turns = static_cast<float>(position) * exp2f(-2.f * i / head_dim * log2_theta) * 0.15915494309189535f;
+  __sincosf((turns - rintf(turns)) * 6.283185307179586f, s, c);
+}
+
 // Block (row, group of heads of q|k|v); a thread rotates the pair (i, i + head_dim / 2) of one head.
 // A decode step gives each head its own block (few rows: spread wide); a prefill gives a block
 // about 256 threads' worth of heads (many rows: fewer, fuller blocks).
@@ -136,13 +142,52 @@ __global__ void rotary_append_kernel(RotaryAppendArgs a, int heads_per_block) {
     out[i + half_dim] = in[i + half_dim];
     return;
   }
-  // The angle in turns, reduced to [-1/2, 1/2] before the fast sine and cosine.
-  const float inv_freq = exp2f(-2.f * i / a.head_dim * __log2f(a.theta));
-  const float turns = static_cast<float>(position) * inv_freq * 0.15915494309189535f;
   float s, c;
-  __sincosf((turns - rintf(turns)) * 6.283185307179586f, &s, &c);
+  rotary_angle(position, i, a.head_dim, __log2f(a.theta), &s, &c);
   out[i] = __float2half(x0 * c - x1 * s);
   out[i + half_dim] = __float2half(x1 * c + x0 * s);
+}
+
+// A prefill's rows: a block per row, each thread rotating 8 consecutive pairs of one head with
+// 16-byte loads of both halves (head_dim a multiple of 16, rows 16-byte aligned).
+__global__ void rotary_append_rows_kernel(RotaryAppendArgs a) {
+  const int row = blockIdx.x, half_dim = a.head_dim / 2, per_head = half_dim / 8;
+  const int total_heads = a.heads + 2 * a.kv_heads;
+  const int b = row / a.tokens, token = row % a.tokens;
+  const int64_t position = a.position + token;
+  const float log2_theta = __log2f(a.theta);
+  for (int t = threadIdx.x; t < total_heads * per_head; t += blockDim.x) {
+    const int head = t / per_head, i0 = (t % per_head) * 8;
+    const __half* in = a.qkv + static_cast<int64_t>(row) * total_heads * a.head_dim + static_cast<int64_t>(head) * a.head_dim;
+    __half* out;
+    bool rotate = true;
+    if (head < a.heads) {
+      out = a.q + ((static_cast<int64_t>(b) * a.heads + head) * a.tokens + token) * a.head_dim;
+    } else {
+      const bool is_key = head < a.heads + a.kv_heads;
+      const int kv = head - a.heads - (is_key ? 0 : a.kv_heads);
+      out = (is_key ? a.k_cache : a.v_cache) + ((static_cast<int64_t>(b) * a.kv_heads + kv) * a.cache_len + position) * a.head_dim;
+      rotate = is_key;
+    }
+    const uint4 lo = *reinterpret_cast<const uint4*>(in + i0), hi = *reinterpret_cast<const uint4*>(in + i0 + half_dim);
+    uint4 out_lo = lo, out_hi = hi;
+    if (rotate) {
+      const __half* x0 = reinterpret_cast<const __half*>(&lo);
+      const __half* x1 = reinterpret_cast<const __half*>(&hi);
+      __half* y0 = reinterpret_cast<__half*>(&out_lo);
+      __half* y1 = reinterpret_cast<__half*>(&out_hi);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        float s, c;
+        rotary_angle(position, i0 + j, a.head_dim, log2_theta, &s, &c);
+        const float u = __half2float(x0[j]), v = __half2float(x1[j]);
+        y0[j] = __float2half(u * c - v * s);
+        y1[j] = __float2half(v * c + u * s);
+      }
+    }
+    *reinterpret_cast<uint4*>(out + i0) = out_lo;
+    *reinterpret_cast<uint4*>(out + i0 + half_dim) = out_hi;
+  }
 }
 
 __global__ void silu_mul_kernel(const __half2* gate_up, __half2* y, int pairs) {
@@ -183,6 +228,14 @@ void launch_embedding(const int32_t* ids, const __half* table, __half* y, int ro
 
 void launch_rotary_append(const RotaryAppendArgs& a, cudaStream_t stream) {
   const int half_dim = a.head_dim / 2, total_heads = a.heads + 2 * a.kv_heads;
+  const bool aligned = a.head_dim % 16 == 0 && reinterpret_cast<uintptr_t>(a.qkv) % 16 == 0 &&
+                       reinterpret_cast<uintptr_t>(a.q) % 16 == 0 && reinterpret_cast<uintptr_t>(a.k_cache) % 16 == 0 &&
+                       reinterpret_cast<uintptr_t>(a.v_cache) % 16 == 0;
+  if (a.tokens > 1 && aligned) {
+    rotary_append_rows_kernel<<<a.batch * a.tokens, 128, 0, stream>>>(a);
+    MC_CUDA_CHECK_LAUNCH();
+    return;
+  }
   const int heads_per_block = a.tokens == 1 ? 1 : std::max(1, std::min(total_heads, 256 / half_dim));
   const dim3 grid(a.batch * a.tokens, (total_heads + heads_per_block - 1) / heads_per_block);
   rotary_append_kernel<<<grid, (heads_per_block * half_dim + 31) / 32 * 32, 0, stream>>>(a, heads_per_block);

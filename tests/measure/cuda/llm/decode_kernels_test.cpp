@@ -122,9 +122,9 @@ TEST(DecodeKernels, SkinnyGemmMatchesTheHost) {
 }
 
 // `tokens` new positions per sequence (1: a decode step; more: a prefill chunk) after `pos` cached.
-void check_rotary_append(int tokens) {
+void check_rotary_append(int tokens, int d = 64) {
   std::mt19937 rng(3 + tokens);
-  const int batch = 2, heads = 4, kv = 2, d = 64, pos = 7, cache_len = pos + tokens + 2;
+  const int batch = 2, heads = 4, kv = 2, pos = 7, cache_len = pos + tokens + 2;
   const int width = (heads + 2 * kv) * d, rows = batch * tokens;
   HalfArray qkv(rows * width, &rng), q(rows * heads * d), k(batch * kv * cache_len * d), v(batch * kv * cache_len * d);
   cuda::RotaryAppendArgs a;
@@ -166,7 +166,8 @@ void check_rotary_append(int tokens) {
 TEST(DecodeKernels, RotaryAppendRotatesQueryAndKeyAndCopiesValue) {
   SKIP_WITHOUT_GPU();
   check_rotary_append(1);
-  check_rotary_append(5);
+  check_rotary_append(5);        // a prefill chunk: 16-byte pieces of each half
+  check_rotary_append(300, 128);
 }
 
 // Softmax(q k^T / sqrt(d)) v over `context` cached positions, per query head.
