@@ -55,6 +55,29 @@ TEST(LlmCommand, BadOptionsAreUsageErrors) {
   EXPECT_EQ(run_modelcost("llm " + export_path("llama_gqa_kv")).code, 2);  // no --gpu
 }
 
+// A config.json's serving iterations and a chunked prefill: priced, printed and in the JSON.
+TEST(LlmCommand, PricesServingIterationsAndAChunkedPrefill) {
+  const std::string config = std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/configs/qwen2-0.5b.json";
+  const CliResult r = run_modelcost("llm " + config + " --gpu h100 --dtype fp16 --prompt 2048 --prefill-chunk 512 " +
+                                    "--iteration 1x512@1024+32@2048 --iteration 64@4096 --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out).at("llm");
+  ASSERT_EQ(j.at("iterations").size(), 2u);
+  EXPECT_EQ(j.at("iterations")[0].at("mix"), "1x512@1024+32@2048");
+  EXPECT_EQ(j.at("iterations")[0].at("step").at("kernels").get<double>(), 12 * 24 + 4);
+  EXPECT_EQ(j.at("iterations")[1].at("step").at("kernels").get<double>(), 10 * 24 + 3);
+  EXPECT_EQ(j.at("batches")[0].at("prefill").at("kernels").get<double>(), 4 * (9 * 24 + 4));  // four chunks
+  const CliResult text = run_modelcost("llm " + config + " --gpu h100 --dtype fp16 --iteration 2x128@0");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("serving iterations"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("2x128@0"), std::string::npos) << text.out;
+  for (const char* bad : {" --iteration 1x@0", " --iteration 0@5", " --prefill-chunk 0", " --prefill-chunk -4"}) {
+    const CliResult e = run_modelcost("llm " + config + " --gpu h100" + bad);
+    EXPECT_EQ(e.code, 2) << bad;
+    EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << e.err;
+  }
+}
+
 TEST(LlmCommand, TensorParallelOverNvlink) {
   const CliResult r = run_modelcost("llm " + export_path("llama_gqa_kv") + " --gpu h100 --dtype fp16 --tp 2 --batch 4");
   ASSERT_EQ(r.code, 0) << r.err;
