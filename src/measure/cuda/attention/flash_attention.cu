@@ -10,6 +10,9 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <mutex>
+#include <set>
+#include <utility>
 
 #include "core/cuda_check.h"
 #include "pointwise/fused_kernels.h"
@@ -381,6 +384,19 @@ __global__ void __launch_bounds__(W * 32)
   }
 }
 
+// Lets `kernel` take `bytes` of dynamic shared memory on the current device: once per kernel and
+// device (a function attribute belongs to one device's context; the ranks of a tensor-parallel
+// step launch the same kernels on several).
+void allow_shared_bytes(const void* kernel, size_t bytes) {
+  static std::mutex mutex;
+  static std::set<std::pair<const void*, int>> done;
+  int device = 0;
+  MC_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!done.insert({kernel, device}).second) return;
+  MC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+}
+
 int multiprocessors() {
   static const int count = [] {
     int device = 0, sms = 0;
@@ -402,9 +418,7 @@ void launch_with(const AttentionShape& s, const void* q, const void* k, const vo
       return flash_attention_kernel<D, W>;
     }
   }();
-  static const cudaError_t configured =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-  MC_CUDA_CHECK(configured);
+  allow_shared_bytes(reinterpret_cast<const void*>(kernel), bytes);
   const dim3 grid(static_cast<unsigned>((s.sq + kRows - 1) / kRows), static_cast<unsigned>(s.bh));
   kernel<<<grid, W * 32, bytes, stream>>>(s, static_cast<const __half*>(q), static_cast<const __half*>(k),
                                           static_cast<const __half*>(v), static_cast<__half*>(o));

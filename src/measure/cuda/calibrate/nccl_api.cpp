@@ -24,6 +24,7 @@ bool load(NcclApi& api) {
   if (!handle) return false;
   return bind(handle, "ncclGetUniqueId", api.get_unique_id) && bind(handle, "ncclCommInitRank", api.comm_init_rank) &&
          bind(handle, "ncclCommInitAll", api.comm_init_all) && bind(handle, "ncclCommDestroy", api.comm_destroy) &&
+         bind(handle, "ncclCommAbort", api.comm_abort) &&
          bind(handle, "ncclAllReduce", api.all_reduce) && bind(handle, "ncclAllGather", api.all_gather) &&
          bind(handle, "ncclGroupStart", api.group_start) && bind(handle, "ncclGroupEnd", api.group_end) &&
          bind(handle, "ncclGetErrorString", api.error_string);

@@ -5,6 +5,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <map>
@@ -196,21 +198,36 @@ std::vector<RankResult> run_ranks(const ServingStepSpec& spec) {
   check_nccl(nccl->get_unique_id(&id), "ncclGetUniqueId");
   std::vector<ncclComm_t> comms(tp, nullptr);
   std::vector<std::thread> threads;
+  std::atomic<int> finished{0}, ready{0};
+  std::atomic<bool> failed{false};
   for (int r = 0; r < tp; ++r)
     threads.emplace_back([&, r] {
       try {
         MC_CUDA_CHECK(cudaSetDevice(r));
         check_nccl(nccl->comm_init_rank(&comms[r], tp, id, r), "ncclCommInitRank");
+        ++ready;
+        run_rank(spec, r, comms[r], barrier, results[r]);
       } catch (...) {
         results[r].error = std::current_exception();
         barrier.abort();
-        return;
       }
-      run_rank(spec, r, comms[r], barrier, results[r]);
+      if (results[r].error) failed = true;
+      ++finished;
     });
+  // A rank that fails can leave the others inside a collective that waits for it: once every
+  // communicator exists, aborting them ends those kernels and every thread returns.
+  bool aborted = false;
+  while (finished < tp) {
+    if (failed && !aborted && ready == tp) {
+      for (ncclComm_t c : comms) nccl->comm_abort(c);
+      aborted = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   for (auto& t : threads) t.join();
-  for (ncclComm_t c : comms)
-    if (c) nccl->comm_destroy(c);
+  if (!aborted)
+    for (ncclComm_t c : comms)
+      if (c) nccl->comm_destroy(c);
   return results;
 }
 
