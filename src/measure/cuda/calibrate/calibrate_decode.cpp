@@ -16,7 +16,7 @@
 #include "core/device_buffer.h"
 #include "core/kernels.h"
 #include "gemm/skinny_gemm.h"
-#include "llm/decode_kernels.h"
+#include "llm/step_kernels.h"
 #include "llm/flash_decoding.h"
 #include "pointwise/fused_kernels.h"
 

@@ -12,7 +12,7 @@
 #include "core/cuda_check.h"
 #include "core/kernels.h"
 #include "pointwise/fused_kernels.h"
-#include "llm/decode_kernels.h"
+#include "llm/step_kernels.h"
 #include "measure/step_roles.h"
 
 namespace modelcost::cuda {
@@ -144,11 +144,11 @@ void StepRank::make_gemms() {
   // Row-parallel products: rank 0 adds the residual, the others contribute their partial sums.
   const bool residual = rank_ == 0;
   const int64_t b = s_.rows(), h = s_.hidden, attn = s_.heads * s_.head_dim;
-  qkv_gemm_ = std::make_unique<DecodeGemm>(lt_, DecodeGemmShape{b, s_.qkv_width(), h, false}, ws);
-  out_gemm_ = std::make_unique<DecodeGemm>(lt_, DecodeGemmShape{b, h, attn, residual}, ws);
-  gate_up_gemm_ = std::make_unique<DecodeGemm>(lt_, DecodeGemmShape{b, (spec_.gated_mlp ? 2 : 1) * s_.intermediate, h, false}, ws);
-  down_gemm_ = std::make_unique<DecodeGemm>(lt_, DecodeGemmShape{b, h, s_.intermediate, residual}, ws);
-  lm_gemm_ = std::make_unique<DecodeGemm>(lt_, DecodeGemmShape{s_.output_rows(), s_.vocab, h, false}, ws);
+  qkv_gemm_ = std::make_unique<StepGemm>(lt_, StepGemmShape{b, s_.qkv_width(), h, false}, ws);
+  out_gemm_ = std::make_unique<StepGemm>(lt_, StepGemmShape{b, h, attn, residual}, ws);
+  gate_up_gemm_ = std::make_unique<StepGemm>(lt_, StepGemmShape{b, (spec_.gated_mlp ? 2 : 1) * s_.intermediate, h, false}, ws);
+  down_gemm_ = std::make_unique<StepGemm>(lt_, StepGemmShape{b, h, s_.intermediate, residual}, ws);
+  lm_gemm_ = std::make_unique<StepGemm>(lt_, StepGemmShape{s_.output_rows(), s_.vocab, h, false}, ws);
 }
 
 void StepRank::autotune() {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/device_buffer.h"
-#include "llm/decode_gemm.h"
+#include "llm/step_gemm.h"
 #include "llm/flash_decoding.h"
 #include "modelcost/measure.h"
 
@@ -80,7 +80,7 @@ class StepRank {
   std::vector<LayerWeights> layers_;
   const __half *embedding_ = nullptr, *final_norm_ = nullptr, *lm_head_ = nullptr;
   __half *residual_, *normed_, *qkv_, *q_, *attn_, *gate_up_, *act_, *last_, *logits_, *logits_all_;
-  std::unique_ptr<DecodeGemm> qkv_gemm_, out_gemm_, gate_up_gemm_, down_gemm_, lm_gemm_;
+  std::unique_ptr<StepGemm> qkv_gemm_, out_gemm_, gate_up_gemm_, down_gemm_, lm_gemm_;
   mutable std::vector<std::pair<std::string, int>> roles_;
   mutable int64_t captured_nodes_ = 0;
 };

@@ -1,6 +1,6 @@
-// DecodeGemm (decode_gemm.h). Column-major view: y^T [N,M] = op_T(W) [N,K] x^T [K,M], so the
+// StepGemm (step_gemm.h). Column-major view: y^T [N,M] = op_T(W) [N,K] x^T [K,M], so the
 // stored [N,K] weight is cuBLASLt's first operand, transposed.
-#include "llm/decode_gemm.h"
+#include "llm/step_gemm.h"
 
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@
 
 namespace modelcost::cuda {
 
-DecodeGemm::DecodeGemm(cublasLtHandle_t lt, const DecodeGemmShape& shape, GemmWorkspace workspace)
+StepGemm::StepGemm(cublasLtHandle_t lt, const StepGemmShape& shape, GemmWorkspace workspace)
     : lt_(lt), shape_(shape), workspace_(workspace) {
   MC_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t transpose = CUBLAS_OP_T, none = CUBLAS_OP_N;
@@ -39,14 +39,14 @@ DecodeGemm::DecodeGemm(cublasLtHandle_t lt, const DecodeGemmShape& shape, GemmWo
   algo_ = results[0].algo;
 }
 
-DecodeGemm::~DecodeGemm() {
+StepGemm::~StepGemm() {
   if (w_) cublasLtMatrixLayoutDestroy(w_);
   if (x_) cublasLtMatrixLayoutDestroy(x_);
   if (y_) cublasLtMatrixLayoutDestroy(y_);
   if (desc_) cublasLtMatmulDescDestroy(desc_);
 }
 
-void DecodeGemm::enqueue(const __half* x, const __half* w, __half* y, cudaStream_t stream) const {
+void StepGemm::enqueue(const __half* x, const __half* w, __half* y, cudaStream_t stream) const {
   if (skinny_) {
     launch_skinny_gemm(skinny_args(x, w, y), stream);
     return;
@@ -117,13 +117,13 @@ CandidateRun run_candidate(const std::function<void()>& enqueue, cudaStream_t st
 
 int64_t count_kernel_nodes(cudaGraph_t graph) { return static_cast<int64_t>(count_graph_nodes(graph).kernels); }
 
-SkinnyGemmArgs DecodeGemm::skinny_args(const __half* x, const __half* w, __half* y) const {
+SkinnyGemmArgs StepGemm::skinny_args(const __half* x, const __half* w, __half* y) const {
   return {x, w, y, static_cast<int>(shape_.m), static_cast<int>(shape_.n), static_cast<int>(shape_.k), shape_.accumulate};
 }
 
 // The step runs one kernel per product: the fastest one-kernel candidate wins; candidates that
 // add a split-K reduction kernel only when none runs in one.
-void DecodeGemm::autotune(const __half* x, const std::vector<const __half*>& weights, __half* y, cudaStream_t stream) {
+void StepGemm::autotune(const __half* x, const std::vector<const __half*>& weights, __half* y, cudaStream_t stream) {
   // 20 products per graph; fewer for a prefill's large products (about 0.4 TFLOP per graph), so
   // that the candidates of a long prompt are timed in seconds.
   const double flops = 2.0 * static_cast<double>(shape_.m) * static_cast<double>(shape_.n) * static_cast<double>(shape_.k);
@@ -155,7 +155,7 @@ void DecodeGemm::autotune(const __half* x, const std::vector<const __half*>& wei
   skinny_ = !best_single || r.ms < best_ms;
 }
 
-std::string DecodeGemm::description() const {
+std::string StepGemm::description() const {
   if (skinny_)
     return fmt::format("skinny {}x{}x{}{} ({:.1f} us; cuBLASLt's best {:.1f} us)", shape_.m, shape_.n, shape_.k,
                        shape_.accumulate ? " +residual" : "", skinny_us_, chosen_us_);

@@ -1,4 +1,4 @@
-// Kernels of decode_kernels.h. A decode step's rows are few (one token per sequence), so each
+// Kernels of step_kernels.h. A decode step's rows are few (one token per sequence), so each
 // kernel gives a row or a head to one block and reads half2 pairs; a prefill's are many, and the
 // norm gives each row a warp instead.
 #include <algorithm>
@@ -6,7 +6,7 @@
 
 #include "core/block_reduce.cuh"
 #include "core/cuda_check.h"
-#include "llm/decode_kernels.h"
+#include "llm/step_kernels.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -116,6 +116,21 @@ __device__ __forceinline__ void rotary_angle(int64_t position, int i, int head_d
   __sincosf((turns - rintf(turns)) * 6.283185307179586f, s, c);
 }
 
+// Where head `head` of the row (sequence b, its new token `token`) goes: q's rows, or the key or
+// value cache at the token's position; only q and k are rotated.
+struct RotaryTarget {
+  __half* out;
+  bool rotate;
+};
+__device__ __forceinline__ RotaryTarget rotary_target(const RotaryAppendArgs& a, int b, int token, int head) {
+  if (head < a.heads) return {a.q + ((static_cast<int64_t>(b) * a.heads + head) * a.tokens + token) * a.head_dim, true};
+  const bool is_key = head < a.heads + a.kv_heads;
+  const int kv = head - a.heads - (is_key ? 0 : a.kv_heads);
+  const int64_t position = a.position + token;
+  return {(is_key ? a.k_cache : a.v_cache) + ((static_cast<int64_t>(b) * a.kv_heads + kv) * a.cache_len + position) * a.head_dim,
+          is_key};
+}
+
 // Block (row, group of heads of q|k|v); a thread rotates the pair (i, i + head_dim / 2) of one head.
 // A decode step gives each head its own block (few rows: spread wide); a prefill gives a block
 // about 256 threads' worth of heads (many rows: fewer, fuller blocks).
@@ -126,16 +141,9 @@ __global__ void rotary_append_kernel(RotaryAppendArgs a, int heads_per_block) {
   const int b = row / a.tokens, token = row % a.tokens;
   const int64_t position = a.position + token;
   const __half* in = a.qkv + static_cast<int64_t>(row) * total_heads * a.head_dim + static_cast<int64_t>(head) * a.head_dim;
-  __half* out;
-  bool rotate = true;
-  if (head < a.heads) {
-    out = a.q + ((static_cast<int64_t>(b) * a.heads + head) * a.tokens + token) * a.head_dim;
-  } else {
-    const bool is_key = head < a.heads + a.kv_heads;
-    const int kv = head - a.heads - (is_key ? 0 : a.kv_heads);
-    out = (is_key ? a.k_cache : a.v_cache) + ((static_cast<int64_t>(b) * a.kv_heads + kv) * a.cache_len + position) * a.head_dim;
-    rotate = is_key;
-  }
+  const RotaryTarget target = rotary_target(a, b, token, head);
+  __half* out = target.out;
+  const bool rotate = target.rotate;
   const float x0 = __half2float(in[i]), x1 = __half2float(in[i + half_dim]);
   if (!rotate) {
     out[i] = in[i];
@@ -159,16 +167,9 @@ __global__ void rotary_append_rows_kernel(RotaryAppendArgs a) {
   for (int t = threadIdx.x; t < total_heads * per_head; t += blockDim.x) {
     const int head = t / per_head, i0 = (t % per_head) * 8;
     const __half* in = a.qkv + static_cast<int64_t>(row) * total_heads * a.head_dim + static_cast<int64_t>(head) * a.head_dim;
-    __half* out;
-    bool rotate = true;
-    if (head < a.heads) {
-      out = a.q + ((static_cast<int64_t>(b) * a.heads + head) * a.tokens + token) * a.head_dim;
-    } else {
-      const bool is_key = head < a.heads + a.kv_heads;
-      const int kv = head - a.heads - (is_key ? 0 : a.kv_heads);
-      out = (is_key ? a.k_cache : a.v_cache) + ((static_cast<int64_t>(b) * a.kv_heads + kv) * a.cache_len + position) * a.head_dim;
-      rotate = is_key;
-    }
+    const RotaryTarget target = rotary_target(a, b, token, head);
+    __half* out = target.out;
+    const bool rotate = target.rotate;
     const uint4 lo = *reinterpret_cast<const uint4*>(in + i0), hi = *reinterpret_cast<const uint4*>(in + i0 + half_dim);
     uint4 out_lo = lo, out_hi = hi;
     if (rotate) {

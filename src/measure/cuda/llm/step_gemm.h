@@ -1,5 +1,5 @@
-// The weight products of a deployed decoder step (a decode's few rows, a prefill's many): y[M,N] = x[M,K] W^T with the weight stored
-// [N,K] as a linear layer stores it, fp16 in and out, fp32 accumulation, on cuBLASLt or on
+// The weight products of a deployed decoder step (a decode's few rows, a prefill's many):
+// y[M,N] = x[M,K] W^T with the weight stored [N,K] as a linear layer stores it, fp16 in and out, fp32 accumulation, on cuBLASLt or on
 // modelcost's skinny kernel (skinny_gemm.h; up to 32 rows), whichever the autotune finds faster.
 // `accumulate` adds the product to y (cuBLASLt: beta 1, C = D): the residual add of a block's output.
 #pragma once
@@ -15,7 +15,7 @@
 
 namespace modelcost::cuda {
 
-struct DecodeGemmShape {
+struct StepGemmShape {
   int64_t m = 0, n = 0, k = 0;
   bool accumulate = false;
 };
@@ -28,26 +28,26 @@ struct GemmWorkspace {
 // Kernel nodes of a captured CUDA graph (collectives and library kernels included).
 int64_t count_kernel_nodes(cudaGraph_t graph);
 
-class DecodeGemm {
+class StepGemm {
  public:
-  DecodeGemm(cublasLtHandle_t lt, const DecodeGemmShape& shape, GemmWorkspace workspace);
-  ~DecodeGemm();
-  DecodeGemm(const DecodeGemm&) = delete;
-  DecodeGemm& operator=(const DecodeGemm&) = delete;
+  StepGemm(cublasLtHandle_t lt, const StepGemmShape& shape, GemmWorkspace workspace);
+  ~StepGemm();
+  StepGemm(const StepGemm&) = delete;
+  StepGemm& operator=(const StepGemm&) = delete;
 
   // Times cuBLASLt's heuristic candidates and the skinny kernel on these buffers, each as 20
   // products in a CUDA graph cycling through `weights` (the layers' copies: read from DRAM, as
   // the step reads them), and keeps the fastest that runs as one kernel (before capture).
   void autotune(const __half* x, const std::vector<const __half*>& weights, __half* y, cudaStream_t stream);
   void enqueue(const __half* x, const __half* w, __half* y, cudaStream_t stream) const;
-  const DecodeGemmShape& shape() const { return shape_; }
+  const StepGemmShape& shape() const { return shape_; }
   std::string description() const;  // "cuBLASLt 1x2560x2048 (candidate 3 of 8, ...)"
   bool uses_skinny_kernel() const { return skinny_; }
 
  private:
   SkinnyGemmArgs skinny_args(const __half* x, const __half* w, __half* y) const;
   cublasLtHandle_t lt_;
-  DecodeGemmShape shape_;
+  StepGemmShape shape_;
   GemmWorkspace workspace_;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t w_ = nullptr, x_ = nullptr, y_ = nullptr;

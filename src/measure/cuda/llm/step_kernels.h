@@ -1,5 +1,5 @@
-// The small kernels of a deployed decoder step (decode_kernels.cu): the work a serving runtime
-// runs between its GEMMs and its attention. fp16 storage, fp32 arithmetic. Every launcher
+// The small kernels of a deployed decoder step (step_kernels.cu), for a decode's few rows and a
+// prefill's many: the work a serving runtime runs between its GEMMs and its attention. fp16 storage, fp32 arithmetic. Every launcher
 // enqueues on the given stream and checks the launch; none synchronises.
 #pragma once
 #include <cuda_fp16.h>

@@ -1,4 +1,5 @@
-// The deployed decode step's kernels against host references on small shapes (GPU only).
+// The deployed step's kernels against host references on small shapes (GPU only): a decode's few
+// rows and a prefill's many.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +16,7 @@
 #include <cuda_runtime.h>
 
 #include "gemm/skinny_gemm.h"
-#include "llm/decode_kernels.h"
+#include "llm/step_kernels.h"
 #include "llm/flash_decoding.h"
 
 namespace modelcost::testing {
@@ -57,7 +58,7 @@ double relative_error(const std::vector<float>& got, const std::vector<float>& w
   return std::sqrt(diff / norm);
 }
 
-TEST(DecodeKernels, RmsNormMatchesTheHost) {
+TEST(StepKernels, RmsNormMatchesTheHost) {
   SKIP_WITHOUT_GPU();
   std::mt19937 rng(1);
   // A decode step's rows, held in registers and wider than they hold; a prefill's rows (a warp
@@ -76,7 +77,7 @@ TEST(DecodeKernels, RmsNormMatchesTheHost) {
   }
 }
 
-TEST(DecodeKernels, SiluMulMatchesTheHost) {
+TEST(StepKernels, SiluMulMatchesTheHost) {
   SKIP_WITHOUT_GPU();
   std::mt19937 rng(2);
   const int rows = 2, width = 96;
@@ -94,7 +95,7 @@ TEST(DecodeKernels, SiluMulMatchesTheHost) {
 // y = x W^T (+ y) against the host, for batch rows that fill 1..4 tiles of 8 partly or wholly,
 // K split unevenly over the block's warps (fewer 32-wide chunks than warps, a remainder after the
 // unrolled loop), and the residual added.
-TEST(DecodeKernels, SkinnyGemmMatchesTheHost) {
+TEST(StepKernels, SkinnyGemmMatchesTheHost) {
   SKIP_WITHOUT_GPU();
   std::mt19937 rng(5);
   struct Case {
@@ -163,7 +164,7 @@ void check_rotary_append(int tokens, int d = 64) {
   EXPECT_EQ(v.read(), want_v) << tokens << " tokens";
 }
 
-TEST(DecodeKernels, RotaryAppendRotatesQueryAndKeyAndCopiesValue) {
+TEST(StepKernels, RotaryAppendRotatesQueryAndKeyAndCopiesValue) {
   SKIP_WITHOUT_GPU();
   check_rotary_append(1);
   check_rotary_append(5);        // a prefill chunk: 16-byte pieces of each half
@@ -212,7 +213,7 @@ void check_attention(int batch, int heads, int kv, int d, int context, int sm_co
   cudaFree(workspace);
 }
 
-TEST(DecodeKernels, FlashDecodingMatchesTheHostForMhaGqaAndMqa) {
+TEST(StepKernels, FlashDecodingMatchesTheHostForMhaGqaAndMqa) {
   SKIP_WITHOUT_GPU();
   check_attention(1, 4, 4, 64, 1, 132);       // MHA, one position
   check_attention(2, 8, 2, 64, 300, 132);     // GQA, many chunks, a partial last chunk
@@ -221,7 +222,7 @@ TEST(DecodeKernels, FlashDecodingMatchesTheHostForMhaGqaAndMqa) {
   check_attention(2, 12, 12, 128, 2049, 1);   // one block per head: the largest chunks
 }
 
-TEST(DecodeKernels, SplitsFillTheGpuWithoutOverflowingSharedMemory) {
+TEST(StepKernels, SplitsFillTheGpuWithoutOverflowingSharedMemory) {
   const cuda::FlashDecodingSplit few = cuda::plan_flash_decoding({1, 32, 4, 64, 2048, 2048}, 132);
   EXPECT_EQ(few.chunk, 64);  // the least chunk: 32 of them over the 2048 positions
   EXPECT_EQ(few.splits, 32);
