@@ -19,7 +19,8 @@ _VALUED = {
     "prompt": "--prompt", "generate": "--generate", "context": "--context", "weights": "--weights",
     "activations": "--activations", "kv_cache": "--kv-cache", "tp": "--tp", "link": "--link",
     "collective": "--collective", "workspace_gb": "--workspace-gb", "tpot_slo_ms": "--tpot-slo-ms",
-    "ttft_slo_ms": "--ttft-slo-ms", "target_tokens_per_s": "--target-tokens-per-s",
+    "ttft_slo_ms": "--ttft-slo-ms", "target_tokens_per_s": "--target-tokens-per-s", "ep": "--ep",
+    "prefill_chunk": "--prefill-chunk", "iteration": "--iteration",
     # calibrate
     "from_grid": "--from-grid", "kernels_csv": "--kernels-csv", "out": "--out",
     # serve

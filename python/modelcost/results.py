@@ -174,13 +174,15 @@ class DiffResult:
 class LlmResult:
     """An LLM serving plan (``modelcost llm MODEL --json``): ``plan`` is the report's ``llm`` member
     (decoder, precision, batches with prefill, per-context decode, memory). ``to_pandas()``: one row
-    per batch x context."""
+    per batch x context; ``iterations``: the serving iterations asked for (``iteration=[...]``),
+    each its mix and its deployed step."""
 
     def __init__(self, report: Dict[str, Any]):
         self.report = report
         self.plan: Dict[str, Any] = report["llm"]
         self.decoder: Dict[str, Any] = self.plan["decoder"]
         self.batches: List[Dict[str, Any]] = self.plan["batches"]
+        self.iterations: List[Dict[str, Any]] = self.plan.get("iterations", [])
 
     def rows(self) -> List[Dict[str, Any]]:
         rows = []

@@ -148,8 +148,9 @@ void add_llm_command(CLI::App& app, LlmCommandOptions& o) {
       ->check(number_in_range(1, kMaxTokens));
   llm->add_option("--iteration", o.iterations,
                   "A serving iteration to price (and --measure): PxCHUNK@PAST prefill chunks, D@CONTEXT decodes, or both "
-                  "joined by '+', e.g. 1x512@0+32@1024; repeatable")
+                  "joined by '+', e.g. 1x512@0+32@1024; repeatable or a comma list")
       ->type_name("MIX")
+      ->delimiter(',')
       ->allow_extra_args(false);
   llm->add_option("--batch", o.batches, "Concurrent sequences, e.g. 1,8,32")->type_name("LIST")->capture_default_str();
   llm->add_option("--context", o.contexts, "Decode contexts to report, e.g. 128,2048 (default prompt + generate)")->type_name("LIST");

@@ -29,6 +29,18 @@ def test_llm_plan(repo):
     assert frame["tpot_ms"].dtype == "float64" and frame["fits"].dtype == "bool"
 
 
+def test_llm_iterations_and_chunked_prefill(repo):
+    config = os.path.join(repo, "tests", "models", "llm", "configs", "qwen2-0.5b.json")
+    plan = modelcost.llm(config, gpu="h100", dtype="fp16", prompt=1024, prefill_chunk=256,
+                         iteration=["1x256@512+16@1024", "8@2048"])
+    assert [i["mix"] for i in plan.iterations] == ["1x256@512+16@1024", "8@2048"]
+    assert plan.iterations[0]["step"]["kernels"] == 12 * 24 + 4
+    assert plan.batches[0]["prefill"]["kernels"] == 4 * (9 * 24 + 4)
+    with pytest.raises(modelcost.ModelcostError) as raised:
+        modelcost.llm(config, gpu="h100", iteration="1x@0")
+    assert raised.value.exit_code == 2 and "iteration" in str(raised.value)
+
+
 def test_llm_errors_name_python_arguments(repo):
     model = os.path.join(repo, "tests", "models", "llm", "llama_gqa_kv.onnx")
     with pytest.raises(modelcost.ModelcostError) as raised:
