@@ -128,9 +128,14 @@ void print_measured(const LlmPlan& plan, std::ostream& out) {
 }
 
 nlohmann::json step_json(const StepTime& t) {
-  return {{"total_ms", t.total_ms()}, {"gemm_ms", t.gemm_ms},       {"attention_ms", t.attention_ms},
-          {"elementwise_ms", t.elementwise_ms}, {"launch_ms", t.launch_ms}, {"communication_ms", t.communication_ms},
-          {"kernels", t.kernels}};
+  nlohmann::json j = {{"total_ms", t.total_ms()}, {"gemm_ms", t.gemm_ms},       {"attention_ms", t.attention_ms},
+                      {"elementwise_ms", t.elementwise_ms}, {"launch_ms", t.launch_ms}, {"communication_ms", t.communication_ms},
+                      {"kernels", t.kernels}};
+  if (t.by_role.empty()) return j;
+  nlohmann::json roles = nlohmann::json::array();
+  for (const KernelRoleTime& r : t.by_role) roles.push_back({{"role", r.role}, {"kernels", r.kernels}, {"ms", r.ms}});
+  j["by_role"] = roles;
+  return j;
 }
 
 nlohmann::json memory_json(const MemoryPerDevice& m) {
