@@ -172,11 +172,19 @@ double step_activation_bytes(const DecoderModel& m, int64_t rows, int64_t sequen
 
 // The deployed step at one shape, at the model's depth or extrapolated from two that fit.
 ServingStepTiming time_deployed_step(const DecoderModel& m, const StepShape& shape, int64_t tp, double free_bytes) {
-  const int64_t positions = shape.decodes * shape.context + shape.prefills * (shape.past + shape.chunk);
-  const double activations = step_activation_bytes(m, shape.decodes + shape.prefills * shape.chunk, shape.decodes + shape.prefills, tp);
-  // measurable_depths sizes the cache of `batch` sequences at `context`: one sequence of all the positions.
-  const std::vector<int64_t> depths = measurable_depths(m, 1, std::max<int64_t>(1, positions), tp, free_bytes - activations);
   ServingStepTiming t;
+  // Counted in doubles: an --iteration's counts may be far beyond anything a GPU holds.
+  const double positions = static_cast<double>(shape.decodes) * static_cast<double>(shape.context) +
+                           static_cast<double>(shape.prefills) * static_cast<double>(shape.past + shape.chunk);
+  const double rows = static_cast<double>(shape.decodes) + static_cast<double>(shape.prefills) * static_cast<double>(shape.chunk);
+  if (positions > 1e12 || rows > 1e9) {
+    t.reason = "the step's cache or rows are far beyond any GPU's memory";
+    return t;
+  }
+  const double activations = step_activation_bytes(m, static_cast<int64_t>(rows), shape.decodes + shape.prefills, tp);
+  // measurable_depths sizes the cache of `batch` sequences at `context`: one sequence of all the positions.
+  const std::vector<int64_t> depths =
+      measurable_depths(m, 1, std::max<int64_t>(1, static_cast<int64_t>(positions)), tp, free_bytes - activations);
   if (depths.empty()) {
     t.reason = fmt::format("two layers of this step do not fit the GPU's {:.1f} GB", free_bytes / 1e9);
     return t;
@@ -289,7 +297,9 @@ LlmMeasuredStep measure_deployed_iteration(const LlmPlan& plan, const LlmIterati
   step.label = mix.label();
   step.form = "deployed step";
   step.batch = mix.prefills + mix.decodes;
-  step.tokens = mix.prefills * mix.chunk + mix.decodes;
+  // New tokens; an unrunnable mix (counts far beyond any GPU) keeps 0 and says why below.
+  const double tokens = static_cast<double>(mix.prefills) * static_cast<double>(mix.chunk) + static_cast<double>(mix.decodes);
+  step.tokens = tokens < 1e15 ? static_cast<int64_t>(tokens) : 0;
   step.tensor_parallel = plan.options.tensor_parallel;
   step.predicted_ms = row.step.total_ms();
   step.predicted_kernels = deployed_step_kernels(plan.model, {mix.decodes > 0, mix.prefills > 0, step.tensor_parallel, 1});

@@ -94,9 +94,11 @@ void print_iterations(const LlmPlan& plan, std::ostream& out) {
   if (plan.iterations.empty()) return;
   out << "\nserving iterations (prefill chunks PxCHUNK@PAST beside decodes D@CONTEXT, one deployed step each):\n";
   out << fmt::format("  {:<24}{:>12}{:>10}{:>12}{:>14}\n", "mix", "new tokens", "kernels", "step ms", "attention ms");
-  for (const LlmIterationRow& r : plan.iterations)
-    out << fmt::format("  {:<24}{:>12}{:>10.0f}{:>12.3f}{:>14.3f}\n", r.mix.label(), r.mix.prefills * r.mix.chunk + r.mix.decodes,
-                       r.step.kernels, r.step.total_ms(), r.step.attention_ms);
+  for (const LlmIterationRow& r : plan.iterations) {
+    const double tokens = static_cast<double>(r.mix.prefills) * static_cast<double>(r.mix.chunk) + static_cast<double>(r.mix.decodes);
+    out << fmt::format("  {:<24}{:>12.0f}{:>10.0f}{:>12.3f}{:>14.3f}\n", r.mix.label(), tokens, r.step.kernels, r.step.total_ms(),
+                       r.step.attention_ms);
+  }
 }
 
 void print_measured(const LlmPlan& plan, std::ostream& out) {

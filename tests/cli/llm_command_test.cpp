@@ -71,6 +71,10 @@ TEST(LlmCommand, PricesServingIterationsAndAChunkedPrefill) {
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("serving iterations"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("2x128@0"), std::string::npos) << text.out;
+  // Counts far beyond any GPU are priced, not overflowed.
+  const CliResult huge = run_modelcost("llm " + config + " --gpu h100 --iteration 999999999999x999999999999@0+999999999999@5");
+  EXPECT_EQ(huge.code, 0) << huge.err;
+  EXPECT_NE(huge.out.find("999999999999x999999999999@0"), std::string::npos) << huge.out;
   for (const char* bad : {" --iteration 1x@0", " --iteration 0@5", " --prefill-chunk 0", " --prefill-chunk -4"}) {
     const CliResult e = run_modelcost("llm " + config + " --gpu h100" + bad);
     EXPECT_EQ(e.code, 2) << bad;

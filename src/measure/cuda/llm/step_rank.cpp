@@ -46,7 +46,8 @@ RankShape rank_shape(const ServingStepSpec& spec) {
       (spec.prefills > 0 && spec.prefill_tokens < 1))
     fail("a shape is not positive");
   if (spec.batch + spec.prefills < 1) fail("the step has no sequence");
-  if (spec.prefills * spec.prefill_tokens + spec.batch > (int64_t(1) << 30)) fail("more than 2^30 new tokens in one step");
+  if (static_cast<double>(spec.prefills) * static_cast<double>(spec.prefill_tokens) + static_cast<double>(spec.batch) > 1073741824.0)
+    fail("more than 2^30 new tokens in one step");
   if (spec.head_dim != 64 && spec.head_dim != 128) fail(fmt::format("head_dim {} (the attention kernel takes 64 or 128)", spec.head_dim));
   if (spec.hidden % 2 || spec.intermediate % (2 * tp)) fail("the hidden and MLP widths must be even per device");
   if (spec.heads % tp || (spec.kv_heads >= tp && spec.kv_heads % tp)) fail(fmt::format("--tp {} does not divide the heads", tp));
