@@ -215,8 +215,16 @@ void price_attention(const StepSetup& s, const StepMix& mix, double share, const
   if (prefill_rows > 0) price.rowwise("rotary + KV append", 2 * prefill_rows * x.qkv * x.a);
   if (decodes > 0) price.rowwise("rotary + KV append", 2 * decodes * x.qkv * x.a);
   if (prefill_rows > 0) {
-    const double flops = 4 * x.heads * x.d * mix.prefill_pairs * share;
-    const double bytes = 2 * prefill_rows * x.q * x.a + mix.prefill_keys * share * 2 * x.kv_heads * x.d * s.kv_bytes;
+    double pairs = mix.prefill_pairs, keys = mix.prefill_keys;
+    if (s.model->sliding_window > 0 && s.model->window_layers > 0) {
+      // Sliding-window layers attend to at most their window: the chunks' mean chunk and past
+      // (exact where the chunks are alike, as a prefill's are).
+      const double q = mix.prefill_tokens / mix.prefills, p = mix.prefill_keys / mix.prefills - q;
+      pairs = mix.prefills * attended_pairs(*s.model, q, p);
+      keys = mix.prefills * (cached_positions(*s.model, p) + q);
+    }
+    const double flops = 4 * x.heads * x.d * pairs * share;
+    const double bytes = 2 * prefill_rows * x.q * x.a + keys * share * 2 * x.kv_heads * x.d * s.kv_bytes;
     price.prefill_attention(flops, bytes, mix.longest_keys);
   }
   if (decodes > 0) {

@@ -8,6 +8,16 @@
 #include "modelcost/errors.h"
 
 namespace modelcost {
+
+double attended_pairs(const DecoderModel& m, double q, double p) {
+  const double full = q * p + q * (q + 1) / 2;
+  if (m.sliding_window <= 0 || m.window_layers <= 0) return full;
+  const double w = static_cast<double>(m.sliding_window), before_full = std::clamp(w - p, 0.0, q);
+  const double windowed = before_full * p + before_full * (before_full + 1) / 2 + (q - before_full) * w;
+  const double share = static_cast<double>(m.window_layers) / static_cast<double>(m.layers);
+  return (1 - share) * full + share * windowed;
+}
+
 namespace {
 
 // Kernels a fused runtime launches per layer besides its GEMMs and attention: two norms (with the
@@ -146,17 +156,6 @@ AttentionWidths attention_widths(const StepSetup& s, int64_t new_tokens) {
   const LatentAttention& a = m.latent;
   if (new_tokens == 1) return {static_cast<double>(a.kv_lora_rank + a.rope_head_dim), static_cast<double>(a.kv_lora_rank), cache};
   return {static_cast<double>(a.nope_head_dim + a.rope_head_dim), static_cast<double>(a.v_head_dim), cache};
-}
-
-// Query-key pairs of one layer, averaged over the layers: each of the q new positions attends to
-// the p cached ones and to the new ones up to itself, or to at most the window in a sliding layer.
-double attended_pairs(const DecoderModel& m, double q, double p) {
-  const double full = q * p + q * (q + 1) / 2;
-  if (m.sliding_window <= 0 || m.window_layers <= 0) return full;
-  const double w = static_cast<double>(m.sliding_window), before_full = std::clamp(w - p, 0.0, q);
-  const double windowed = before_full * p + before_full * (before_full + 1) / 2 + (q - before_full) * w;
-  const double share = static_cast<double>(m.window_layers) / static_cast<double>(m.layers);
-  return (1 - share) * full + share * windowed;
 }
 
 // Flash attention: causal over the new positions, full over the cached ones; the cache read once

@@ -43,6 +43,10 @@ double kv_bytes_per_token_per_device(const StepSetup& setup);
 // `batch` sequences each adding `new_tokens` positions after `past` cached ones.
 StepTime predict_step(const StepSetup& setup, int64_t batch, int64_t new_tokens, int64_t past);
 
+// Query-key pairs of one layer, averaged over the layers: each of q new positions attends to the p
+// cached ones and to the new ones up to itself, or to at most the window in a sliding layer.
+double attended_pairs(const DecoderModel& model, double q, double p);
+
 // The sequences of one deployed step, summed as its kernels see them: every sequence's new tokens
 // are rows of the same products; the prefill chunks share one causal attention kernel, the
 // decodes one flash-decoding kernel (docs/llm.md, "The deployed step").
