@@ -181,7 +181,7 @@ struct LlmOptions {
 };
 
 // A phase's predicted time on one device of the tensor-parallel group, by part.
-// The predicted time of the kernels of one role of the deployed decode step ("QKV product", ...).
+// The predicted time of the kernels of one role of the deployed step ("QKV product", ...).
 struct KernelRoleTime {
   std::string role;
   double kernels = 0, ms = 0;

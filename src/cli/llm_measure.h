@@ -1,8 +1,9 @@
 // `modelcost llm --measure`: runs the decoder graph itself on this machine's GPU, shaped as the
 // prefill (sequence = prompt, past 0) and as a decode step at each context (sequence 1, a KV cache
-// of context - 1 positions filled with random data), then the deployed decode step (the CUDA
-// module's fused step with the recognised shapes, sharded over --tp GPUs) at each batch and
-// context, and puts the medians beside the plan's predictions (docs/llm.md, "Measuring").
+// of context - 1 positions filled with random data), then the deployed step (the CUDA module's
+// fused step with the recognised shapes, sharded over --tp GPUs): each --iteration, and at each
+// batch the prefill and a decode step per context; and puts the medians beside the plan's
+// predictions (docs/llm.md, "Measuring").
 #pragma once
 #include <string>
 #include <vector>

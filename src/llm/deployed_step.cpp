@@ -2,9 +2,9 @@
 // llm --measure` (a decode step, a prefill, or an iteration mixing them), each priced from the
 // hardware database. Where calibrate measured the step's own kernels on generic shapes
 // ([achievable.kernels] decode_*), a kernel of a decode's few rows takes its class's curve (fixed +
-// bytes / gbps, the idle time after it included); a product of more rows takes the gemm curve and
-// the prefill's causal attention the attention curve, as the per-node report prices them;
-// otherwise the roofline of the achievable figures plus the kernel overhead and the gap.
+// bytes / gbps, the idle time after it included); a product of more rows takes the per-node
+// report's gemm curve, the prefill's causal attention its own prefill_attention curve; otherwise
+// the roofline of the achievable figures plus the kernel overhead and the gap.
 #include <algorithm>
 #include <cmath>
 
@@ -87,7 +87,7 @@ struct Product {
 };
 
 // Accumulates kernels into the step's parts and its roles. A layer is priced once and counted
-// `layers` times (every dense layer runs the same kernels): weight(times) scales what follows.
+// `layers` times (every dense layer runs the same kernels): times(layers) scales what follows.
 class StepPricer {
  public:
   StepPricer(const StepSetup& s, const Ceilings& c, bool by_role, StepTime& t)

@@ -1,4 +1,4 @@
-// The depth at which `--measure` runs the deployed decode step of a model too large for the GPU
+// The depth at which `--measure` runs the deployed step of a model too large for the GPU
 // (a 70B config.json on one 80 GB card): two reduced depths, the step time extrapolated linearly
 // in the layers to the model's own (docs/llm.md, "Measuring").
 #include <algorithm>

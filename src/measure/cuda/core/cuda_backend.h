@@ -17,7 +17,7 @@ namespace modelcost::cuda {
 // Per-kernel overhead and inter-kernel gap of CUDA-graph launches (calibrate_overhead.cpp); the
 // small-copy kernels use `blocks` blocks and have their traffic timed at `dram_gbps`.
 void calibrate_kernel_overhead(cudaStream_t stream, CalibrationResult& result, double dram_gbps, int blocks);
-// calibrate's samples of the deployed decode step's kernels (calibrate_decode.cpp), into the grid.
+// calibrate's samples of the deployed LLM step's kernels (calibrate_decode.cpp), into the grid.
 void calibrate_decode_kernels(cudaStream_t stream, int sms, CalibrationResult& result);
 
 struct PreparedGroups;  // deployed_runner.cpp

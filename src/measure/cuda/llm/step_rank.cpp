@@ -40,7 +40,7 @@ __half* at(const DeviceBuffer& buffer, size_t offset) { return reinterpret_cast<
 
 RankShape rank_shape(const ServingStepSpec& spec) {
   const int64_t tp = spec.tensor_parallel;
-  auto fail = [](const std::string& why) { throw Error(kExitRuntime, "the deployed decode step cannot run: " + why); };
+  auto fail = [](const std::string& why) { throw Error(kExitRuntime, "the deployed step cannot run: " + why); };
   if (spec.layers < 1 || spec.hidden < 2 || spec.heads < 1 || spec.kv_heads < 1 || spec.intermediate < 1 || spec.vocab < 1 ||
       spec.batch < 0 || spec.context < 1 || tp < 1 || spec.prefills < 0 || spec.prefill_past < 0 ||
       (spec.prefills > 0 && spec.prefill_tokens < 1))

@@ -1,6 +1,6 @@
-// measure_serving_step_on_gpu (cuda_entry.h): builds the deployed decode step on each GPU of the
-// tensor-parallel group (one host thread per GPU, NCCL communicators from one unique id),
-// captures it in a CUDA graph, and times back-to-back replays with CUDA events between them, as a
+// measure_serving_step_on_gpu (cuda_entry.h): builds the deployed step (decode, prefill or both)
+// on each GPU of the tensor-parallel group (one host thread per GPU, NCCL communicators from one
+// unique id), captures it in a CUDA graph, and times back-to-back replays with CUDA events between them, as a
 // serving loop replays its step. Rank 0's replays are the samples.
 #include <cuda_runtime.h>
 
@@ -242,7 +242,7 @@ ServingStepTiming measure_serving_step_on_gpu(const ServingStepSpec& spec) {
   ServingStepTiming t;
   try {
     cuda::rank_shape(spec);  // refuses a spec that cannot run before any allocation
-    if (spec.repeats < 1) throw Error(kExitUsage, "the decode step needs at least one timed replay");
+    if (spec.repeats < 1) throw Error(kExitUsage, "the deployed step needs at least one timed replay");
     std::vector<cuda::RankResult> ranks = cuda::run_ranks(spec);
     for (const auto& r : ranks)
       if (r.error) std::rethrow_exception(r.error);
