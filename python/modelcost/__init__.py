@@ -88,17 +88,19 @@ def diff(a: Any, b: Any, *, dims: Optional[Mapping[str, int]] = None,
 def llm(model: Any, gpu: str, *, prompt: Optional[int] = None, generate: Optional[int] = None,
         batch: Union[None, int, Sequence[int]] = None, context: Union[None, int, Sequence[int]] = None,
         dtype: Optional[str] = None, weights: Optional[str] = None, activations: Optional[str] = None,
-        kv_cache: Optional[str] = None, tp: Optional[int] = None, link: Optional[str] = None,
+        kv_cache: Optional[str] = None, tp: Optional[int] = None, ep: Optional[int] = None, link: Optional[str] = None,
         collective: Optional[str] = None, workspace_gb: Optional[float] = None,
         tpot_slo_ms: Optional[float] = None, ttft_slo_ms: Optional[float] = None,
-        target_tokens_per_s: Optional[float] = None, dims: Optional[Mapping[str, int]] = None,
+        target_tokens_per_s: Optional[float] = None, prefill_chunk: Optional[int] = None,
+        iteration: Union[None, str, Sequence[str]] = None, dims: Optional[Mapping[str, int]] = None,
         hwdb: Paths = None, measure: bool = False) -> LlmResult:
-    """The serving plan of a decoder LLM, as ``modelcost llm MODEL --gpu GPU`` (docs/llm.md)."""
+    """The serving plan of a decoder LLM, as ``modelcost llm MODEL --gpu GPU`` (docs/llm.md).
+    ``iteration``: serving iterations to price, e.g. ``["1x512@1024+32@2048", "64@4096"]``."""
     return _commands.llm(model, gpu, prompt=prompt, generate=generate, batch=batch, context=context, dtype=dtype,
-                         weights=weights, activations=activations, kv_cache=kv_cache, tp=tp, link=link,
+                         weights=weights, activations=activations, kv_cache=kv_cache, tp=tp, ep=ep, link=link,
                          collective=collective, workspace_gb=workspace_gb, tpot_slo_ms=tpot_slo_ms,
-                         ttft_slo_ms=ttft_slo_ms, target_tokens_per_s=target_tokens_per_s, dims=dims, hwdb=hwdb,
-                         measure=measure)
+                         ttft_slo_ms=ttft_slo_ms, target_tokens_per_s=target_tokens_per_s,
+                         prefill_chunk=prefill_chunk, iteration=iteration, dims=dims, hwdb=hwdb, measure=measure)
 
 
 def serve(model: Any, gpu: Union[str, Sequence[str]], *, rate: Optional[float] = None, trace: Optional[Path] = None,
