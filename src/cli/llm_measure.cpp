@@ -107,13 +107,8 @@ std::vector<LlmMeasuredStep::RoleComparison> compare_roles(const std::vector<Ker
   return out;
 }
 
-// The sequences of one deployed step: decodes at a context, prefill chunks after a past.
-struct StepShape {
-  int64_t decodes = 0, context = 1, prefills = 0, chunk = 0, past = 0;
-};
-
 // One run of the deployed step at `layers` layers (the model's own, or fewer when it does not fit).
-ServingStepTiming run_deployed_step(const DecoderModel& m, const StepShape& shape, int64_t tp, int64_t layers) {
+ServingStepTiming run_deployed_step(const DecoderModel& m, const IterationMix& shape, int64_t tp, int64_t layers) {
   ServingStepSpec spec;
   spec.layers = layers;
   spec.hidden = m.hidden;
@@ -171,7 +166,7 @@ double step_activation_bytes(const DecoderModel& m, int64_t rows, int64_t sequen
 }
 
 // The deployed step at one shape, at the model's depth or extrapolated from two that fit.
-ServingStepTiming time_deployed_step(const DecoderModel& m, const StepShape& shape, int64_t tp, double free_bytes) {
+ServingStepTiming time_deployed_step(const DecoderModel& m, const IterationMix& shape, int64_t tp, double free_bytes) {
   ServingStepTiming t;
   // Counted in doubles: an --iteration's counts may be far beyond anything a GPU holds.
   const double positions = static_cast<double>(shape.decodes) * static_cast<double>(shape.context) +
@@ -224,7 +219,7 @@ LlmMeasuredStep measure_deployed_step(const LlmPlan& plan, int64_t batch, const 
   step.reason = deployed_step_problem(plan);
   if (!step.reason.empty()) return step;
   try {
-    StepShape shape;
+    IterationMix shape;
     shape.decodes = batch;
     shape.context = c.context;
     record_timing(time_deployed_step(m, shape, step.tensor_parallel, free_bytes), c.decode.by_role, step);
@@ -277,7 +272,7 @@ LlmMeasuredStep measure_deployed_prefill(const LlmPlan& plan, const LlmBatchRow&
     ServingStepTiming total;
     total.measured = true;
     for (int64_t past = 0; past < prompt && total.measured; past += chunk) {
-      const ServingStepTiming t = time_deployed_step(m, {0, 1, row.batch, std::min(chunk, prompt - past), past}, step.tensor_parallel, free_bytes);
+      const ServingStepTiming t = time_deployed_step(m, {row.batch, std::min(chunk, prompt - past), past, 0, 1}, step.tensor_parallel, free_bytes);
       if (!t.measured) total = t;
       else add_chunk(t, total);
     }
@@ -306,7 +301,8 @@ LlmMeasuredStep measure_deployed_iteration(const LlmPlan& plan, const LlmIterati
   step.reason = deployed_step_problem(plan);
   if (!step.reason.empty()) return step;
   try {
-    const StepShape shape{mix.decodes, std::max<int64_t>(1, mix.context), mix.prefills, mix.chunk, mix.past};
+    IterationMix shape = mix;
+    shape.context = std::max<int64_t>(1, shape.context);  // a step without decodes still names a context
     record_timing(time_deployed_step(plan.model, shape, step.tensor_parallel, free_bytes), row.step.by_role, step);
   } catch (const Error& e) {
     step.reason = e.what();

@@ -69,6 +69,14 @@ Ceilings ceilings(const StepSetup& s) {
   return c;
 }
 
+// Adds kernels and time to `role`'s entry, appended in first-seen order.
+void add_to_role(std::vector<KernelRoleTime>& roles, const std::string& role, double kernels, double ms) {
+  auto it = std::find_if(roles.begin(), roles.end(), [&](const KernelRoleTime& r) { return r.role == role; });
+  if (it == roles.end()) it = roles.insert(roles.end(), KernelRoleTime{role, 0, 0});
+  it->kernels += kernels;
+  it->ms += ms;
+}
+
 // Bytes per stored weight element of the layers' GEMMs at the setup's weight precision.
 double weight_element_bytes(const StepSetup& s) {
   double bytes = 0, elements = 0;
@@ -162,10 +170,7 @@ class StepPricer {
   void count(const char* role, int kernels, double ms) {
     t_.kernels += times_ * kernels;
     if (!by_role_) return;
-    auto it = std::find_if(t_.by_role.begin(), t_.by_role.end(), [&](const KernelRoleTime& r) { return r.role == role; });
-    if (it == t_.by_role.end()) it = t_.by_role.insert(t_.by_role.end(), KernelRoleTime{role, 0, 0});
-    it->kernels += times_ * kernels;
-    it->ms += times_ * ms;
+    add_to_role(t_.by_role, role, times_ * kernels, times_ * ms);
   }
   static constexpr const char* kPrefillAttentionRole = "prefill attention";
   const Ceilings& c_;
@@ -283,12 +288,7 @@ StepTime& StepTime::operator+=(const StepTime& other) {
   launch_ms += other.launch_ms;
   communication_ms += other.communication_ms;
   kernels += other.kernels;
-  for (const KernelRoleTime& r : other.by_role) {
-    auto it = std::find_if(by_role.begin(), by_role.end(), [&](const KernelRoleTime& x) { return x.role == r.role; });
-    if (it == by_role.end()) it = by_role.insert(by_role.end(), KernelRoleTime{r.role, 0, 0});
-    it->kernels += r.kernels;
-    it->ms += r.ms;
-  }
+  for (const KernelRoleTime& r : other.by_role) add_to_role(by_role, r.role, r.kernels, r.ms);
   return *this;
 }
 

@@ -42,15 +42,16 @@ double link_figure(const Device& device, const std::string& key) {
 }
 
 void set_interconnect(StepSetup& s, const Device& device, const LlmOptions& options) {
+  // The link carries a pipeline stage's sends too, one device per stage included.
+  const std::string link = options.link.empty() ? (link_figure(device, "nvlink_gbps") > 0 ? "nvlink" : "pcie") : options.link;
+  s.link_gbps = link_figure(device, link + "_gbps");
+  s.link_latency_us = link_figure(device, link + "_latency_us");
   if (s.devices <= 1) return;
   // A calibrated all-reduce (measured with NCCL) beats the link's datasheet figure.
   s.allreduce_gbps = link_figure(device, "allreduce_bus_gbps");
   s.allreduce_latency_us = link_figure(device, "allreduce_latency_us");
-  const std::string link = options.link.empty() ? (link_figure(device, "nvlink_gbps") > 0 ? "nvlink" : "pcie") : options.link;
   if (link != "nvlink" && link != "pcie") throw Error(kExitUsage, "--link '" + link + "': expected nvlink or pcie");
   s.allreduce_calibrated = s.allreduce_gbps > 0 && options.link.empty();
-  s.link_gbps = link_figure(device, link + "_gbps");
-  s.link_latency_us = link_figure(device, link + "_latency_us");
   if (!s.allreduce_calibrated) {
     s.allreduce_gbps = s.link_gbps;
     s.allreduce_latency_us = s.link_latency_us;

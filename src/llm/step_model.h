@@ -20,7 +20,7 @@ struct StepSetup {
   int64_t ep = 1;                         // expert parallelism: routed experts whole on each of ep devices
   int64_t devices = 1;                    // of one replica: max(tp, ep)
   double attention_replicas = 1;          // ep / tp: each runs attention and the dense parts on its share of the batch
-  double link_gbps = 0, link_latency_us = 0;  // per GPU and direction, for the experts' all-to-all
+  double link_gbps = 0, link_latency_us = 0;  // per GPU and direction: the experts' all-to-all, pipeline stages' sends
   int64_t kv_heads_per_device = 0;        // at least 1: kv heads are replicated when fewer than tp
   double heads_per_device = 0;
   double allreduce_gbps = 0, allreduce_latency_us = 0;

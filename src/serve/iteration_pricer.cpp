@@ -70,14 +70,7 @@ double IterationPricer::stage_transfers_ms(int64_t rows) const {
   const int64_t between_nodes = stage_boundaries_between_nodes(setup_, stages_);
   const auto& links = setup_.device->interconnect;
   const double network = between_nodes == 0 ? 0 : send_ms(links.at("infiniband_gbps"), links.at("infiniband_latency_us"));
-  // The tensor-parallel group's link; one device per stage has none set: NVLink where the device has it.
-  double gbps = setup_.link_gbps, latency_us = setup_.link_latency_us;
-  if (gbps <= 0) {
-    const char* link = links.count("nvlink_gbps") ? "nvlink" : "pcie";
-    gbps = links.count(std::string(link) + "_gbps") ? links.at(std::string(link) + "_gbps") : 0;
-    latency_us = links.count(std::string(link) + "_latency_us") ? links.at(std::string(link) + "_latency_us") : 0;
-  }
-  return static_cast<double>(stages_ - 1 - between_nodes) * send_ms(gbps, latency_us) +
+  return static_cast<double>(stages_ - 1 - between_nodes) * send_ms(setup_.link_gbps, setup_.link_latency_us) +
          static_cast<double>(between_nodes) * network;
 }
 
