@@ -1,13 +1,17 @@
 # PyTorch reference for the deployed prefill of `modelcost llm --measure`: each config.json's model
 # built by transformers with random fp16 weights, SDPA attention (flash on the GPU), no cache, the
 # logits of the last position only, one forward pass captured in a CUDA graph and timed as the
-# median of CUDA-event replays. Prints one JSON object: prefill ms per config, batch and prompt.
+# median of CUDA-event replays (eagerly where the model cannot be captured: "eager" lists those).
+# Prints one JSON object: prefill ms per config, batch and prompt.
 #   python3 bench/llm_prefill_reference.py CONFIG.json... [--batch 1,8] [--prompt 128,2048]
 #   python3 bench/llm_prefill_reference.py CONFIG.json --tiny   (2 small layers on the CPU: checks the script)
-import argparse, json, os, time
+import argparse, json, os, sys, time
 
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
+
+
+EAGER = set()  # models timed without a CUDA graph
 
 
 def parse():
@@ -54,8 +58,16 @@ def prefill_ms(model, cfg, batch, prompt, cpu):
         with torch.cuda.stream(s):
             for _ in range(3): step()
         torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g): step()
+        try:
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g): step()
+        except RuntimeError as e:
+            # transformers' mixtures of experts pick each expert's tokens with data-dependent shapes,
+            # which a CUDA graph cannot hold: those run eagerly, and say so.
+            print(f"no CUDA graph ({str(e).splitlines()[0][:120]}): timed eagerly", file=sys.stderr)
+            torch.cuda.synchronize()
+            EAGER.add(id(model))
+            return timed(step, 10, False)
         for _ in range(3): g.replay()
         return timed(g.replay, 20, False)
 
@@ -67,10 +79,22 @@ def main():
     out = {"device": "cpu" if cpu else torch.cuda.get_device_name(), "torch": torch.__version__, "prefill_ms": {}}
     for path in a.configs:
         name = os.path.splitext(os.path.basename(path))[0]
-        cfg, model = build(path, a.tiny, dev, dtype)
+        try:
+            cfg, model = build(path, a.tiny, dev, dtype)
+        except torch.OutOfMemoryError:
+            out.setdefault("failed", []).append(f"{name}: does not fit the GPU")
+            torch.cuda.empty_cache()
+            continue
         for b in map(int, a.batch.split(",")):
             for p in map(int, a.prompt.split(",")):
-                out["prefill_ms"][f"{name}_b{b}_s{p}"] = round(prefill_ms(model, cfg, b, p if not a.tiny else min(p, 64), cpu), 4)
+                key = f"{name}_b{b}_s{p}"
+                try:
+                    out["prefill_ms"][key] = round(prefill_ms(model, cfg, b, p if not a.tiny else min(p, 64), cpu), 4)
+                except torch.OutOfMemoryError:
+                    out.setdefault("failed", []).append(f"{key}: out of memory")
+                    if not cpu: torch.cuda.empty_cache()
+                    continue
+                if id(model) in EAGER: out.setdefault("eager", []).append(key)
         del model
         if not cpu: torch.cuda.empty_cache()
     print(json.dumps(out))

@@ -1,13 +1,16 @@
 # The LLM set's deployed steps (prefill, decode, serving iterations) measured on a GPU beside the
-# predictions of the current build, and the deployed prefill beside PyTorch's (SDPA, CUDA graph)
+# predictions of the current build, and the deployed prefill beside PyTorch's (SDPA, a CUDA graph where
+# the model can be captured, eagerly where not: transformers' mixtures of experts)
 # from the same device call. Prints markdown tables and ratio counts.
 #   python3 bench/llm_validation.py [--modelcost build/modelcost] [--gpu h100] [--measured bench/llm_set/h100-measured.csv]
 #   python3 bench/llm_validation.py --collect RESULTS_DIR --measured OUT.csv   (from scripts/gpu/llm_call.sh's results.tar)
 import argparse, csv, glob, json, os, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIGS = {"tinyllama-1.1b": "bench/llm_set/tinyllama-1.1b.json"}
-FIELDS = ["model", "phase", "mix", "batch", "tokens", "measured_ms", "p10_ms", "p90_ms", "kernels", "torch_ms"]
+# The LLM set's configs kept in bench/llm_set (TinyLlama, and mixtures of experts at a reduced
+# depth that PyTorch also holds); the others are tests/models/llm/configs'.
+CONFIGS = {name: f"bench/llm_set/{name}.json" for name in ("tinyllama-1.1b", "mixtral-8x7b-4l", "qwen3-30b-a3b-8l")}
+FIELDS = ["model", "phase", "mix", "batch", "tokens", "measured_ms", "p10_ms", "p90_ms", "kernels", "torch_ms", "torch_form"]
 
 
 def config_path(model):
@@ -15,9 +18,10 @@ def config_path(model):
 
 
 def collect(results, out):
-    torch = {}
+    torch, eager = {}, set()
     if os.path.exists(os.path.join(results, "torch-prefill.json")):
-        torch = json.load(open(os.path.join(results, "torch-prefill.json")))["prefill_ms"]
+        reference = json.load(open(os.path.join(results, "torch-prefill.json")))
+        torch, eager = reference["prefill_ms"], set(reference.get("eager", []))
     rows, seen = [], set()
     for path in sorted(glob.glob(os.path.join(results, "llm-*-p*.json"))):
         model = os.path.basename(path)[4:].rsplit("-p", 1)[0]
@@ -28,9 +32,11 @@ def collect(results, out):
             if key in seen:
                 continue
             seen.add(key)
-            t = torch.get(f"{model}_b{m['batch']}_s{m['tokens']}", "") if m["phase"] == "prefill" else ""
+            name = f"{model}_b{m['batch']}_s{m['tokens']}"
+            t = torch.get(name, "") if m["phase"] == "prefill" else ""
+            form = ("eager" if name in eager else "CUDA graph") if t != "" else ""
             rows.append(dict(zip(FIELDS, [*key, round(m["measured_ms"], 4), round(m["p10_ms"], 4), round(m["p90_ms"], 4),
-                                          m["kernels"], t])))
+                                          m["kernels"], t, form])))
     with open(out, "w", newline="") as f:
         w = csv.DictWriter(f, FIELDS)
         w.writeheader()
@@ -88,7 +94,8 @@ def main():
             line = f"| {model} | {r['mix'] or 'b' + r['batch'] + ', ' + r['tokens']} | {measured:.3f} | {predicted:.3f} | {measured / predicted:.2f}"
             if r["phase"] == "prefill" and r["torch_ms"]:
                 torch_ratios.append(measured / float(r["torch_ms"]))
-                line += f" | {float(r['torch_ms']):.3f} | {measured / float(r['torch_ms']):.2f}"
+                eager = " (eager)" if r.get("torch_form") == "eager" else ""
+                line += f" | {float(r['torch_ms']):.3f}{eager} | {measured / float(r['torch_ms']):.2f}"
             tables[r["phase"]].append(line + " |")
     heads = {"prefill": "| model | batch, prompt | deployed prefill ms | predicted TTFT ms | measured / predicted | PyTorch SDPA + CUDA graph ms | deployed / PyTorch |\n|---|---|---|---|---|---|---|",
              "decode": "| model | batch, context | deployed step ms | predicted TPOT ms | measured / predicted |\n|---|---|---|---|---|",

@@ -48,8 +48,18 @@ enable_language(CUDA)
 set(MODELCOST_CUDA_DIR ${PROJECT_SOURCE_DIR}/src/measure/cuda)
 file(GLOB_RECURSE MODELCOST_CUDA_SOURCES CONFIGURE_DEPENDS ${MODELCOST_CUDA_DIR}/*.cu ${MODELCOST_CUDA_DIR}/*.cpp)
 list(FILTER MODELCOST_CUDA_SOURCES EXCLUDE REGEX "/core/module_entry\\.cpp$")
+# Kernels of Hopper's architecture-specific instructions (wgmma) build for sm_90a alone, beside
+# the rest; their launchers check the device before using them.
+set(MODELCOST_CUDA_SM90A_SOURCES ${MODELCOST_CUDA_SOURCES})
+list(FILTER MODELCOST_CUDA_SM90A_SOURCES INCLUDE REGEX "_sm90a\\.cu$")
+list(FILTER MODELCOST_CUDA_SOURCES EXCLUDE REGEX "_sm90a\\.cu$")
+add_library(modelcost_cuda_sm90a OBJECT ${MODELCOST_CUDA_SM90A_SOURCES})
+target_include_directories(modelcost_cuda_sm90a PRIVATE ${MODELCOST_CUDA_DIR} ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(modelcost_cuda_sm90a PRIVATE fmt::fmt)
+set_target_properties(modelcost_cuda_sm90a PROPERTIES CUDA_ARCHITECTURES 90a-real POSITION_INDEPENDENT_CODE ON
+                      CUDA_VISIBILITY_PRESET hidden)
 # The backend as a static library: linked into the module, and into the tests of its internals.
-add_library(modelcost_cuda_backend STATIC ${MODELCOST_CUDA_SOURCES})
+add_library(modelcost_cuda_backend STATIC ${MODELCOST_CUDA_SOURCES} $<TARGET_OBJECTS:modelcost_cuda_sm90a>)
 target_include_directories(modelcost_cuda_backend PUBLIC ${MODELCOST_CUDA_DIR} ${MODELCOST_CUDNN_INCLUDE}
                            ${MODELCOST_CUPTI_INCLUDE})
 target_link_libraries(modelcost_cuda_backend PUBLIC modelcost_measure CUDA::cudart_static CUDA::cublasLt

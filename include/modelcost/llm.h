@@ -2,6 +2,8 @@
 // heads, layers, weight GEMMs), then prefill and decode on a device, the KV cache, tokens per
 // second, concurrency and tensor parallelism. Method in docs/llm.md.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,6 +39,29 @@ struct ExpertLayers {
   int64_t shared_width = 0;    // the shared experts' MLP width together (0: none)
   int64_t moe_layers = 0;      // layers with experts (the others have a dense MLP)
 };
+
+// The deployed step runs the routed experts' products as one grouped kernel over the experts a
+// step's tokens reach, each expert's pairs (token, expert) in tiles of this many rows: 16 for a
+// decode's few pairs per expert, 64 or 128 for a prefill's many. The prediction prices the tiles.
+inline int64_t expert_tile_rows(double pairs_per_expert) { return pairs_per_expert <= 16 ? 16 : pairs_per_expert <= 64 ? 64 : 128; }
+
+// The routing's work (top-k, then one block sorting the pairs by expert): the sort's passes over
+// the pairs, counted as bytes so the expert_routing curve prices it.
+inline constexpr double kRoutingBytesPerPair = 16;
+inline double expert_routing_bytes(double pairs) { return kRoutingBytesPerPair * pairs; }
+
+// The grouped product's work as its blocks run it: `experts` experts of `pairs_per_expert` rows
+// each against n x k weights. The 64- and 128-row tiles are blocks of 256 columns, one per
+// multiprocessor at a time, so their FLOPs count in whole waves over the `multiprocessors`; the
+// 16-row tiles (blocks of 64 columns, several per multiprocessor) in whole tiles only.
+inline double expert_product_flops(double experts, double pairs_per_expert, double n, double k, double multiprocessors) {
+  const double tile = static_cast<double>(expert_tile_rows(pairs_per_expert));
+  const double tiles = experts * std::ceil(std::max(1.0, pairs_per_expert) / tile);
+  const double block_flops = 2 * tile * 256 * k;
+  if (tile < 64 || multiprocessors <= 0) return 2 * tiles * tile * n * k;
+  const double blocks = tiles * std::ceil(n / 256);
+  return std::ceil(blocks / multiprocessors) * multiprocessors * block_flops;
+}
 
 // Multi-head latent attention (DeepSeek-V2/V3): keys and values are cached as one compressed
 // latent of kv_lora_rank elements plus a rotary key of rope_head_dim shared by every head.

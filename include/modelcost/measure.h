@@ -165,6 +165,10 @@ struct CalibrationResult {
 struct ServingStepSpec {
   int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
   bool gated_mlp = true;           // silu(gate) * up; else one up projection and gelu
+  // A mixture of experts (experts > 0): the first dense_layers layers have the MLP above, the
+  // others route each token to experts_per_token of `experts` gated MLPs of expert_width, plus a
+  // shared gated MLP of shared_expert_width (0: none) that every token takes.
+  int64_t experts = 0, experts_per_token = 0, expert_width = 0, shared_expert_width = 0, dense_layers = 0;
   int64_t batch = 1;               // decoding sequences
   int64_t context = 1;             // positions the new token attends (the cache holds context - 1)
   int64_t prefills = 0, prefill_tokens = 0, prefill_past = 0;

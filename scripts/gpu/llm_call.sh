@@ -7,7 +7,8 @@
 # back in $OUT/results.tar (llm-NAME-pPROMPT.json and .txt, torch-prefill.json, the logs), updated
 # after each step so that a call cut short keeps what it measured.
 #   scripts/gpu/llm_call.sh GPU_ENTRY CONFIG.json...   (GPU_TESTS=1: the CUDA module's tests first;
-#   CALIBRATE=1: `modelcost calibrate` next, its grid and entry in $OUT; NO_TORCH=1)
+#   CALIBRATE=1: `modelcost calibrate` next, its grid and entry in $OUT; NO_TORCH=1; TORCH_CONFIGS:
+#   the configs PyTorch runs, when not all of them fit the GPU whole)
 set -o pipefail
 GPU=$1; shift
 mkdir -p /tmp/c && tar xJf .carry/pack.tar.xz -C /tmp/c
@@ -39,6 +40,6 @@ for cfg in "$@"; do
   keep
 done
 if [ -z "$NO_TORCH" ]; then
-  timeout ${TORCH_TIMEOUT:-300} python3 bench/llm_prefill_reference.py "$@" --batch 1,8 --prompt 128,2048 > $R/torch-prefill.json 2> $R/torch-prefill.log
+  timeout ${TORCH_TIMEOUT:-300} python3 bench/llm_prefill_reference.py ${TORCH_CONFIGS:-"$@"} --batch 1,8 --prompt 128,2048 > $R/torch-prefill.json 2> $R/torch-prefill.log
   echo "torch rc=$? (${SECONDS} s)"; cat $R/torch-prefill.json; tail -3 $R/torch-prefill.log; keep
 fi

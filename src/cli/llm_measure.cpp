@@ -78,8 +78,9 @@ LlmMeasuredStep run_phase(const LlmMeasureRequest& request, const DecoderModel& 
 // Why the deployed step cannot be measured for this plan; "" when it can.
 std::string deployed_step_problem(const LlmPlan& plan) {
   const DecoderModel& m = plan.model;
-  if (m.experts.routed > 0 || m.latent.present())
-    return "the deployed step is a dense block with ordinary attention: mixtures of experts and MLA are planned, not measured";
+  if (m.latent.present()) return "the deployed step runs ordinary attention: multi-head latent attention is planned, not measured";
+  if (m.experts.routed > 0 && plan.options.expert_parallel > 1)
+    return "the deployed step splits the experts like the other products (--tp): expert parallelism is planned, not measured";
   if (m.mlp_intermediate <= 0)
     return "the layers' GEMMs show no MLP (a down projection fed by an up or a gate/up projection): no shapes for the "
            "deployed step";
@@ -118,6 +119,14 @@ ServingStepTiming run_deployed_step(const DecoderModel& m, const IterationMix& s
   spec.intermediate = m.mlp_intermediate;
   spec.vocab = m.vocab;
   spec.gated_mlp = m.gated_mlp;
+  if (m.experts.routed > 0) {
+    spec.experts = m.experts.routed;
+    spec.experts_per_token = m.experts.per_token;
+    spec.expert_width = m.experts.width;
+    spec.shared_expert_width = m.experts.shared_width;
+    // The dense layers come first; a reduced depth keeps them and at least one MoE layer.
+    spec.dense_layers = std::min(m.layers - m.experts.moe_layers, layers - 1);
+  }
   spec.batch = shape.decodes;
   spec.context = shape.context;
   spec.prefills = shape.prefills;
@@ -161,7 +170,11 @@ double step_activation_bytes(const DecoderModel& m, int64_t rows, int64_t sequen
   const double qkv = static_cast<double>((m.heads / tp + 2 * std::max<int64_t>(1, m.kv_heads / tp)) * m.head_dim);
   const double width = static_cast<double>(m.mlp_intermediate / tp), mlp_out = (m.gated_mlp ? 2 : 1) * width;
   const double vocab = static_cast<double>((m.vocab + tp - 1) / tp);
-  return 2 * (static_cast<double>(rows) * (2 * h + qkv + 2 * attn + mlp_out + width) +
+  // The experts' scores, and per pair (row, expert) its gate/up, activation and output rows.
+  const ExpertLayers& e = m.experts;
+  const double experts = static_cast<double>(e.routed) + static_cast<double>(e.per_token) *
+                         (3 * static_cast<double>(std::max(e.width, e.shared_width) / tp) + h);
+  return 2 * (static_cast<double>(rows) * (2 * h + qkv + 2 * attn + mlp_out + width + experts) +
               static_cast<double>(sequences) * (h + vocab * static_cast<double>(1 + tp)));
 }
 

@@ -10,19 +10,19 @@ namespace modelcost {
 
 const std::vector<std::string>& kernel_class_names() {
   // The kernel plan's classes that calibrate times (layout copies, gathers and the rest run on
-  // the pointwise curve); decode_* and prefill_attention: the deployed LLM step's own kernels
-  // (docs/llm.md), decode_* priced by the bytes they stream.
+  // the pointwise curve); decode_*, prefill_attention and expert_*: the deployed LLM step's own
+  // kernels (docs/llm.md), decode_* and expert_routing priced by the bytes they stream.
   static const std::vector<std::string> names = {
       "gemm",          "conv1x1",        "conv",          "grouped_conv",     "depthwise",
       "attention",     "pointwise",      "reduction",     "norm",             "pooling",
       "decode_gemm_m1", "decode_gemm_m32", "decode_attention", "decode_rowwise", "decode_norm",
-      "prefill_attention"};
+      "prefill_attention", "expert_gemm", "expert_routing"};
   return names;
 }
 
 bool kernel_class_is_matrix(const std::string& name) {
   return name == "gemm" || name == "conv1x1" || name == "conv" || name == "grouped_conv" || name == "depthwise" ||
-         name == "attention" || name == "prefill_attention";
+         name == "attention" || name == "prefill_attention" || name == "expert_gemm";
 }
 
 namespace {
@@ -84,7 +84,11 @@ KernelCurve fit_kernel_curve(const std::vector<KernelSample>& all, bool matrix) 
   if (s.empty()) return best_curve;
   double best_cost = std::numeric_limits<double>::infinity();
   const std::vector<double> rates = matrix ? log_range(0.5, 2000, 144) : std::vector<double>{0};
-  const std::vector<double> bandwidths = log_range(100, 20000, 96);
+  // 100 GB/s to 20 TB/s for what streams through memory; below, down to 1 GB/s, for a kernel
+  // whose "bytes" count work one block does at its own pace (expert_routing).
+  std::vector<double> bandwidths = log_range(1, 100, 48);
+  bandwidths.pop_back();
+  for (double b : log_range(100, 20000, 96)) bandwidths.push_back(b);
   std::vector<double> m(s.size());
   for (double tflops : rates)
     for (double gbps : bandwidths) {

@@ -15,10 +15,10 @@ namespace modelcost {
 namespace {
 
 constexpr int64_t kKernelsPerLayer = 10;  // a decode step's; a prefill's attention is one kernel, not two
-// A MoE layer replaces the MLP's 3 kernels by the router product, the routing (softmax and top-k),
-// the experts' gate/up, activation and down, and their combine into the residual; the shared
-// experts add their own 3.
-constexpr int64_t kExtraKernelsPerMoeLayer = 3, kSharedExpertKernels = 3;
+// A MoE layer replaces the MLP's 3 kernels by the router product, the routing (top-k, then the
+// pairs sorted by expert), the experts' grouped gate/up, activation and grouped down, and their
+// combine into the residual; the shared experts add their own 3.
+constexpr int64_t kExtraKernelsPerMoeLayer = 4, kSharedExpertKernels = 3;
 constexpr int64_t kKernelsOutsideLayers = 3;  // embedding, final norm, LM head
 constexpr double kSkinnyRows = 32;             // the products' curves span batch 1 to 32
 
@@ -29,6 +29,8 @@ struct Ceilings {
   double prefill_attention_gap_us = 0;
   const KernelCurve *gemm_one = nullptr, *gemm_many = nullptr, *attention = nullptr, *rowwise = nullptr, *norm = nullptr;
   const KernelCurve *gemm = nullptr, *prefill_attention = nullptr;  // the per-node report's library curves
+  const KernelCurve* expert_gemm = nullptr;                         // the experts' grouped product
+  const KernelCurve* expert_routing = nullptr;                      // top-k and the sort by expert, together
 };
 
 const KernelCurve* curve(const Device& d, const char* name) {
@@ -59,6 +61,8 @@ Ceilings ceilings(const StepSetup& s) {
     c.norm = curve(d, "decode_norm");
     if (!c.norm) c.norm = c.rowwise;  // an entry calibrated before the norm had its own class
     c.gemm = curve(d, "gemm");
+    c.expert_gemm = curve(d, "expert_gemm");
+    c.expert_routing = curve(d, "expert_routing");
     // The prefill's own causal kernel; the per-node report's attention kernel where it was not timed.
     c.prefill_attention = curve(d, "prefill_attention");
     if (!c.prefill_attention) {
@@ -129,7 +133,27 @@ class StepPricer {
       return calibrated("attention", t_.attention_ms, c_.attention->fixed_us, c_.attention->memory_us(bytes), 2);
     roofline("attention", t_.attention_ms, flops / c_.vector_flops, bytes, 2);
   }
+  // The experts' grouped product: `p.count` experts of `p.rows` pairs each, in tiles of
+  // expert_tile_rows (the FLOPs of the blocks as they run: expert_product_flops); its own curve,
+  // else the roofline.
+  void expert_product(const char* role, const Product& p, double bytes) {
+    const double flops = expert_product_flops(p.count, p.rows, p.n, p.k, c_.sm_count);
+    if (c_.expert_gemm && c_.expert_gemm->tflops > 0) {
+      const KernelCurve& g = *c_.expert_gemm;
+      return calibrated(role, t_.gemm_ms, g.latency_us(p.k), std::max(g.compute_us(flops), g.memory_us(bytes)), 1);
+    }
+    roofline(role, t_.gemm_ms, flops / c_.matrix_flops, bytes, 1);
+  }
   void rowwise(const char* role, double bytes) { streamed(role, c_.rowwise, bytes); }
+  // The routing's two kernels (top-k, then the pairs sorted by expert in one block): their own
+  // curve over both, else two row kernels.
+  void routing(double rows, double per_token, double experts, double act_bytes) {
+    const double pairs = rows * per_token;
+    if (c_.expert_routing && c_.expert_routing->gbps > 0)
+      return calibrated("routing", t_.elementwise_ms, c_.expert_routing->fixed_us,
+                        c_.expert_routing->memory_us(expert_routing_bytes(pairs)), 2);
+    streamed("routing", c_.rowwise, rows * experts * act_bytes + pairs * 12, 2);  // the scores in, the pairs out
+  }
   // RMSNorm: a reduction over the row before the write, its own curve.
   void norm(double bytes) { streamed("RMSNorm", c_.norm, bytes); }
   // A collective: the model's time, plus the kernel's fixed cost unless calibrate timed it in a graph.
@@ -140,9 +164,10 @@ class StepPricer {
   }
 
  private:
-  void streamed(const char* role, const KernelCurve* curve, double bytes) {
-    if (curve && curve->gbps > 0) return calibrated(role, t_.elementwise_ms, curve->fixed_us, curve->memory_us(bytes), 1);
-    roofline(role, t_.elementwise_ms, 0, bytes, 1);
+  void streamed(const char* role, const KernelCurve* curve, double bytes, int kernels = 1) {
+    if (curve && curve->gbps > 0)
+      return calibrated(role, t_.elementwise_ms, kernels * curve->fixed_us, curve->memory_us(bytes), kernels);
+    roofline(role, t_.elementwise_ms, 0, bytes, kernels);
   }
   // The library's tiles in waves over the SMs bound the product from below (as in the per-node
   // report), whatever the curve says.
@@ -199,11 +224,12 @@ void price_expert_mlp(const StepSetup& s, const StepWork& x, StepPricer& price) 
   const double touched = expected_experts_touched(experts, k, tokens) / shards, pairs = tokens * k / shards;
   const double rows = touched > 0 ? pairs / touched : 1;
   price.product("router product", {b, h, experts}, h * experts * w + b * (h + experts) * a);
-  price.rowwise("routing", b * experts * a + b * k * 8);  // the scores in, expert ids and weights out
+  // Top-k over the scores, then one block sorts the pairs by expert: its passes over the pairs.
+  price.routing(b, k, experts, a);
   if (s.ep > 1) price.collective("all-to-all", 0.5 * expert_all_to_all_ms(s, tokens));
-  price.product("expert gate/up product", {rows, h, out, touched}, touched * h * out * w + pairs * (h + out) * a);
+  price.expert_product("expert gate/up product", {rows, h, out, touched}, touched * h * out * w + pairs * (h + out) * a);
   price.rowwise("expert activation", pairs * (out + width) * a);
-  price.product("expert down product", {rows, width, h, touched}, touched * width * h * w + pairs * (width + h) * a);
+  price.expert_product("expert down product", {rows, width, h, touched}, touched * width * h * w + pairs * (width + h) * a);
   if (s.ep > 1) price.collective("all-to-all", 0.5 * expert_all_to_all_ms(s, tokens));
   price.rowwise("expert combine", b * k * h * a + 2 * b * h * a);  // weighted into the residual
   if (e.shared_width == 0) return;

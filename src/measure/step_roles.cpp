@@ -7,8 +7,10 @@ namespace modelcost {
 const std::vector<std::string>& serving_step_kernel_roles() {
   using namespace step_role;
   static const std::vector<std::string> roles = {kEmbedding, kNorm,  kQkv,       kRotary, kPrefillAttention, kAttention,
-                                                 kOutput,    kAllReduce, kGateUp, kActivation, kDown, kLastPositions,
-                                                 kLmHead,    kGather};
+                                                 kOutput,    kAllReduce, kGateUp, kActivation, kDown, kRouter,
+                                                 kRouting,   kExpertGateUp, kExpertActivation, kExpertDown, kExpertCombine,
+                                                 kSharedGateUp, kSharedActivation, kSharedDown, kLastPositions, kLmHead,
+                                                 kGather};
   return roles;
 }
 

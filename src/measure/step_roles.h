@@ -15,6 +15,16 @@ inline constexpr const char* kAllReduce = "all-reduce";
 inline constexpr const char* kGateUp = "gate/up product";
 inline constexpr const char* kActivation = "MLP activation";
 inline constexpr const char* kDown = "down product";
+// A mixture of experts' layer, instead of the three above.
+inline constexpr const char* kRouter = "router product";
+inline constexpr const char* kRouting = "routing";  // top-k, then the pairs sorted by expert
+inline constexpr const char* kExpertGateUp = "expert gate/up product";
+inline constexpr const char* kExpertActivation = "expert activation";
+inline constexpr const char* kExpertDown = "expert down product";
+inline constexpr const char* kExpertCombine = "expert combine";
+inline constexpr const char* kSharedGateUp = "shared gate/up product";
+inline constexpr const char* kSharedActivation = "shared activation";
+inline constexpr const char* kSharedDown = "shared down product";
 inline constexpr const char* kLastPositions = "last positions";
 inline constexpr const char* kLmHead = "LM head";
 inline constexpr const char* kGather = "logits gather";

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "llm/llm_test_support.h"
+#include "llm/step_model.h"
 #include "modelcost/errors.h"
 
 namespace modelcost::testing {
@@ -118,8 +119,10 @@ TEST(Experts, AMixtureDecodesAsTheDeployedStepWithItsExpertKernels) {
   const DecoderModel m = config("qwen1.5-moe-a2.7b");
   const Device d = test_device(1e6);  // no kernel overhead: each kernel is its bytes over the bandwidth
   const LlmPlan plan = plan_llm(m, d, options_for({1, 16}, 128));
-  EXPECT_EQ(plan.rows[0].contexts[0].decode.kernels, 24 * (10 + 3 + 3) + 3);
-  EXPECT_EQ(deployed_decode_kernels(m, 1), 24 * (10 + 3 + 3) + 3);
+  // Per layer: the dense step's 10, the router, two routing kernels (top-k, sort) and the combine
+  // beside the experts' three, and the shared expert's three.
+  EXPECT_EQ(plan.rows[0].contexts[0].decode.kernels, 24 * (10 + 4 + 3) + 3);
+  EXPECT_EQ(deployed_decode_kernels(m, 1), 24 * (10 + 4 + 3) + 3);
   for (const LlmBatchRow& r : plan.rows) {
     const double b = static_cast<double>(r.batch), touched = expected_experts_touched(60, 4, b);
     // 24 layers x (the touched experts' gate/up weights + each token-expert pair's rows), bf16.
@@ -133,6 +136,27 @@ TEST(Experts, AMixtureDecodesAsTheDeployedStepWithItsExpertKernels) {
   for (const KernelRoleTime& role : plan.rows[0].contexts[0].decode.by_role) roles.push_back(role.role);
   for (const char* role : {"router product", "routing", "expert down product", "expert combine", "shared gate/up product"})
     EXPECT_NE(std::find(roles.begin(), roles.end(), role), roles.end()) << role;
+}
+
+// The grouped product's own curve, over whole waves of blocks: a prefill of 100 tokens routes 200
+// pairs to the 8 experts, 25 each, run in tiles of 64 rows; 8 tiles x 112 blocks of 256 of the
+// 28672 gate/up columns fill 9 waves of 100 multiprocessors.
+TEST(Experts, TheGroupedExpertProductTakesItsCurveOverWholeWaves) {
+  const DecoderModel m = config("mixtral-8x7b");
+  Device d = test_device(1e6);
+  d.compute_units = 100;
+  d.achievable.kernel_curves["expert_gemm"] = {7, 2, 300, 2000};
+  LlmOptions o = options_for({1}, 128);
+  o.precision = {"fp16", "fp16", "fp16"};
+  const StepTime step = predict_deployed_step(make_step_setup(m, d, o), StepMix::uniform(0, 0, 1, 100, 0));
+  const double touched = expected_experts_touched(8, 2, 100), h = 4096, width = 14336;
+  EXPECT_EQ(expert_tile_rows(200 / touched), 64);
+  const double flops = 9 * 100 * (2 * 64 * 256 * h), bytes = touched * h * 2 * width * 2 + 200 * (h + 2 * width) * 2;
+  const double us = 7 + 2 * h / 1000 + std::max(flops / 300e6, bytes / 2000e3);
+  double ms = -1;
+  for (const KernelRoleTime& role : step.by_role)
+    if (role.role == "expert gate/up product") ms = role.ms;
+  EXPECT_NEAR(ms, 32 * us * 1e-3, 1e-9);
 }
 
 TEST(Experts, ADenseConfigDecodesAsTheDeployedStep) {

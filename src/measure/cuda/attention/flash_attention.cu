@@ -10,11 +10,10 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <mutex>
-#include <set>
 #include <utility>
 
 #include "core/cuda_check.h"
+#include "core/tensor_core.cuh"
 #include "pointwise/fused_kernels.h"
 
 namespace modelcost::cuda {
@@ -26,35 +25,6 @@ constexpr float kLog2e = 1.4426950408889634f;
 // Rows of every shared tile are D + 8 halves apart: the eight 16-byte rows an ldmatrix reads fall
 // in different banks.
 template <int D> constexpr int row_ld() { return D + 8; }
-
-__device__ __forceinline__ unsigned smem_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-// One 16-byte asynchronous copy global -> shared; zero-filled (nothing read) when !valid.
-__device__ __forceinline__ void copy_async16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void wait_copies() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const __half* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_address(p)));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const __half* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_address(p)));
-}
-// c += a b for one 16 x 8 tile (a: 16 x 16 row-major fragment, b: 16 x 8 column fragment).
-__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ uint32_t pack_halves(float lo, float hi) {
-  const __half2 h = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&h);
-}
 
 // `rows` rows of D halves from src (the first `valid` of them read, the rest zeroed), rows
 // row_ld<D>() apart, by `threads` threads of which this is number `thread`.
@@ -382,19 +352,6 @@ __global__ void __launch_bounds__(W * 32)
     }
     o[out_offset<D>(sh, bh, q_block + row) + col] = __float2half_rn(sum > 0 ? acc / sum : 0.f);
   }
-}
-
-// Lets `kernel` take `bytes` of dynamic shared memory on the current device: once per kernel and
-// device (a function attribute belongs to one device's context; the ranks of a tensor-parallel
-// step launch the same kernels on several).
-void allow_shared_bytes(const void* kernel, size_t bytes) {
-  static std::mutex mutex;
-  static std::set<std::pair<const void*, int>> done;
-  int device = 0;
-  MC_CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!done.insert({kernel, device}).second) return;
-  MC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 }
 
 int multiprocessors() {

@@ -1,5 +1,6 @@
 // calibrate's samples of the deployed LLM step's own kernels (docs/llm.md) on generic shapes,
-// none of them a particular model's: the skinny weight product at batch 1 and 32, flash-decoding,
+// none of them a particular model's: the skinny weight product at batch 1 and 32, the experts'
+// grouped product, flash-decoding,
 // the prefill's causal flash attention, RMSNorm and the other row kernels (SiLU x up, rotary),
 // from a decode step's few rows to a long prefill's many. Each is timed as a CUDA graph of back-to-back calls,
 // as the step replays them (the time per call includes the idle time after it). The products and
@@ -16,8 +17,10 @@
 #include "core/device_buffer.h"
 #include "core/kernels.h"
 #include "gemm/skinny_gemm.h"
+#include "llm/expert_kernels.h"
 #include "llm/step_kernels.h"
 #include "llm/flash_decoding.h"
+#include "modelcost/llm.h"
 #include "pointwise/fused_kernels.h"
 
 namespace modelcost::cuda {
@@ -133,6 +136,95 @@ void attention(cudaStream_t stream, DeviceBuffer& pool, int sms, std::vector<Lib
   }
 }
 
+// The experts' grouped product with `touched` experts of `rows` pairs each (the routing laid out on
+// the host, as the sort kernel leaves it): a decode's 1-16 pairs per expert to a prefill's
+// thousands, on narrow (768) to wide (14336) experts. Each call reads a fresh copy of the experts.
+void expert_products(cudaStream_t stream, int sms, std::vector<LibraryKernelSample>& out) {
+  struct Shape {
+    int touched, rows, n, k;
+  };
+  const Shape shapes[] = {{2, 1, 28672, 4096},  {8, 1, 1536, 2048},   {4, 1, 2816, 2048},    {8, 4, 4096, 14336},
+                          {60, 2, 2048, 1408},  {128, 4, 1536, 2048}, {8, 16, 2816, 2048},   {2, 16, 4096, 14336},
+                          {8, 32, 28672, 4096}, {60, 40, 2816, 2048}, {128, 64, 2048, 768},  {8, 64, 4096, 14336},
+                          {8, 256, 28672, 4096}, {60, 150, 2048, 1408}, {128, 128, 1536, 2048}, {8, 1024, 4096, 14336},
+                          {8, 2048, 28672, 4096}, {60, 1100, 2816, 2048}, {128, 1024, 2048, 768}, {16, 512, 1024, 1024}};
+  for (const Shape& sh : shapes) {
+    const int64_t tile = expert_tile_rows(sh.rows), pairs = int64_t(sh.touched) * sh.rows;
+    const int64_t tiles_per_expert = (sh.rows + tile - 1) / tile;
+    std::vector<int32_t> pair_of_slot, expert_of_tile;
+    for (int e = 0; e < sh.touched; ++e)
+      for (int64_t t = 0; t < tiles_per_expert; ++t) {
+        expert_of_tile.push_back(e);
+        for (int64_t r = t * tile; r < (t + 1) * tile; ++r) pair_of_slot.push_back(r < sh.rows ? static_cast<int32_t>(e * sh.rows + r) : -1);
+      }
+    const int32_t tiles = static_cast<int32_t>(expert_of_tile.size());
+    const size_t weight_bytes = size_t(sh.touched) * sh.n * sh.k * 2;
+    const size_t copies = std::max<size_t>(1, kPoolBytes / weight_bytes);
+    DeviceBuffer weights(copies * weight_bytes), x(size_t(pairs) * sh.k * 2), y(size_t(pairs) * sh.n * 2),
+        routing((pair_of_slot.size() + expert_of_tile.size() + 1) * 4);
+    launch_fill_random(ElementType::kFloat16, weights.data(), static_cast<int64_t>(weights.bytes() / 2), -0.02f, 0.02f, 6, stream);
+    launch_fill_random(ElementType::kFloat16, x.data(), pairs * sh.k, -1.f, 1.f, 7, stream);
+    int32_t* slots = static_cast<int32_t*>(routing.data());
+    int32_t* experts = slots + pair_of_slot.size();
+    MC_CUDA_CHECK(cudaMemcpyAsync(slots, pair_of_slot.data(), pair_of_slot.size() * 4, cudaMemcpyHostToDevice, stream));
+    MC_CUDA_CHECK(cudaMemcpyAsync(experts, expert_of_tile.data(), expert_of_tile.size() * 4, cudaMemcpyHostToDevice, stream));
+    MC_CUDA_CHECK(cudaMemcpyAsync(experts + tiles, &tiles, 4, cudaMemcpyHostToDevice, stream));
+    ExpertGemmArgs a;
+    a.x = static_cast<const __half*>(x.data());
+    a.y = static_cast<__half*>(y.data());
+    a.n = sh.n;
+    a.k = sh.k;
+    a.shape = {pairs, sh.touched, 1, tile};
+    a.routing.pair_of_slot = slots;
+    a.routing.expert_of_tile = experts;
+    a.routing.tiles_used = experts + tiles;
+    const double flops = expert_product_flops(sh.touched, sh.rows, sh.n, sh.k, sms);
+    const int calls = flops > 2e11 ? 10 : flops > 2e10 ? 30 : 100;
+    const double us = graph_us_per_call(stream, calls, [&](int i) {
+      a.weights = static_cast<const __half*>(weights.data()) + (i % copies) * (weight_bytes / 2);
+      launch_expert_gemm(a, stream);
+    });
+    LibraryKernelSample smp = sample("expert_gemm", fmt::format("{} experts x {} pairs N={} K={}", sh.touched, sh.rows, sh.n, sh.k),
+                                     fmt::format("modelcost grouped expert GEMM, tiles of {}", tile),
+                                     double(weight_bytes) + 2.0 * pairs * (sh.k + sh.n), us);
+    smp.flops = flops;
+    smp.k = sh.k;
+    out.push_back(smp);
+  }
+}
+
+// The routing of `rows` rows to `top_k` of `experts` experts: top-k over the router's scores, then
+// the pairs sorted by expert (one block), as the step runs them back to back. The one block's
+// passes over the pairs outweigh the scores' traffic: the work is counted as kRoutingBytesPerPair
+// per pair (expert_routing_bytes), and the curve's "bandwidth" is the block's pace.
+void expert_routing(cudaStream_t stream, std::vector<LibraryKernelSample>& out) {
+  struct Shape {
+    int rows, experts, top_k;
+  };
+  const Shape shapes[] = {{1, 8, 2},     {8, 60, 4},     {32, 128, 8},  {256, 64, 6},   {1024, 8, 2},
+                          {2048, 60, 4}, {4096, 128, 8}, {16384, 8, 2}, {16384, 64, 4}, {8192, 256, 8}};
+  for (const Shape& sh : shapes) {
+    const ExpertRoutingShape shape{sh.rows, sh.experts, sh.top_k, expert_tile_rows(double(sh.rows) * sh.top_k / sh.experts)};
+    DeviceBuffer scores(size_t(sh.rows) * sh.experts * 2),
+        buffers(size_t(shape.pairs()) * 8 + size_t(shape.slots()) * 4 + size_t(shape.tiles()) * 4 + 256);
+    launch_fill_random(ElementType::kFloat16, scores.data(), int64_t(sh.rows) * sh.experts, -1.f, 1.f, 3, stream);
+    ExpertRouting r;
+    r.expert_of_pair = static_cast<int32_t*>(buffers.data());
+    r.weight_of_pair = reinterpret_cast<float*>(r.expert_of_pair + shape.pairs());
+    r.pair_of_slot = reinterpret_cast<int32_t*>(r.weight_of_pair + shape.pairs());
+    r.expert_of_tile = r.pair_of_slot + shape.slots();
+    r.tiles_used = r.expert_of_tile + shape.tiles();
+    const double us = graph_us_per_call(stream, 50, [&](int) {
+      launch_top_k_routing(static_cast<const __half*>(scores.data()), sh.experts, shape, r, stream);
+      launch_expert_sort(shape, r, stream);
+    });
+    LibraryKernelSample x = sample("expert_routing", fmt::format("{} rows: top {} of {} experts", sh.rows, sh.top_k, sh.experts),
+                                   "modelcost top-k + sort by expert", expert_routing_bytes(double(shape.pairs())), us);
+    x.kernels = 2;
+    out.push_back(x);
+  }
+}
+
 // Causal flash attention over prompts or chunks after cached positions, query heads grouped on
 // key/value heads, O written token-major: the prefill's attention. K = the keys of a row's walk.
 void prefill_attention(cudaStream_t stream, std::vector<LibraryKernelSample>& out) {
@@ -226,8 +318,10 @@ void calibrate_decode_kernels(cudaStream_t stream, int sms, CalibrationResult& r
   rows(stream, r.library_kernels);
   rotary(stream, r.library_kernels);
   prefill_attention(stream, r.library_kernels);
+  expert_products(stream, sms, r.library_kernels);
+  expert_routing(stream, r.library_kernels);
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  r.notes.push_back("LLM step kernels: skinny products (batch 1 and 32), flash-decoding, causal prefill attention, RMSNorm "
+  r.notes.push_back("LLM step kernels: skinny products (batch 1 and 32), the experts' grouped product, flash-decoding, causal prefill attention, RMSNorm "
                     "and row kernels on generic shapes, CUDA graphs of back-to-back calls cycling through more weights "
                     "or cache than the L2 holds");
 }

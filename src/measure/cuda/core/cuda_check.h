@@ -11,6 +11,11 @@ namespace modelcost::cuda {
 
 [[noreturn]] void throw_cuda_error(const char* call, const std::string& what, const char* file, int line);
 
+// Lets `kernel` take `bytes` of dynamic shared memory on the current device: once per kernel and
+// device (a function attribute belongs to one device's context; the ranks of a tensor-parallel
+// step launch the same kernels on several).
+void allow_shared_bytes(const void* kernel, size_t bytes);
+
 }  // namespace modelcost::cuda
 
 #define MC_CUDA_CHECK(call)                                                                     \

@@ -25,18 +25,25 @@ StepGemm::StepGemm(cublasLtHandle_t lt, const StepGemmShape& shape, GemmWorkspac
   MC_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&w_, CUDA_R_16F, k, n, k));
   MC_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&x_, CUDA_R_16F, k, m, k));
   MC_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&y_, CUDA_R_16F, n, m, n));
-  cublasLtMatmulPreference_t pref;
-  MC_CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  const uint64_t most = workspace.bytes;
-  MC_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &most, sizeof(most)));
-  cublasLtMatmulHeuristicResult_t results[kMaxCandidates];
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, w_, x_, y_, y_, pref, kMaxCandidates, results, &candidates_);
-  cublasLtMatmulPreferenceDestroy(pref);
-  if (status != CUBLAS_STATUS_SUCCESS || candidates_ == 0)
+  // The heuristic's candidates with the workspace, then without it: a product too small to fill
+  // the GPU gets split-K candidates (a second, reduction kernel) first, and the ones that need no
+  // workspace run in one kernel.
+  for (const uint64_t most : {static_cast<uint64_t>(workspace.bytes), uint64_t(0)}) {
+    cublasLtMatmulPreference_t pref;
+    MC_CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    MC_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &most, sizeof(most)));
+    cublasLtMatmulHeuristicResult_t results[kMaxCandidates];
+    int found = 0;
+    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, w_, x_, y_, y_, pref, kMaxCandidates - candidates_,
+                                                                 results, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (status != CUBLAS_STATUS_SUCCESS) found = 0;
+    for (int i = 0; i < found; ++i) candidates_algos_[candidates_++] = results[i].algo;
+  }
+  if (candidates_ == 0)
     throw Error(kExitRuntime, "cuBLASLt offers no algorithm for an fp16 product of " + std::to_string(m) + "x" +
                                   std::to_string(n) + "x" + std::to_string(k));
-  for (int i = 0; i < candidates_; ++i) candidates_algos_[i] = results[i].algo;
-  algo_ = results[0].algo;
+  algo_ = candidates_algos_[0];
 }
 
 StepGemm::~StepGemm() {

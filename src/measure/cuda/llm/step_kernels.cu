@@ -191,9 +191,10 @@ __global__ void rotary_append_rows_kernel(RotaryAppendArgs a) {
   }
 }
 
+// Rows on the grid's x (up to 2^31: a prefill's token-expert pairs), column blocks on y.
 __global__ void silu_mul_kernel(const __half2* gate_up, __half2* y, int pairs) {
-  const int row = blockIdx.y;
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t row = blockIdx.x;
+  const int i = blockIdx.y * blockDim.x + threadIdx.x;
   if (i >= pairs) return;
   const float2 g = __half22float2(gate_up[static_cast<int64_t>(row) * 2 * pairs + i]);
   const float2 u = __half22float2(gate_up[static_cast<int64_t>(row) * 2 * pairs + pairs + i]);
@@ -245,7 +246,7 @@ void launch_rotary_append(const RotaryAppendArgs& a, cudaStream_t stream) {
 
 void launch_silu_mul(const __half* gate_up, __half* y, int rows, int width, cudaStream_t stream) {
   const int pairs = width / 2;
-  const dim3 grid((pairs + 255) / 256, rows);
+  const dim3 grid(rows, (pairs + 255) / 256);
   silu_mul_kernel<<<grid, 256, 0, stream>>>(reinterpret_cast<const __half2*>(gate_up), reinterpret_cast<__half2*>(y), pairs);
   MC_CUDA_CHECK_LAUNCH();
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -50,6 +51,8 @@ RankShape rank_shape(const ServingStepSpec& spec) {
     fail("more than 2^30 new tokens in one step");
   if (spec.head_dim != 64 && spec.head_dim != 128) fail(fmt::format("head_dim {} (the attention kernel takes 64 or 128)", spec.head_dim));
   if (spec.hidden % 2 || spec.intermediate % (2 * tp)) fail("the hidden and MLP widths must be even per device");
+  if (spec.experts > 0 && (spec.expert_width % tp || spec.shared_expert_width % tp))
+    fail(fmt::format("--tp {} does not divide the experts' widths", tp));
   if (spec.heads % tp || (spec.kv_heads >= tp && spec.kv_heads % tp)) fail(fmt::format("--tp {} does not divide the heads", tp));
   RankShape s;
   s.batch = spec.batch;
@@ -63,6 +66,12 @@ RankShape rank_shape(const ServingStepSpec& spec) {
   s.prefills = spec.prefills;
   s.prefill_tokens = spec.prefill_tokens;
   s.prefill_past = spec.prefill_past;
+  if (spec.experts > 0) {
+    s.dense_layers = std::clamp<int64_t>(spec.dense_layers, 0, spec.layers);
+    check_expert_shape(s.experts_shape(spec, 0));
+  } else {
+    s.dense_layers = spec.layers;
+  }
   return s;
 }
 
@@ -77,6 +86,9 @@ StepRank::StepRank(const ServingStepSpec& spec, int rank, ncclComm_t comm, cudaS
   if (cublasLtCreate(&lt_) != CUBLAS_STATUS_SUCCESS) throw Error(kExitRuntime, "cublasLtCreate failed");
   allocate();
   make_gemms();
+  if (spec.experts > 0 && s_.dense_layers < spec.layers)
+    experts_ = std::make_unique<ExpertMlp>(s_.experts_shape(spec, rank), lt_, GemmWorkspace{workspace_.data(), workspace_.bytes()},
+                                           31 + rank, stream_);
 }
 
 StepRank::~StepRank() {
@@ -87,8 +99,11 @@ void StepRank::allocate() {
   const int64_t h = s_.hidden, mlp_out = (spec_.gated_mlp ? 2 : 1) * s_.intermediate, attn = s_.heads * s_.head_dim;
   Carver w;
   std::vector<std::array<size_t, 6>> offsets(spec_.layers);
-  for (auto& o : offsets)
-    o = {w.take(s_.qkv_width() * h), w.take(h * attn), w.take(mlp_out * h), w.take(h * s_.intermediate), w.take(h), w.take(h)};
+  for (size_t layer = 0; layer < offsets.size(); ++layer) {
+    const int64_t mlp = static_cast<int64_t>(layer) < s_.dense_layers ? 1 : 0;  // a MoE layer's MLP is the experts'
+    offsets[layer] = {w.take(s_.qkv_width() * h), w.take(h * attn), w.take(mlp * mlp_out * h), w.take(mlp * h * s_.intermediate),
+                      w.take(h), w.take(h)};
+  }
   const size_t embedding = w.take(spec_.vocab * h), final_norm = w.take(h), lm = w.take(s_.vocab * h);
   weights_.resize(w.used());
   // Small uniform weights keep the activations finite over many replays; norms scale by one.
@@ -162,8 +177,13 @@ void StepRank::autotune() {
   }
   qkv_gemm_->autotune(normed_, qkv, qkv_, stream_);
   out_gemm_->autotune(attn_, out, residual_, stream_);
-  gate_up_gemm_->autotune(normed_, gate_up, gate_up_, stream_);
-  down_gemm_->autotune(act_, down, residual_, stream_);
+  if (s_.dense_layers > 0) {
+    gate_up.resize(s_.dense_layers);
+    down.resize(s_.dense_layers);
+    gate_up_gemm_->autotune(normed_, gate_up, gate_up_, stream_);
+    down_gemm_->autotune(act_, down, residual_, stream_);
+  }
+  if (experts_) experts_->autotune(normed_, residual_, stream_);
   lm_gemm_->autotune(normed_, {lm_head_}, logits_, stream_);
   MC_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
@@ -199,6 +219,11 @@ void StepRank::enqueue_layer(int layer) const {
   all_reduce(residual_, s_.rows() * s_.hidden);
   launch_rms_norm({residual_, w.norm2, normed_, rows, h}, stream_);
   mark(kNorm);
+  if (layer >= s_.dense_layers) {
+    experts_->enqueue(static_cast<int>(layer - s_.dense_layers), normed_, residual_, [this](const char* role) { mark(role); }, stream_);
+    all_reduce(residual_, s_.rows() * s_.hidden);
+    return;
+  }
   gate_up_gemm_->enqueue(normed_, w.gate_up, gate_up_, stream_);
   mark(kGateUp);
   if (spec_.gated_mlp) launch_silu_mul(gate_up_, act_, rows, static_cast<int>(s_.intermediate), stream_);
@@ -310,9 +335,9 @@ std::string StepRank::description() const {
       (s_.prefills > 0 ? fmt::format("causal flash attention {} x {} after {}", s_.prefills, s_.prefill_tokens, s_.prefill_past) : "") +
       (s_.prefills > 0 && s_.batch > 0 ? "; " : "") +
       (s_.batch > 0 ? fmt::format("flash-decoding {} chunks of {} positions", split_.splits, split_.chunk) : "");
-  return fmt::format("{}; {}; {}; {}; {}; {}", attention,
-                     qkv_gemm_->description(), out_gemm_->description(), gate_up_gemm_->description(),
-                     down_gemm_->description(), lm_gemm_->description());
+  const std::string mlp = s_.dense_layers > 0 ? fmt::format("; {}; {}", gate_up_gemm_->description(), down_gemm_->description()) : "";
+  return fmt::format("{}; {}; {}{}{}; {}", attention, qkv_gemm_->description(), out_gemm_->description(), mlp,
+                     experts_ ? "; " + experts_->description() : "", lm_gemm_->description());
 }
 
 }  // namespace modelcost::cuda

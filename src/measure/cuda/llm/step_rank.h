@@ -4,7 +4,8 @@
 // rows of every sequence's new tokens (the decodes' one each, the prefill chunks'): per layer
 // RMSNorm, QKV product, rotary + cache append, attention (causal flash attention for the prefill
 // chunks, flash-decoding for the decodes), output product with the residual add in its epilogue,
-// RMSNorm, gate/up product, SiLU*mul, down product (residual in the epilogue), with an NCCL
+// RMSNorm, gate/up product, SiLU*mul, down product (residual in the epilogue) or the experts of a
+// mixture-of-experts layer (expert_mlp.h), with an NCCL
 // all-reduce after each row-parallel product; then each sequence's last position, the final norm
 // and the LM head (its slices gathered).
 #pragma once
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "core/device_buffer.h"
+#include "llm/expert_mlp.h"
 #include "llm/step_gemm.h"
 #include "llm/flash_decoding.h"
 #include "modelcost/measure.h"
@@ -27,11 +29,17 @@ namespace modelcost::cuda {
 struct RankShape {
   int64_t batch = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
   int64_t prefills = 0, prefill_tokens = 0, prefill_past = 0;
+  int64_t dense_layers = 0;  // the layers before the experts' (all of them without experts)
   int64_t qkv_width() const { return (heads + 2 * kv_heads) * head_dim; }
   int64_t prefill_rows() const { return prefills * prefill_tokens; }
   int64_t rows() const { return prefill_rows() + batch; }        // the step's new tokens
   int64_t output_rows() const { return prefills + batch; }       // one logits row per sequence
   int64_t prefill_cache_len() const { return prefill_past + prefill_tokens; }
+  ExpertMlpShape experts_shape(const ServingStepSpec& spec, int rank) const {
+    const int64_t tp = spec.tensor_parallel;
+    return {spec.layers - dense_layers, rows(), hidden, spec.experts, spec.experts_per_token,
+            spec.expert_width / tp, spec.shared_expert_width / tp, rank == 0};
+  }
 };
 // Throws Error(kExitRuntime) when the spec cannot be split or run (odd widths, head_dim, TP).
 RankShape rank_shape(const ServingStepSpec& spec);
@@ -81,6 +89,7 @@ class StepRank {
   const __half *embedding_ = nullptr, *final_norm_ = nullptr, *lm_head_ = nullptr;
   __half *residual_, *normed_, *qkv_, *q_, *attn_, *gate_up_, *act_, *last_, *logits_, *logits_all_;
   std::unique_ptr<StepGemm> qkv_gemm_, out_gemm_, gate_up_gemm_, down_gemm_, lm_gemm_;
+  std::unique_ptr<ExpertMlp> experts_;  // the MoE layers' MLP, after the dense layers
   mutable std::vector<std::pair<std::string, int>> roles_;
   mutable int64_t captured_nodes_ = 0;
 };

@@ -121,6 +121,41 @@ TEST(ServingStep, MixedIterationRunsBothAttentions) {
   EXPECT_NE(empty.reason.find("no sequence"), std::string::npos) << empty.reason;
 }
 
+// A mixture of experts after one dense layer: per MoE layer the router, two routing kernels, the
+// grouped gate/up and down products with the activation between, the combine, and a shared
+// expert's three, as a decode step and as a prefill.
+TEST(ServingStep, MixtureOfExpertsRunsTheExpertKernels) {
+  SKIP_WITHOUT_GPU();
+  ServingStepSpec spec = small_step();
+  spec.layers = 3;
+  spec.experts = 8;
+  spec.experts_per_token = 2;
+  spec.expert_width = 64;
+  spec.shared_expert_width = 128;
+  spec.dense_layers = 1;
+  const int64_t moe_layers = 2;
+  const ServingStepTiming decode = measure_serving_step_on_gpu(spec);
+  ASSERT_TRUE(decode.measured) << decode.reason;
+  EXPECT_EQ(decode.kernels, 10 * spec.layers + 3 + (4 + 3) * moe_layers) << decode.implementation;
+  checked_roles(decode);
+  EXPECT_EQ(role_kernels(decode, "routing"), 2 * moe_layers);
+  EXPECT_EQ(role_kernels(decode, "expert gate/up product"), moe_layers);
+  EXPECT_EQ(role_kernels(decode, "shared down product"), moe_layers);
+  EXPECT_EQ(role_kernels(decode, "gate/up product"), 1);  // the dense layer's
+  EXPECT_NE(decode.implementation.find("tiles of 16"), std::string::npos) << decode.implementation;
+  spec.batch = 0;
+  spec.prefills = 2;
+  spec.prefill_tokens = 300;
+  const ServingStepTiming prefill = measure_serving_step_on_gpu(spec);
+  ASSERT_TRUE(prefill.measured) << prefill.reason;
+  EXPECT_EQ(prefill.kernels, 9 * spec.layers + 4 + (4 + 3) * moe_layers) << prefill.implementation;
+  EXPECT_NE(prefill.implementation.find("tiles of 128"), std::string::npos) << prefill.implementation;
+  spec.expert_width = 80;
+  const ServingStepTiming refused = measure_serving_step_on_gpu(spec);
+  EXPECT_FALSE(refused.measured);
+  EXPECT_NE(refused.reason.find("multiple of 32"), std::string::npos) << refused.reason;
+}
+
 }  // namespace
 }  // namespace modelcost::testing
 #endif
