@@ -280,6 +280,7 @@ struct LlmMeasuredStep {
     std::string role;
     int64_t kernels = 0;
     double measured_ms = 0, predicted_kernels = 0, predicted_ms = 0;
+    double alone_ms = 0;  // a collective's own time (the wait for the slowest GPU left out); 0 otherwise
   };
   std::vector<RoleComparison> by_role;
 };

@@ -183,6 +183,9 @@ struct KernelRoleTiming {
   std::string role;
   int64_t kernels = 0;
   double us = 0;
+  // A collective's own time: the step's calls of this role timed alone, every GPU arriving at once
+  // (us counts, besides, the wait for the slowest GPU of the group); 0 for the other roles.
+  double alone_us = 0;
 };
 
 // The roles of the deployed step's kernels, in launch order of a layer (and around it).

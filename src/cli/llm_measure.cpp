@@ -98,7 +98,7 @@ std::vector<LlmMeasuredStep::RoleComparison> compare_roles(const std::vector<Ker
                                                            const std::vector<KernelRoleTime>& predicted) {
   std::vector<LlmMeasuredStep::RoleComparison> out;
   if (measured.empty()) return out;
-  for (const KernelRoleTiming& m : measured) out.push_back({m.role, m.kernels, m.us / 1e3, 0, 0});
+  for (const KernelRoleTiming& m : measured) out.push_back({m.role, m.kernels, m.us / 1e3, 0, 0, m.alone_us / 1e3});
   for (const KernelRoleTime& p : predicted) {
     auto it = std::find_if(out.begin(), out.end(), [&](const auto& r) { return r.role == p.role; });
     if (it == out.end()) it = out.insert(out.end(), {p.role, 0, 0, 0, 0});
@@ -156,6 +156,7 @@ ServingStepTiming extrapolated_step(const ServingStepTiming& deep, int64_t deep_
     auto it = std::find_if(shallow.by_role.begin(), shallow.by_role.end(), [&](const auto& r) { return r.role == role.role; });
     if (it == shallow.by_role.end()) continue;
     role.us = at_full(role.us, it->us);
+    role.alone_us = at_full(role.alone_us, it->alone_us);
     role.kernels = static_cast<int64_t>(std::llround(at_full(static_cast<double>(role.kernels), static_cast<double>(it->kernels))));
   }
   t.kernel_breakdown = fmt::format("at {} layers: {}", deep_layers, deep.kernel_breakdown);
@@ -256,6 +257,7 @@ void add_chunk(const ServingStepTiming& chunk, ServingStepTiming& total) {
     if (it == total.by_role.end()) it = total.by_role.insert(total.by_role.end(), KernelRoleTiming{r.role, 0, 0});
     it->kernels += r.kernels;
     it->us += r.us;
+    it->alone_us += r.alone_us;
   }
 }
 

@@ -86,6 +86,10 @@ void print_roles(const LlmMeasuredStep& m, std::ostream& out) {
     const std::string ratio = r.measured_ms > 0 && r.predicted_ms > 0 ? fmt::format("{:.2f}", r.measured_ms / r.predicted_ms) : "-";
     out << fmt::format("    {:<22}{:>8}{:>12.3f}{:>11.0f}{:>12.3f}{:>8}\n", r.role, r.kernels, r.measured_ms, r.predicted_kernels,
                        r.predicted_ms, ratio);
+    // A collective's time in the step includes the wait for the slowest GPU; alone it is its own.
+    if (r.alone_ms > 0)
+      out << fmt::format("    {:<22}{:>8}{:>12.3f}{:>11}{:>12}{:>8}\n", "  alone (own time)", "", r.alone_ms, "", "",
+                         r.predicted_ms > 0 ? fmt::format("{:.2f}", r.alone_ms / r.predicted_ms) : "-");
   }
 }
 
@@ -207,7 +211,7 @@ void write_llm_json(const LlmPlan& plan, const std::string& model_name, std::ost
   for (const LlmMeasuredStep& m : plan.measured) {
     nlohmann::json roles = nlohmann::json::array();
     for (const auto& r : m.by_role)
-      roles.push_back({{"role", r.role}, {"kernels", r.kernels}, {"measured_ms", r.measured_ms},
+      roles.push_back({{"role", r.role}, {"kernels", r.kernels}, {"measured_ms", r.measured_ms}, {"alone_ms", r.alone_ms},
                        {"predicted_kernels", r.predicted_kernels}, {"predicted_ms", r.predicted_ms}});
     measured.push_back({{"phase", m.phase}, {"label", m.label}, {"form", m.form}, {"batch", m.batch}, {"tokens", m.tokens},
                         {"tensor_parallel", m.tensor_parallel}, {"measured", m.measured}, {"reason", m.reason},

@@ -38,7 +38,7 @@ LlmPlan measured_plan(const Device& device) {
   deployed.kernel_busy_ms = 1.45;
   deployed.kernel_breakdown = "rms_norm_kernel 5x 10 us";
   deployed.implementation = "flash-decoding 1 chunks of 64 positions";
-  deployed.by_role = {{"QKV product", 2, 0.25, 2, 0.2}, {"logits gather", 0, 0, 1, 0.01}};
+  deployed.by_role = {{"QKV product", 2, 0.25, 2, 0.2}, {"logits gather", 0, 0, 1, 0.01}, {"all-reduce", 4, 0.3, 4, 0.1, 0.12}};
   LlmMeasuredStep exported = deployed;
   exported.form = "graph as exported";
   exported.tensor_parallel = 1;
@@ -65,6 +65,11 @@ TEST(LlmReport, MeasuredStepsShowTheirFormSpreadAndKernels) {
   EXPECT_NE(text.find("kernels busy 1.450 ms per step: rms_norm_kernel 5x 10 us"), std::string::npos);
   EXPECT_NE(text.find("    QKV product                  2       0.250          2       0.200    1.25\n"), std::string::npos) << text;
   EXPECT_NE(text.find("    logits gather                0       0.000          1       0.010       -\n"), std::string::npos) << text;
+  // A collective's time in the step, then its own time alone (the wait for the slowest GPU left out).
+  EXPECT_NE(text.find("    all-reduce                   4       0.300          4       0.100    3.00\n"
+                      "      alone (own time)                   0.120                           1.20\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("(graph as exported): 4.800 ms, predicted 1.200 ms (measured / predicted 4.00)\n"), std::string::npos);
   EXPECT_NE(text.find("(graph as exported): not measured: the graph has no KV cache"), std::string::npos);
 
@@ -78,7 +83,8 @@ TEST(LlmReport, MeasuredStepsShowTheirFormSpreadAndKernels) {
   EXPECT_EQ(steps[0]["predicted_kernels"], 28);
   EXPECT_DOUBLE_EQ(steps[0]["p90_ms"].get<double>(), 1.6);
   EXPECT_EQ(steps[2]["measured"], false);
-  ASSERT_EQ(steps[0]["by_role"].size(), 2u);
+  ASSERT_EQ(steps[0]["by_role"].size(), 3u);
+  EXPECT_DOUBLE_EQ(steps[0]["by_role"][2]["alone_ms"].get<double>(), 0.12);
   EXPECT_EQ(steps[0]["by_role"][0]["role"], "QKV product");
   EXPECT_DOUBLE_EQ(steps[0]["by_role"][0]["predicted_ms"].get<double>(), 0.2);
 }

@@ -1,6 +1,6 @@
 // calibrate's samples of the deployed LLM step's own kernels (docs/llm.md) on generic shapes,
-// none of them a particular model's: the skinny weight product at batch 1 and 32, the experts'
-// grouped product, flash-decoding,
+// none of them a particular model's: the weight product at batch 1 and 32 (the skinny kernel or
+// cuBLASLt, as the step picks), the experts' grouped product, flash-decoding,
 // the prefill's causal flash attention, RMSNorm and the other row kernels (SiLU x up, rotary),
 // from a decode step's few rows to a long prefill's many. Each is timed as a CUDA graph of back-to-back calls,
 // as the step replays them (the time per call includes the idle time after it). The products and
@@ -16,7 +16,7 @@
 #include "core/cuda_check.h"
 #include "core/device_buffer.h"
 #include "core/kernels.h"
-#include "gemm/skinny_gemm.h"
+#include "llm/step_gemm.h"
 #include "llm/expert_kernels.h"
 #include "llm/step_kernels.h"
 #include "llm/flash_decoding.h"
@@ -82,11 +82,15 @@ LibraryKernelSample sample(const std::string& kind, const std::string& shape, co
   return s;
 }
 
+// The step's weight products at 1 and 32 rows as the step runs them: StepGemm's choice of the
+// skinny kernel or a cuBLASLt algorithm (autotuned on these buffers), whichever is faster.
 void products(cudaStream_t stream, DeviceBuffer& pool, std::vector<LibraryKernelSample>& out) {
-  // K of 2048 and more: the kernel splits K over 8 warps of 8 chunks of 32 per trip.
   // N, K: square, wide and tall products of small (896) to large (4096) widths
   const std::pair<int, int> shapes[] = {{2048, 2048}, {8192, 2048}, {4096, 4096}, {16384, 4096},
                                         {1152, 896},  {896, 4864},  {9728, 896}};
+  cublasLtHandle_t lt = nullptr;
+  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) throw Error(kExitRuntime, "cublasLtCreate failed");
+  DeviceBuffer workspace(size_t(32) << 20);
   for (const int rows : {1, 32}) {
     for (const auto& [n, k] : shapes) {
       const size_t weight_bytes = size_t(n) * k * 2;
@@ -94,15 +98,19 @@ void products(cudaStream_t stream, DeviceBuffer& pool, std::vector<LibraryKernel
       DeviceBuffer x(size_t(rows) * k * 2), y(size_t(rows) * n * 2);
       launch_fill_random(ElementType::kFloat16, x.data(), int64_t(rows) * k, -1.f, 1.f, 5, stream);
       const __half* w0 = static_cast<const __half*>(pool.data());
+      std::vector<const __half*> copies;
+      for (int i = 0; i < c.copies; ++i) copies.push_back(w0 + size_t(i) * n * k);
+      StepGemm gemm(lt, {rows, n, k, false}, {workspace.data(), workspace.bytes()});
+      gemm.autotune(static_cast<const __half*>(x.data()), copies, static_cast<__half*>(y.data()), stream);
       const double us = graph_us_per_call(stream, c.calls, [&](int i) {
-        const __half* w = w0 + size_t(i % c.copies) * n * k;
-        launch_skinny_gemm({static_cast<const __half*>(x.data()), w, static_cast<__half*>(y.data()), rows, n, k, false}, stream);
+        gemm.enqueue(static_cast<const __half*>(x.data()), copies[i % c.copies], static_cast<__half*>(y.data()), stream);
       });
       const double bytes = double(weight_bytes) + 2.0 * rows * (k + n);
       out.push_back(sample(rows == 1 ? "decode_gemm_m1" : "decode_gemm_m32", fmt::format("M={} N={} K={}", rows, n, k),
-                           "modelcost skinny GEMM", bytes, us));
+                           gemm.description(), bytes, us));
     }
   }
+  cublasLtDestroy(lt);
 }
 
 void attention(cudaStream_t stream, DeviceBuffer& pool, int sms, std::vector<LibraryKernelSample>& out) {
@@ -321,7 +329,7 @@ void calibrate_decode_kernels(cudaStream_t stream, int sms, CalibrationResult& r
   expert_products(stream, sms, r.library_kernels);
   expert_routing(stream, r.library_kernels);
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  r.notes.push_back("LLM step kernels: skinny products (batch 1 and 32), the experts' grouped product, flash-decoding, causal prefill attention, RMSNorm "
+  r.notes.push_back("LLM step kernels: products at batch 1 and 32 (skinny kernel or cuBLASLt, as the step picks), the experts' grouped product, flash-decoding, causal prefill attention, RMSNorm "
                     "and row kernels on generic shapes, CUDA graphs of back-to-back calls cycling through more weights "
                     "or cache than the L2 holds");
 }

@@ -330,6 +330,20 @@ void StepRank::enqueue() const {
   }
 }
 
+void StepRank::enqueue_collectives(const std::string& role) const {
+  if (!comm_) return;
+  if (role == step_role::kAllReduce) {
+    for (int i = 0; i < 2 * spec_.layers; ++i)
+      check_nccl(nccl_api()->all_reduce(residual_, residual_, static_cast<size_t>(s_.rows() * s_.hidden), ncclFloat16, ncclSum,
+                                        comm_, stream_),
+                 "ncclAllReduce");
+  } else if (role == step_role::kGather) {
+    check_nccl(nccl_api()->all_gather(logits_, logits_all_, static_cast<size_t>(s_.output_rows() * s_.vocab), ncclFloat16, comm_,
+                                      stream_),
+               "ncclAllGather");
+  }
+}
+
 std::string StepRank::description() const {
   const std::string attention =
       (s_.prefills > 0 ? fmt::format("causal flash attention {} x {} after {}", s_.prefills, s_.prefill_tokens, s_.prefill_past) : "") +

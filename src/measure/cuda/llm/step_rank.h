@@ -58,6 +58,9 @@ class StepRank {
   // with its role (kernel_roles).
   void enqueue() const;
   std::string description() const;
+  // The step's collectives of `role` (all-reduce or logits gather) alone, as many as the step runs,
+  // on the same buffers: their own time, without the step's work between them.
+  void enqueue_collectives(const std::string& role) const;
   // The roles of the captured graph's kernels in launch order: (role, kernel nodes) per op.
   const std::vector<std::pair<std::string, int>>& kernel_roles() const { return roles_; }
 

@@ -17,6 +17,7 @@
 #include "calibrate/nccl_api.h"
 #include "core/cuda_check.h"
 #include "llm/step_rank.h"
+#include "measure/step_roles.h"
 #include "measure/cuda_entry.h"
 #include "timing/cupti_timer.h"
 #include "timing/sampler.h"
@@ -137,6 +138,26 @@ KernelProfile profile_replay(cudaGraphExec_t exec, cudaStream_t stream, bool rec
   return p;
 }
 
+// The step's collectives of `role` alone (every rank replays them together, so none waits for a
+// slower one): microseconds per step, the median of 10 replays of a graph of them.
+double time_collectives_alone(const StepRank& step, const char* role, cudaStream_t stream, Barrier& barrier) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  MC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  step.enqueue_collectives(role);
+  MC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  MC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  barrier.wait();
+  MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));  // warm-up
+  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  barrier.wait();
+  std::vector<float> samples = time_replays(exec, stream, 10);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2] * 1e3;
+}
+
 void run_rank(const ServingStepSpec& spec, int rank, ncclComm_t comm, Barrier& barrier, RankResult& result) {
   cudaStream_t stream = nullptr;
   cudaGraph_t graph = nullptr;
@@ -170,6 +191,13 @@ void run_rank(const ServingStepSpec& spec, int rank, ncclComm_t comm, Barrier& b
       }
       barrier.wait();
       result.profile = profile_replay(exec, stream, rank == 0, step.kernel_roles());
+      // Every rank times both (the collectives need them all); rank 0's profile keeps the times.
+      if (comm)
+        for (const char* role : {step_role::kAllReduce, step_role::kGather}) {
+          const double us = time_collectives_alone(step, role, stream, barrier);
+          for (KernelRoleTiming& r : result.profile.by_role)
+            if (r.role == role) r.alone_us = us;
+        }
     }
   } catch (...) {
     result.error = std::current_exception();
