@@ -82,10 +82,14 @@ TEST(LlmCommand, PricesServingIterationsAndAChunkedPrefill) {
   }
 }
 
+// The H100's all-reduce is calibrated (NCCL over two of them); --link prices the link's own figures.
 TEST(LlmCommand, TensorParallelOverNvlink) {
   const CliResult r = run_modelcost("llm " + export_path("llama_gqa_kv") + " --gpu h100 --dtype fp16 --tp 2 --batch 4");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("tensor parallel over 2 (nvlink"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tensor parallel over 2 (calibrated all-reduce"), std::string::npos) << r.out;
+  const CliResult link = run_modelcost("llm " + export_path("llama_gqa_kv") + " --gpu h100 --dtype fp16 --tp 2 --batch 4 --link nvlink");
+  ASSERT_EQ(link.code, 0) << link.err;
+  EXPECT_NE(link.out.find("tensor parallel over 2 (nvlink"), std::string::npos) << link.out;
 }
 
 TEST(LlmCommand, MeasureWithoutAGpuIsOneLine) {
