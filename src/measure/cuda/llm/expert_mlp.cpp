@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 
+#include "core/buffer_carver.h"
 #include "core/cuda_check.h"
 #include "core/kernels.h"
 #include "llm/step_kernels.h"
@@ -17,25 +18,6 @@ namespace {
 // The router's outputs padded to a multiple of 16 (the routing reads the experts' columns only):
 // a few rows then take the skinny kernel in one launch instead of a split-K pair.
 int64_t router_width(int64_t experts) { return (experts + 15) / 16 * 16; }
-
-// Offsets of 256-byte aligned pieces of one allocation.
-class Pieces {
- public:
-  size_t take(int64_t elements, size_t element_bytes = 2) {
-    const size_t at = used_;
-    used_ += (static_cast<size_t>(elements) * element_bytes + 255) / 256 * 256;
-    return at;
-  }
-  size_t used() const { return used_; }
-
- private:
-  size_t used_ = 0;
-};
-
-template <typename T>
-T* piece(const DeviceBuffer& buffer, size_t offset) {
-  return reinterpret_cast<T*>(static_cast<char*>(buffer.data()) + offset);
-}
 
 }  // namespace
 
@@ -65,30 +47,30 @@ ExpertMlp::ExpertMlp(const ExpertMlpShape& shape, cublasLtHandle_t lt, GemmWorks
 
 void ExpertMlp::allocate(int seed, cudaStream_t stream) {
   const int64_t h = s_.hidden, e = s_.experts, w = s_.width, sw = s_.shared_width;
-  Pieces p;
+  BufferCarver p;
   std::vector<std::array<size_t, 5>> offsets(s_.layers);
   for (auto& o : offsets) o = {p.take(router_width(e) * h), p.take(e * 2 * w * h), p.take(e * h * w), p.take(2 * sw * h), p.take(h * sw)};
   weights_.resize(p.used());
   launch_fill_random(ElementType::kFloat16, weights_.data(), static_cast<int64_t>(p.used() / 2), -0.02f, 0.02f, seed, stream);
   for (const auto& o : offsets)
-    layers_.push_back({piece<__half>(weights_, o[0]), piece<__half>(weights_, o[1]), piece<__half>(weights_, o[2]),
-                       piece<__half>(weights_, o[3]), piece<__half>(weights_, o[4])});
+    layers_.push_back({carved<__half>(weights_, o[0]), carved<__half>(weights_, o[1]), carved<__half>(weights_, o[2]),
+                       carved<__half>(weights_, o[3]), carved<__half>(weights_, o[4])});
   const int64_t pairs = routing_shape_.pairs(), width = std::max(w, sw);
-  Pieces r;
+  BufferCarver r;
   const size_t expert = r.take(pairs, 4), weight = r.take(pairs, 4), slot = r.take(routing_shape_.slots(), 4),
                tile = r.take(routing_shape_.tiles(), 4), used = r.take(1, 4);
   routing_buffer_.resize(r.used());
-  routing_ = {piece<int32_t>(routing_buffer_, expert), piece<float>(routing_buffer_, weight), piece<int32_t>(routing_buffer_, slot),
-              piece<int32_t>(routing_buffer_, tile), piece<int32_t>(routing_buffer_, used)};
+  routing_ = {carved<int32_t>(routing_buffer_, expert), carved<float>(routing_buffer_, weight), carved<int32_t>(routing_buffer_, slot),
+              carved<int32_t>(routing_buffer_, tile), carved<int32_t>(routing_buffer_, used)};
   // The shared expert's rows are the step's rows, fewer than the pairs.
-  Pieces a;
+  BufferCarver a;
   const size_t scores = a.take(s_.rows * router_width(e)), gate_up = a.take(pairs * 2 * width), act = a.take(pairs * width), down = a.take(pairs * h);
   activations_.resize(a.used());
   launch_fill(ElementType::kFloat16, activations_.data(), static_cast<int64_t>(a.used() / 2), 0.f, stream);
-  scores_ = piece<__half>(activations_, scores);
-  gate_up_ = piece<__half>(activations_, gate_up);
-  act_ = piece<__half>(activations_, act);
-  down_ = piece<__half>(activations_, down);
+  scores_ = carved<__half>(activations_, scores);
+  gate_up_ = carved<__half>(activations_, gate_up);
+  act_ = carved<__half>(activations_, act);
+  down_ = carved<__half>(activations_, down);
 }
 
 void ExpertMlp::autotune(const __half* normed, __half* residual, cudaStream_t stream) {

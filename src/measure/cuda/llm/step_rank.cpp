@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "calibrate/nccl_api.h"
+#include "core/buffer_carver.h"
 #include "core/cuda_check.h"
 #include "core/kernels.h"
 #include "pointwise/fused_kernels.h"
@@ -20,22 +21,6 @@ namespace modelcost::cuda {
 namespace {
 
 constexpr size_t kGemmWorkspaceBytes = size_t(32) << 20;
-
-// Carves one allocation into 256-byte aligned pieces.
-class Carver {
- public:
-  size_t take(int64_t elements, size_t element_bytes = 2) {
-    const size_t at = used_;
-    used_ += (static_cast<size_t>(elements) * element_bytes + 255) / 256 * 256;
-    return at;
-  }
-  size_t used() const { return used_; }
-
- private:
-  size_t used_ = 0;
-};
-
-__half* at(const DeviceBuffer& buffer, size_t offset) { return reinterpret_cast<__half*>(static_cast<char*>(buffer.data()) + offset); }
 
 }  // namespace
 
@@ -97,7 +82,7 @@ StepRank::~StepRank() {
 
 void StepRank::allocate() {
   const int64_t h = s_.hidden, mlp_out = (spec_.gated_mlp ? 2 : 1) * s_.intermediate, attn = s_.heads * s_.head_dim;
-  Carver w;
+  BufferCarver w;
   std::vector<std::array<size_t, 6>> offsets(spec_.layers);
   for (size_t layer = 0; layer < offsets.size(); ++layer) {
     const int64_t mlp = static_cast<int64_t>(layer) < s_.dense_layers ? 1 : 0;  // a MoE layer's MLP is the experts'
@@ -109,20 +94,20 @@ void StepRank::allocate() {
   // Small uniform weights keep the activations finite over many replays; norms scale by one.
   launch_fill_random(ElementType::kFloat16, weights_.data(), static_cast<int64_t>(w.used() / 2), -0.02f, 0.02f, 11 + rank_, stream_);
   for (const auto& o : offsets) {
-    launch_fill(ElementType::kFloat16, at(weights_, o[4]), h, 1.f, stream_);
-    launch_fill(ElementType::kFloat16, at(weights_, o[5]), h, 1.f, stream_);
-    layers_.push_back({at(weights_, o[0]), at(weights_, o[1]), at(weights_, o[2]), at(weights_, o[3]), at(weights_, o[4]), at(weights_, o[5])});
+    launch_fill(ElementType::kFloat16, carved(weights_, o[4]), h, 1.f, stream_);
+    launch_fill(ElementType::kFloat16, carved(weights_, o[5]), h, 1.f, stream_);
+    layers_.push_back({carved(weights_, o[0]), carved(weights_, o[1]), carved(weights_, o[2]), carved(weights_, o[3]), carved(weights_, o[4]), carved(weights_, o[5])});
   }
-  launch_fill(ElementType::kFloat16, at(weights_, final_norm), h, 1.f, stream_);
-  embedding_ = at(weights_, embedding);
-  final_norm_ = at(weights_, final_norm);
-  lm_head_ = at(weights_, lm);
+  launch_fill(ElementType::kFloat16, carved(weights_, final_norm), h, 1.f, stream_);
+  embedding_ = carved(weights_, embedding);
+  final_norm_ = carved(weights_, final_norm);
+  lm_head_ = carved(weights_, lm);
   // The caches: [layer][k|v][sequences, kv_heads, positions, head_dim] of random data, the
   // decodes' of `context` positions, the prefill chunks' of their past and chunk.
   fill_cache(cache_, s_.batch * spec_.context, 101);
   fill_cache(prefill_cache_, s_.prefills * s_.prefill_cache_len(), 202);
   const int64_t rows = s_.rows(), out_rows = s_.output_rows();
-  Carver a;
+  BufferCarver a;
   const size_t offs[] = {a.take(rows * h),       a.take(rows * h),         a.take(rows * s_.qkv_width()),
                          a.take(rows * attn),    a.take(rows * attn),      a.take(rows * mlp_out),
                          a.take(rows * s_.intermediate), a.take(out_rows * h), a.take(out_rows * s_.vocab),
@@ -130,7 +115,7 @@ void StepRank::allocate() {
   activations_.resize(a.used());
   launch_fill(ElementType::kFloat16, activations_.data(), static_cast<int64_t>(a.used() / 2), 0.f, stream_);
   __half** buffers[] = {&residual_, &normed_, &qkv_, &q_, &attn_, &gate_up_, &act_, &last_, &logits_, &logits_all_};
-  for (size_t i = 0; i < 10; ++i) *buffers[i] = at(activations_, offs[i]);
+  for (size_t i = 0; i < 10; ++i) *buffers[i] = carved(activations_, offs[i]);
   if (s_.batch > 0) attention_workspace_.resize(flash_decoding_workspace_floats(attention_, split_) * sizeof(float));
   workspace_.resize(kGemmWorkspaceBytes);
   std::vector<int32_t> ids(rows), last(out_rows);
