@@ -25,6 +25,9 @@ struct FusedGroup {
   bool launches = true;  // runs a kernel (false: only folded or reinterpreting nodes)
   bool matrix = false;   // a member is a matrix op: the group runs on the tensor path
   KernelShape kernel;    // the class of kernel it runs as, and the shape its time depends on
+  // Set on the kernels of a pattern match the deployed runtime cannot run as one kernel: why its
+  // members are planned (and run) as kernels of their own.
+  std::string apart_reason;
   double bytes() const { return bytes_read + bytes_written; }
   double arithmetic_intensity() const { return bytes() > 0 ? flops / bytes() : 0; }
 };
@@ -44,9 +47,15 @@ bool outputs_known(const NodeAnalysis& node);
 // the heaviest work among its members (a norm over a reduction over pooling over pointwise work).
 KernelShape group_kernel(const FusedGroup& group, const Analysis& analysis);
 
+// Which fusions the plan holds. kMeasuredRuntime: the kernels the deployed runtime of --measure
+// launches, so a pattern match it cannot run as one kernel (a reduction with its prologue, an
+// attention head size its kernel lacks) is planned as its members. kEveryPattern: every pattern
+// match as one kernel, as a fully fusing runtime (vLLM, TensorRT) would run it.
+enum class FusionReach { kMeasuredRuntime, kEveryPattern };
+
 // Groups every top-level node of `analysis`. Nodes that run nothing (folded shape arithmetic,
 // Constant) belong to no group; every other node belongs to exactly one.
-FusionPlan fuse(const Analysis& analysis);
+FusionPlan fuse(const Analysis& analysis, FusionReach reach = FusionReach::kMeasuredRuntime);
 
 // The names of the pattern table's rows, in the order they are tried.
 std::vector<std::string> fusion_pattern_names();

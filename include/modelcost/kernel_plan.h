@@ -55,4 +55,8 @@ std::vector<GemmShape> gemm_shapes(const NodeAnalysis& node);
 // The kernel one node runs as written.
 KernelShape node_kernel(const NodeAnalysis& node);
 
+// The head sizes the deployed runtime's flash-attention kernel is built for: an attention match
+// with another head size is planned, and run, as its members.
+constexpr bool flash_attention_head_size(int64_t d) { return d == 32 || d == 64 || d == 128; }
+
 }  // namespace modelcost

@@ -32,6 +32,7 @@ struct Draft {
   const fusion::FusionPattern* row = nullptr;
   std::vector<size_t> members;
   size_t anchor = 0;
+  std::string apart_reason;  // set on the members of a match planned apart
 };
 
 // Claims a candidate's members: a new group, or (for a candidate that names a node of an
@@ -93,6 +94,21 @@ void merge_pointwise_chains(fusion::FusionGraph& g, std::vector<Draft>& drafts) 
   }
 }
 
+// A match the runtime cannot run as one kernel becomes one draft per member, each its own kernel.
+void split_unrunnable(const fusion::FusionGraph& g, std::vector<Draft>& drafts) {
+  const fusion::FusionPattern& single = fusion::pattern_table().back();
+  std::vector<Draft> split;
+  for (Draft& d : drafts) {
+    const std::string why = d.members.size() > 1 ? fusion::why_apart(g, d.row->name, d.members, d.anchor) : "";
+    if (why.empty()) {
+      split.push_back(std::move(d));
+      continue;
+    }
+    for (size_t m : d.members) split.push_back({&single, {m}, m, why});
+  }
+  drafts = std::move(split);
+}
+
 // The first member that does work at run time: an Identity or Reshape of a weight, which an
 // exporter may place at the top of the graph, is folded away before anything runs.
 size_t first_running(const fusion::FusionGraph& g, const Draft& draft) {
@@ -103,7 +119,7 @@ size_t first_running(const fusion::FusionGraph& g, const Draft& draft) {
 
 }  // namespace
 
-FusionPlan fuse(const Analysis& analysis) {
+FusionPlan fuse(const Analysis& analysis, FusionReach reach) {
   fusion::FusionGraph g(analysis);
   std::vector<Draft> drafts;
   for (const auto& row : fusion::pattern_table())
@@ -113,6 +129,7 @@ FusionPlan fuse(const Analysis& analysis) {
     }
   merge_pointwise_chains(g, drafts);
   drafts.erase(std::remove_if(drafts.begin(), drafts.end(), [](const Draft& d) { return d.members.empty(); }), drafts.end());
+  if (reach == FusionReach::kMeasuredRuntime) split_unrunnable(g, drafts);
   // Groups in the order their first member runs.
   std::vector<size_t> order(drafts.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
@@ -127,6 +144,7 @@ FusionPlan fuse(const Analysis& analysis) {
     group.pattern = d.row->name;
     group.members = d.members;
     group.anchor = d.anchor;
+    group.apart_reason = d.apart_reason;
     d.row->cost(g, group);
     group.label = d.row->label(g, group);
     group.kernel = group.launches ? group_kernel(group, analysis) : KernelShape{};

@@ -51,6 +51,9 @@ std::string region_label(const FusionGraph& g, const FusedGroup& group);
 std::string attention_label(const FusionGraph& g, const FusedGroup& group);
 std::string op_label(const FusionGraph& g, const FusedGroup& group);
 
+// Why a pattern match cannot run as one kernel of the deployed runtime, or "" (kernel_split.cpp).
+std::string why_apart(const FusionGraph& g, const std::string& pattern, const std::vector<size_t>& members, size_t anchor);
+
 // Shared by the matchers: is node `m` in the sorted member list.
 bool contains(const std::vector<size_t>& members, size_t m);
 

@@ -47,9 +47,10 @@ void read_cache(const CacheInputs& cache, const AttentionBlocks& attention, Deco
 }
 
 // Kernels of the deployed view (fused groups that launch) and the bytes per token of the ones
-// that are neither a GEMM nor attention.
+// that are neither a GEMM nor attention. A serving runtime fuses every pattern (norms with their
+// prologue, rotary), so the plan is the fully fused one.
 void read_deployed_view(const Analysis& analysis, double tokens, DecoderModel& m) {
-  const FusionPlan plan = fuse(analysis);
+  const FusionPlan plan = fuse(analysis, FusionReach::kEveryPattern);
   double elementwise = 0;
   for (const FusedGroup& g : plan.groups)
     if (g.launches && !g.matrix && g.pattern != "attention") elementwise += g.bytes();

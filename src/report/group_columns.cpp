@@ -20,7 +20,7 @@ std::string member_names(const Analysis& analysis, const FusedGroup& g, const ch
 Json group_json(const Analysis& analysis, const FusedGroup& g, const NodeRoofline& r) {
   Json members = Json::array();
   for (size_t m : g.members) members.push_back(analysis.nodes[m].node->name);
-  return Json{{"id", g.id},
+  Json j{{"id", g.id},
               {"pattern", g.pattern},
               {"label", g.label},
               {"kernel_class", kernel_class_name(g.kernel.cls)},
@@ -33,6 +33,8 @@ Json group_json(const Analysis& analysis, const FusedGroup& g, const NodeRooflin
               {"bound", bound_name(r.bound)},
               {"predicted_us", r.predicted_us},
               {"share", r.share}};
+  if (!g.apart_reason.empty()) j["apart_reason"] = g.apart_reason;
+  return j;
 }
 
 void print_heaviest(const Analysis& analysis, const RooflineReport& r, std::ostream& out) {

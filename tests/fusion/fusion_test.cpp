@@ -138,12 +138,26 @@ TEST(Fusion, ElementwiseChainIsOnePointwiseKernel) {
   EXPECT_DOUBLE_EQ(f.plan.groups[0].bytes_written, f.bytes("y"));
 }
 
-TEST(Fusion, SpelledOutLayerNorm) {
+// A fully fusing runtime runs a spelled-out norm as one kernel. The runtime of --measure has no
+// generated reduction kernels yet, so its plan runs the members apart, each priced as itself.
+TEST(Fusion, SpelledOutLayerNormRunsApartInTheMeasuredRuntime) {
   ModelBuilder b;
   add_layer_norm(b, "x", "y", Shape{2, 16, 64});
   b.output("y");
   Fused f(b);
+  EXPECT_EQ(f.plan.groups.size(), 9u) << f.describe();
+  EXPECT_EQ(f.apart(), 9u);
+  for (const auto& g : f.plan.groups) EXPECT_EQ(g.members.size(), 1u);
+  EXPECT_NE(f.plan.groups[0].apart_reason.find("not elementwise"), std::string::npos) << f.plan.groups[0].apart_reason;
+}
+
+TEST(Fusion, SpelledOutLayerNorm) {
+  ModelBuilder b;
+  add_layer_norm(b, "x", "y", Shape{2, 16, 64});
+  b.output("y");
+  Fused f(b, 0, FusionReach::kEveryPattern);
   ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  EXPECT_TRUE(f.plan.groups[0].apart_reason.empty());
   EXPECT_EQ(f.plan.groups[0].label, "layer_norm");
   EXPECT_EQ(f.plan.groups[0].members.size(), 9u);
   EXPECT_DOUBLE_EQ(f.plan.groups[0].bytes_written, f.bytes("y"));
@@ -170,7 +184,7 @@ TEST(Fusion, SpelledOutRmsNormAfterResidualAdd) {
   b.node("Mul", {"r", "rs"}, {"n"});
   b.node("Mul", {"g", "n"}, {"y"});
   b.output("y");
-  Fused f(b, /*opset=*/18);
+  Fused f(b, /*opset=*/18, FusionReach::kEveryPattern);
   ASSERT_EQ(f.plan.groups.size(), 2u) << f.describe();
   EXPECT_EQ(f.label_of("r"), "matmul+add");
   EXPECT_EQ(f.label_of("y"), "rms_norm");
@@ -187,7 +201,7 @@ TEST(Fusion, SpelledOutSoftmax) {
   b.node("ReduceSum", {"e", "axes"}, {"s"});
   b.node("Div", {"e", "s"}, {"y"});
   b.output("y");
-  Fused f(b);
+  Fused f(b, 0, FusionReach::kEveryPattern);
   ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
   EXPECT_EQ(f.plan.groups[0].label, "softmax");
 }

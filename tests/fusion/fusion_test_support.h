@@ -13,12 +13,19 @@ struct Fused {
   std::unique_ptr<AnalysisRun> run;
   FusionPlan plan;
 
-  explicit Fused(ModelBuilder& b, int opset = 0) {
+  explicit Fused(ModelBuilder& b, int opset = 0, FusionReach reach = FusionReach::kMeasuredRuntime) {
     if (opset) b.opset("", opset);
     run = analyse(b);
-    plan = fuse(run->analysis);
+    plan = fuse(run->analysis, reach);
   }
-  explicit Fused(std::unique_ptr<AnalysisRun> r) : run(std::move(r)), plan(fuse(run->analysis)) {}
+  explicit Fused(std::unique_ptr<AnalysisRun> r, FusionReach reach = FusionReach::kMeasuredRuntime)
+      : run(std::move(r)), plan(fuse(run->analysis, reach)) {}
+  // Groups the runtime runs apart: the kernels of pattern matches it cannot run as one.
+  size_t apart() const {
+    size_t n = 0;
+    for (const auto& g : plan.groups) n += g.apart_reason.empty() ? 0 : 1;
+    return n;
+  }
 
   // The node writing tensor `output`.
   size_t index(const std::string& output) const {

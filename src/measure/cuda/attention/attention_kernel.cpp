@@ -83,7 +83,7 @@ bool shape_from_products(const GroupView& view, const AttentionMembers& members,
     *why = "the two products do not chain as attention";
     return false;
   }
-  if (shape->d != 32 && shape->d != 64 && shape->d != 128) {
+  if (!flash_attention_head_size(shape->d)) {
     *why = "head dim " + std::to_string(shape->d) + " (the kernel runs 32, 64, 128)";
     return false;
   }
