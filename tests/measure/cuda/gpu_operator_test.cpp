@@ -145,6 +145,24 @@ TEST(MeasureGpuOperators, Resize) {
   check_both(b, "linear", 1e-6, 3e-3);
 }
 
+// Output rows of whole 8-element runs take the row kernel (16-byte stores); an odd scale and
+// align_corners move the source coordinates off the pixel grid.
+TEST(MeasureGpuOperators, ResizeByRowRuns) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 3, 5, 12});
+  b.floats("roi", {}, {0}).floats("scales", {1, 1, 2.4f, 2});
+  b.node("Resize", {"x", "roi", "scales"}, {"nearest"});
+  set_attr(b.node("Resize", {"x", "roi", "scales"}, {"linear"}), "mode", std::string("linear"));
+  auto& corners = b.node("Resize", {"x", "roi", "scales"}, {"corners"});
+  set_attr(corners, "mode", std::string("linear"));
+  set_attr(corners, "coordinate_transformation_mode", std::string("align_corners"));
+  b.output("nearest").output("linear").output("corners");
+  check_both(b, "nearest", 1e-7, 1e-7);
+  check_both(b, "linear", 1e-6, 3e-3);
+  check_both(b, "corners", 1e-6, 3e-3);
+}
+
 TEST(MeasureGpuOperators, TiledTransposes) {
   SKIP_WITHOUT_GPU();
   // Innermost output dim strided in the input while another dim is contiguous there: the
