@@ -241,6 +241,9 @@ TEST(MeasureGpuOperators, BatchNormWhereTileCast) {
   b.input("x", kFloat, Shape{2, 6, 5, 7});
   for (const char* p : {"scale", "bias", "mean", "var"}) b.weight(p, kFloat, Shape{6});
   b.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"bn"});
+  // Planes of 8 x 8: whole 16-byte vectors of one channel (the vector kernel).
+  b.input("planes", kFloat, Shape{2, 6, 8, 8});
+  b.node("BatchNormalization", {"planes", "scale", "bias", "mean", "var"}, {"bn_vectors"});
   b.input("cond", kBool, Shape{5, 1}).input("a", kFloat, Shape{2, 5, 8}).input("z", kFloat, Shape{8});
   b.node("Where", {"cond", "a", "z"}, {"where"});
   b.ints("reps", {2, 1, 3});
@@ -248,8 +251,9 @@ TEST(MeasureGpuOperators, BatchNormWhereTileCast) {
   set_attr(b.node("Cast", {"a"}, {"half"}), "to", int64_t{kFloat16});
   b.input("h", kFloat16, Shape{3, 9});
   set_attr(b.node("Cast", {"h"}, {"single"}), "to", int64_t{kFloat});
-  for (const char* n : {"bn", "where", "tile", "half", "single"}) b.output(n);
+  for (const char* n : {"bn", "bn_vectors", "where", "tile", "half", "single"}) b.output(n);
   check_both(b, "bn", 1e-5, 3e-3);
+  check_both(b, "bn_vectors", 1e-5, 3e-3);
   check_both(b, "where", 1e-7, 1e-7);
   check_both(b, "tile", 1e-7, 1e-7);
   check_node(b, "half", "", 1e-7);    // fp32 -> fp16 (the model's own dtypes)
