@@ -65,13 +65,17 @@ struct AchievableCeilings {
   std::map<std::string, double> tensor_tflops;
   double kernel_overhead_us = 0;  // least time of one kernel in a CUDA graph (launch and ramp)
   double kernel_gap_us = 0;       // idle time between two dependent kernels
+  // How much longer a kernel's work (its K loop and its FLOP or byte term) takes inside a whole
+  // model's graph than the same kernel replayed alone, as the curves were timed: its operands
+  // come from the previous kernels, not from its own last run (0: not given, taken as 1).
+  double in_graph_work_scale = 0;
   // [achievable.kernels]: library kernel times by class.
   std::map<std::string, KernelCurve> kernel_curves;
   // The calibrated entry these figures were carried over from ("" = measured on this device or absent).
   std::string derived_from;
   bool empty() const {
     return memory_bandwidth_gbps <= 0 && vector_tflops.empty() && tensor_tflops.empty() && kernel_overhead_us <= 0 &&
-           kernel_gap_us <= 0 && kernel_curves.empty();
+           kernel_gap_us <= 0 && in_graph_work_scale <= 0 && kernel_curves.empty();
   }
 };
 

@@ -170,6 +170,7 @@ Ceilings ceilings_of(const Device& device, bool datasheet) {
   c.bandwidth_bytes_per_s = c.achievable && a.memory_bandwidth_gbps > 0 ? a.memory_bandwidth_gbps * 1e9 : c.datasheet_bandwidth_bytes_per_s;
   c.overhead_us = c.achievable && a.kernel_overhead_us > 0 ? a.kernel_overhead_us : device.launch_overhead_us;
   c.gap_us = c.achievable ? a.kernel_gap_us : 0;
+  c.work_scale = c.achievable && a.in_graph_work_scale > 0 ? a.in_graph_work_scale : 1;
   if (c.achievable && device.kind == "gpu")
     for (const auto& [name, curve] : a.kernel_curves) c.kernel_curves.push_back(name);
   if (c.achievable) c.calibration = calibration_state(device);
@@ -187,8 +188,8 @@ std::optional<PricedCurve> curve_for(const KernelWork& work, const PeakChoice& p
 }
 
 // Without a calibrated curve: time = max(flops / peak, bytes / bandwidth, overhead) + gap.
-// With one: time = fixed + K loop + max(flops / class rate, bytes / class bandwidth), all of the
-// curve's class (docs/roofline.md). The largest term names the bound.
+// With one: time = fixed + s x (K loop + max(flops / class rate, bytes / class bandwidth)), all of
+// the curve's class, s the device's in-graph work scale (docs/roofline.md). The largest term names the bound.
 void place(const KernelWork& work, const Device& device, const Ceilings& ceilings, NodeRoofline& nr) {
   const PeakChoice peak = choose_peak(device, work.matrix ? MathPath::kTensor : MathPath::kVector, work.compute_dtype);
   if (!(peak.flops_per_s > 0))
@@ -208,9 +209,12 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
   nr.compute_us = nr.flops / flops_per_s * 1e6;
   if (const std::optional<PricedCurve> priced = curve_for(work, peak, device, ceilings)) {
     const KernelCurve& curve = priced->curve;
-    if (curve.tflops > 0) nr.compute_us = curve.compute_us(priced->flops);
-    nr.memory_us = curve.memory_us(priced->bytes);
-    nr.overhead_us = curve.latency_us(priced->k);
+    // Inside a whole model's graph the work (K loop, math or traffic) runs longer than the curve's
+    // replays of the kernel alone; the fixed cost does not.
+    const double scale = ceilings.work_scale;
+    if (curve.tflops > 0) nr.compute_us = curve.compute_us(priced->flops) * scale;
+    nr.memory_us = curve.memory_us(priced->bytes) * scale;
+    nr.overhead_us = curve.fixed_us + (curve.latency_us(priced->k) - curve.fixed_us) * scale;
     nr.intensity = nr.bytes > 0 ? nr.flops / nr.bytes : 0;
     nr.attainable_flops = nr.bytes > 0 ? std::min(flops_per_s, nr.intensity * bandwidth) : flops_per_s;
     nr.bound = (nr.flops > 0 && nr.compute_us >= nr.memory_us) ? Bound::kCompute : Bound::kMemory;

@@ -256,6 +256,13 @@ TEST(HardwareDb, AchievableCeilingsParseAndValidate) {
   EXPECT_TRUE(mentions(problems(replace(text, "\"achievable.kernel_gap_us\" = \"cal\"\n", "")),
                        "'achievable.kernel_gap_us' has no entry in [sources]"));
   EXPECT_THROW(parse_device_toml(replace(text, "kernel_gap_us = 0.8", "kernel_gaps_us = 0.8"), "t.toml"), Error);
+  // The in-graph work scale: read, sourced, and a stretch of at most 2x.
+  const std::string scaled = replace(replace(text, "kernel_gap_us = 0.8\n", "kernel_gap_us = 0.8\nin_graph_work_scale = 1.1\n"),
+                                     "\"achievable.kernel_gap_us\" = \"cal\"\n",
+                                     "\"achievable.kernel_gap_us\" = \"cal\"\n\"achievable.in_graph_work_scale\" = \"cal\"\n");
+  EXPECT_DOUBLE_EQ(parse_device_toml(scaled, "t.toml").achievable.in_graph_work_scale, 1.1);
+  EXPECT_TRUE(problems(scaled).empty()) << problems(scaled).front();
+  EXPECT_TRUE(mentions(problems(replace(scaled, "in_graph_work_scale = 1.1", "in_graph_work_scale = 0.9")), "outside [1, 2]"));
 }
 
 TEST(HardwareDb, KernelCurvesParseAndValidate) {

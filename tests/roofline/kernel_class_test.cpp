@@ -52,6 +52,22 @@ TEST(KernelClass, AttentionGroupsRunOnTheAttentionCurveWithTheKeyLengthAsK) {
   EXPECT_DOUBLE_EQ(a.predicted_us, a.overhead_us + std::max(a.compute_us, a.memory_us));  // no gap given
 }
 
+// Inside a whole model's graph a kernel's work runs longer than in the curve's replays of it
+// alone: the K loop, math and traffic scale by the device's in-graph work scale, the fixed cost not.
+TEST(KernelClass, TheInGraphWorkScaleStretchesTheWorkNotTheFixedCost) {
+  const auto run = attention_model();
+  Device d = curved_device();
+  d.achievable.in_graph_work_scale = 1.25;
+  const RooflineReport plain = compute_roofline(run->analysis, curved_device());
+  const RooflineReport scaled = compute_roofline(run->analysis, d);
+  const NodeRoofline& a = attention_kernel(plain);
+  const NodeRoofline& b = attention_kernel(scaled);
+  EXPECT_DOUBLE_EQ(b.overhead_us, 5 + 1.25 * 20 * kSeq / 1000.0);
+  EXPECT_DOUBLE_EQ(b.compute_us, 1.25 * a.compute_us);
+  EXPECT_DOUBLE_EQ(b.memory_us, 1.25 * a.memory_us);
+  EXPECT_NEAR(b.predicted_us - 5, 1.25 * (a.predicted_us - 5), 1e-9);
+}
+
 TEST(KernelClass, AnEntryWithoutAnAttentionCurveTimesAttentionAsAGemm) {
   const auto run = attention_model();
   Device d = curved_device();
