@@ -3,7 +3,8 @@
 tests/models/zoo/deployed-GPU.csv (`modelcost --measure`, fp16: the deployed graph's measured
 latency and its prediction, recorded by the same binary) and torch-GPU.csv (PyTorch eager and
 torch.compile with inductor and freezing, each captured in one CUDA graph; scripts/gpu/zoo_torch.py),
-both written in the same device calls with one lock on the GPU. Prints ratios, never asserts:
+written by zoo_call.sh's compare calls with one lock on the GPU (each file keeps a network's latest
+rows, which may come from different calls: docs/validation.md says which). Prints ratios, never asserts:
   * deployed prediction / deployed measurement, per family and for the held-out families apart;
   * the deployed runtime's latency / torch.compile's, and / eager's;
   * with --transfer, the deployed prediction of an entry that knows the GPU only by its datasheet
@@ -103,7 +104,7 @@ def report(a, derived):
     if not compile_ratios["all"]:
         print(f"\nNo PyTorch figures for the {a.gpu.upper()} (torch-{a.gpu}.csv).")
         return
-    print(f"\n### Deployed runtime against torch.compile ({a.gpu.upper()}, fp16, same device calls)\n")
+    print(f"\n### Deployed runtime against torch.compile ({a.gpu.upper()}, fp16)\n")
     print("| points | n | at most 1.0x | at most 1.2x | geo-mean ratio | worst |\n|---|---|---|---|---|---|")
     for key in [k for k in order if compile_ratios[k]]:
         print(ratio_summary(key, compile_ratios[key]))

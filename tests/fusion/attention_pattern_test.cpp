@@ -123,28 +123,27 @@ void add_projected_attention(ModelBuilder& b, const std::string& bias_alias) {
   b.output("y");
 }
 
-// The runtime's flash kernel has no head size 48: the match is planned, and run, as its members,
-// each priced as its own kernel; a fully fusing runtime's plan keeps it one kernel.
-TEST(AttentionPattern, HeadSizeTheKernelLacksIsPlannedApart) {
-  ModelBuilder b;
-  for (const char* x : {"q", "k", "v"}) b.input(x, kFloat, Shape{1, kHeads, kSeq, 48});
+// q k^T -> Softmax -> @ v over heads of `head_size`.
+void add_plain_attention(ModelBuilder& b, int64_t head_size) {
+  for (const char* x : {"q", "k", "v"}) b.input(x, kFloat, Shape{1, kHeads, kSeq, head_size});
   set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
   b.node("MatMul", {"q", "kt"}, {"s"});
   set_attr(b.node("Softmax", {"s"}, {"p"}), "axis", int64_t{-1});
   b.node("MatMul", {"p", "v"}, {"y"});
   b.output("y");
+}
+
+// The runtime's flash kernel has no head size 48: the match is planned, and run, as its members,
+// each priced as its own kernel; a fully fusing runtime's plan keeps it one kernel.
+TEST(AttentionPattern, HeadSizeTheKernelLacksIsPlannedApart) {
+  ModelBuilder b, again;
+  add_plain_attention(b, 48);
+  add_plain_attention(again, 48);
   Fused runtime(b);
   ASSERT_EQ(runtime.plan.groups.size(), 4u) << runtime.describe();
   EXPECT_EQ(runtime.apart(), 4u);
   EXPECT_NE(runtime.plan.groups[1].apart_reason.find("head size 48"), std::string::npos) << runtime.plan.groups[1].apart_reason;
   EXPECT_EQ(runtime.plan.groups[2].kernel.cls, KernelClass::kReduction);
-  ModelBuilder again;
-  for (const char* x : {"q", "k", "v"}) again.input(x, kFloat, Shape{1, kHeads, kSeq, 48});
-  set_attr(again.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
-  again.node("MatMul", {"q", "kt"}, {"s"});
-  set_attr(again.node("Softmax", {"s"}, {"p"}), "axis", int64_t{-1});
-  again.node("MatMul", {"p", "v"}, {"y"});
-  again.output("y");
   Fused every(again, 0, FusionReach::kEveryPattern);
   ASSERT_EQ(every.plan.groups.size(), 1u) << every.describe();
   EXPECT_EQ(every.plan.groups[0].pattern, "attention");
