@@ -11,7 +11,8 @@ const Shape* output_shape(const FusionGraph& g, size_t m) {
   return id >= 0 ? &g.graph().tensors[id].shape : nullptr;
 }
 
-std::string member_name(const FusionGraph& g, size_t m) { return "'" + g.node(m).name + "' (" + g.op(m) + ")"; }
+// Names the op, not the node: the reasons of one network's matches then read alike.
+std::string member_name(const FusionGraph& g, size_t m) { return "a " + g.op(m); }
 
 // One flash-attention kernel: scores = Q K^T and P V chain, with a head size the kernel has.
 std::string attention_apart(const FusionGraph& g, const std::vector<size_t>& members) {
@@ -87,8 +88,8 @@ std::string why_apart(const FusionGraph& g, const std::string& pattern, const st
   for (size_t m : running) {
     if (anchored && (m == anchor || g.traits(m).stored_statistics || contains(library, m))) continue;
     if (g.kind(m) != OpKind::kPointwise)
-      return anchored ? "member " + member_name(g, m) + " is not elementwise: it does not fuse into the epilogue"
-                      : "member " + member_name(g, m) + " is not elementwise, and no conv or matrix product anchors the group";
+      return anchored ? member_name(g, m) + " member is not elementwise: it does not fuse into the epilogue"
+                      : member_name(g, m) + " member is not elementwise, and no conv or matrix product anchors the group";
     const Shape* shape = output_shape(g, m);
     if (!shape) continue;
     if (dims && *shape != *dims) return "its elementwise members iterate different shapes";

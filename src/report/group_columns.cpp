@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "report/csv_writer.h"
 #include "report/number_format.h"
@@ -37,6 +38,23 @@ Json group_json(const Analysis& analysis, const FusedGroup& g, const NodeRooflin
   return j;
 }
 
+// Kernels of pattern matches the runtime cannot run as one kernel, with the most common reasons.
+void print_planned_apart(const FusionPlan& plan, std::ostream& out) {
+  std::map<std::string, size_t> reasons;
+  size_t apart = 0;
+  for (const FusedGroup& g : plan.groups)
+    if (!g.apart_reason.empty() && g.launches) {
+      ++apart;
+      ++reasons[g.apart_reason];
+    }
+  if (apart == 0) return;
+  std::vector<std::pair<size_t, std::string>> common;
+  for (const auto& [why, n] : reasons) common.emplace_back(n, why);
+  std::sort(common.rbegin(), common.rend());
+  out << fmt::format("{} kernels run apart: members of fusions the runtime cannot run as one kernel (apart_reason in --json)\n", apart);
+  for (size_t i = 0; i < common.size() && i < 3; ++i) out << fmt::format("  {} x {}\n", common[i].first, common[i].second);
+}
+
 void print_heaviest(const Analysis& analysis, const RooflineReport& r, std::ostream& out) {
   std::vector<size_t> order;
   for (size_t k = 0; k < r.groups.size(); ++k)
@@ -45,6 +63,7 @@ void print_heaviest(const Analysis& analysis, const RooflineReport& r, std::ostr
   if (order.size() > 10) order.resize(10);
   out << fmt::format("\nDeployed: {} kernels from {} nodes; predicted {:.3g} ms deployed, {:.3g} ms as written\n",
                      r.deployed.launches, analysis.nodes.size(), r.deployed.predicted_latency_ms, r.totals.predicted_latency_ms);
+  print_planned_apart(*r.fusion, out);
   TextTable t;
   using A = TextTable::Align;
   t.add_column("group", A::kRight);
