@@ -12,7 +12,7 @@ const Shape* output_shape(const FusionGraph& g, size_t m) {
 }
 
 // Names the op, not the node: the reasons of one network's matches then read alike.
-std::string member_name(const FusionGraph& g, size_t m) { return "a " + g.op(m); }
+std::string member_name(const FusionGraph& g, size_t m) { return "the " + g.op(m); }
 
 // One flash-attention kernel: scores = Q K^T and P V chain, with a head size the kernel has.
 std::string attention_apart(const FusionGraph& g, const std::vector<size_t>& members) {
@@ -52,19 +52,20 @@ std::vector<size_t> library_epilogue(const FusionGraph& g, const std::vector<siz
       out = node.outputs.front();
       continue;
     }
-    if (g.op(c) == "Add" && node.inputs.size() == 2) {
+    const OpTraits traits = g.traits(c);
+    if (traits.epilogue_add && node.inputs.size() == 2) {
       const int other = node.inputs[0] == out ? node.inputs[1] : node.inputs[0];
       const double n = elements_of(g, other), whole = elements_of(g, out);
       const int p = g.producer(other);
       if (n == channels && n != whole && !bias) bias = true;
       else if (n == whole && !residual && (p < 0 || !contains(members, size_t(p)))) residual = true;
       else break;
-    } else if (g.op(c) != "Relu" && g.op(c) != "Clip") {
+    } else if (!traits.epilogue_activation) {
       break;
     }
     taken.push_back(c);
     out = node.outputs.front();
-    if (g.op(c) != "Add") break;  // the activation ends the library's epilogue
+    if (traits.epilogue_activation) break;  // the activation ends the library's epilogue
   }
   return taken;
 }

@@ -38,6 +38,10 @@ struct OpTraits {
   // A library conv call takes it in its fused epilogue (cuDNN's conv-bias-add-activation): the
   // bias or residual add, ReLU, a folded per-channel scale or shift.
   bool conv_epilogue = false;
+  // What a GEMM or conv library call's own epilogue applies (the deployed runtime's kernel plan):
+  // the sum of two operands, taken as the bias or the residual; an activation (ReLU, Clip as ReLU6).
+  bool epilogue_add = false;
+  bool epilogue_activation = false;
   // Normalises with stored per-channel statistics (inference BatchNormalization): folds into the
   // weights of a conv whose output it reads, and is a kernel of its own anywhere else.
   bool stored_statistics = false;
@@ -51,6 +55,8 @@ struct OpTraits {
   constexpr OpTraits with_repeat() const { return with(&OpTraits::repeat); }
   constexpr OpTraits with_conversion() const { return with(&OpTraits::conversion); }
   constexpr OpTraits with_conv_epilogue() const { return with(&OpTraits::conv_epilogue); }
+  constexpr OpTraits with_epilogue_add() const { return with(&OpTraits::epilogue_add); }
+  constexpr OpTraits with_epilogue_activation() const { return with(&OpTraits::epilogue_activation); }
   constexpr OpTraits with_stored_statistics() const { return with(&OpTraits::stored_statistics); }
   constexpr OpTraits with_transposed_conv() const { return with(&OpTraits::transposed_conv); }
   constexpr OpTraits with_free_dim_order() const { return with(&OpTraits::free_dim_order); }

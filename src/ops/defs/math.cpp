@@ -357,10 +357,14 @@ void register_math_ops(OpRegistry& r) {
       {"", "Einsum", infer_einsum, cost_einsum, plan_einsum},
   });
   // What cuDNN's fused conv call takes after the conv: the bias or residual add, the ReLU, a scale.
-  r.add(OpTraits(OpForm::kPointwise).with_conv_epilogue(), {
+  r.add(OpTraits(OpForm::kPointwise).with_conv_epilogue().with_epilogue_add(), {
       {"", "Add", infer_add, cost_per_output<1>, plan_elementwise},
+  });
+  r.add(OpTraits(OpForm::kPointwise).with_conv_epilogue(), {
       {"", "Sub", infer_sub, cost_per_output<1>, plan_elementwise},
       {"", "Mul", infer_mul, cost_per_output<1>, plan_elementwise},
+  });
+  r.add(OpTraits(OpForm::kPointwise).with_conv_epilogue().with_epilogue_activation(), {
       {"", "Relu", infer_unary_folded<f_relu>, cost_per_output<1>, plan_elementwise},
   });
   r.add(OpForm::kPointwise, {
@@ -406,11 +410,14 @@ void register_math_ops(OpRegistry& r) {
       {"", "Mish", infer_unary, cost_per_output<5>, plan_elementwise, inputs(1, 1)},  // x * tanh(softplus(x))
       {"", "Gelu", infer_unary, cost_gelu, plan_elementwise, inputs(1, 1)},
       {"", "Shrink", infer_unary, cost_per_output<2>, plan_elementwise},
-      {"", "Clip", infer_clip, cost_per_output<2>, plan_elementwise},
       {"", "Max", infer_max, cost_variadic, plan_elementwise},
       {"", "Min", infer_min, cost_variadic, plan_elementwise},
       {"", "Sum", infer_broadcast, cost_variadic, plan_elementwise},
       {"", "Mean", infer_broadcast, cost_variadic, plan_elementwise},
+  });
+  // ReLU6 as a library epilogue's activation.
+  r.add(OpTraits(OpForm::kPointwise).with_epilogue_activation(), {
+      {"", "Clip", infer_clip, cost_per_output<2>, plan_elementwise},
   });
   r.add(OpForm::kReduction, {
       {"", "Softmax", infer_softmax, cost_softmax, plan_softmax},
