@@ -2,13 +2,15 @@
 // plan the predictor prices is the plan --measure runs, with no silent fallback (docs/fusion.md,
 // "Kernel plan").
 #include "fusion/patterns.h"
+#include "fusion/tensor_access.h"
 
 namespace modelcost::fusion {
 namespace {
 
+// The first output's shape where it is known.
 const Shape* output_shape(const FusionGraph& g, size_t m) {
-  const int id = g.node(m).outputs.empty() ? -1 : g.node(m).outputs.front();
-  return id >= 0 ? &g.graph().tensors[id].shape : nullptr;
+  const TensorInfo* t = shaped_operand(g.analysis().nodes[m], 0, true);
+  return t ? &t->shape : nullptr;
 }
 
 // Names the op, not the node: the reasons of one network's matches then read alike.

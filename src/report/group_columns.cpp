@@ -22,18 +22,18 @@ Json group_json(const Analysis& analysis, const FusedGroup& g, const NodeRooflin
   Json members = Json::array();
   for (size_t m : g.members) members.push_back(analysis.nodes[m].node->name);
   Json j{{"id", g.id},
-              {"pattern", g.pattern},
-              {"label", g.label},
-              {"kernel_class", kernel_class_name(g.kernel.cls)},
-              {"anchor", analysis.nodes[g.anchor].node->name},
-              {"members", members},
-              {"macs", g.macs},
-              {"flops", r.launches ? r.flops : g.flops},
-              {"bytes", r.launches ? r.bytes : g.bytes()},
-              {"arithmetic_intensity", r.intensity},
-              {"bound", bound_name(r.bound)},
-              {"predicted_us", r.predicted_us},
-              {"share", r.share}};
+         {"pattern", g.pattern},
+         {"label", g.label},
+         {"kernel_class", kernel_class_name(g.kernel.cls)},
+         {"anchor", analysis.nodes[g.anchor].node->name},
+         {"members", members},
+         {"macs", g.macs},
+         {"flops", r.launches ? r.flops : g.flops},
+         {"bytes", r.launches ? r.bytes : g.bytes()},
+         {"arithmetic_intensity", r.intensity},
+         {"bound", bound_name(r.bound)},
+         {"predicted_us", r.predicted_us},
+         {"share", r.share}};
   if (!g.apart_reason.empty()) j["apart_reason"] = g.apart_reason;
   return j;
 }
