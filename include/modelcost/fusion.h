@@ -28,6 +28,10 @@ struct FusedGroup {
   // Set on the kernels of a pattern match the deployed runtime cannot run as one kernel: why its
   // members are planned (and run) as kernels of their own.
   std::string apart_reason;
+  // A conv or matrix product whose library call cannot take all of the group's epilogue (a SiLU,
+  // HardSwish or scale after it, any activation of a grouped conv): the members it leaves run as
+  // a generated chain kernel after it, so the group launches two kernels.
+  bool library_tail = false;
   double bytes() const { return bytes_read + bytes_written; }
   double arithmetic_intensity() const { return bytes() > 0 ? flops / bytes() : 0; }
 };

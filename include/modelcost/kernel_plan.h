@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "modelcost/analysis.h"
+#include "modelcost/runtime_limits.h"
 
 namespace modelcost {
 
@@ -43,6 +44,8 @@ struct KernelShape {
   double taps = 0;         // convolutions: window elements
   double group_width = 0;  // grouped convolutions: output channels per group
   double groups = 0;       // grouped and depthwise convolutions
+  double math_padding = 1; // the math the kernel does over the math counted: attention of a head
+                           // size its kernel pads (48 runs as 64: 4/3)
 };
 
 // `count` independent GEMMs of M x N outputs, each summing over K (groups, heads, batch).
@@ -54,9 +57,5 @@ std::vector<GemmShape> gemm_shapes(const NodeAnalysis& node);
 
 // The kernel one node runs as written.
 KernelShape node_kernel(const NodeAnalysis& node);
-
-// The head sizes the deployed runtime's flash-attention kernel is built for: an attention match
-// with another head size is planned, and run, as its members.
-constexpr bool flash_attention_head_size(int64_t d) { return d == 32 || d == 64 || d == 128; }
 
 }  // namespace modelcost

@@ -44,7 +44,7 @@ void claim(fusion::FusionGraph& g, std::vector<Draft>& drafts, const fusion::Fus
     if (g.claimed(m)) group = g.group_of(m);
   if (group < 0) {
     group = static_cast<int>(drafts.size());
-    drafts.push_back({&row, {}, candidate.anchor});
+    drafts.push_back({&row, {}, candidate.anchor, {}});
   }
   for (size_t m : candidate.members)
     if (!g.claimed(m)) {
@@ -94,9 +94,17 @@ void merge_pointwise_chains(fusion::FusionGraph& g, std::vector<Draft>& drafts) 
   }
 }
 
-// A match the runtime cannot run as one kernel becomes one draft per member, each its own kernel.
+const fusion::FusionPattern& pattern_row(const std::string& name) {
+  for (const auto& row : fusion::pattern_table())
+    if (row.name == name) return row;
+  return fusion::pattern_table().back();
+}
+
+// A match the runtime cannot run as one kernel becomes the kernels it runs as: chains of its
+// elementwise members and each other member alone.
 void split_unrunnable(const fusion::FusionGraph& g, std::vector<Draft>& drafts) {
-  const fusion::FusionPattern& single = fusion::pattern_table().back();
+  const fusion::FusionPattern& single = pattern_row("single");
+  const fusion::FusionPattern& chain = pattern_row("pointwise");
   std::vector<Draft> split;
   for (Draft& d : drafts) {
     const std::string why = d.members.size() > 1 ? fusion::why_apart(g, d.row->name, d.members, d.anchor) : "";
@@ -104,7 +112,11 @@ void split_unrunnable(const fusion::FusionGraph& g, std::vector<Draft>& drafts) 
       split.push_back(std::move(d));
       continue;
     }
-    for (size_t m : d.members) split.push_back({&single, {m}, m, why});
+    for (std::vector<size_t>& part : fusion::apart_parts(g, d.members)) {
+      const auto first_work = std::find_if(part.begin(), part.end(), [&](size_t m) { return !g.is_alias(m) && !g.is_idle(m); });
+      const size_t anchor = first_work == part.end() ? part.front() : *first_work;
+      split.push_back({part.size() == 1 ? &single : &chain, std::move(part), anchor, why});
+    }
   }
   drafts = std::move(split);
 }
@@ -145,6 +157,8 @@ FusionPlan fuse(const Analysis& analysis, FusionReach reach) {
     group.members = d.members;
     group.anchor = d.anchor;
     group.apart_reason = d.apart_reason;
+    group.library_tail = reach == FusionReach::kMeasuredRuntime && d.row->name == std::string("epilogue") &&
+                         fusion::leaves_library_tail(g, d.members, d.anchor);
     d.row->cost(g, group);
     group.label = d.row->label(g, group);
     group.kernel = group.launches ? group_kernel(group, analysis) : KernelShape{};

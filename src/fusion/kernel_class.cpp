@@ -174,6 +174,9 @@ KernelShape group_kernel(const FusedGroup& group, const Analysis& analysis) {
       const std::vector<GemmShape> gemms = gemm_shapes(analysis.nodes[member]);  // the first product: Q K^T
       if (!gemms.empty()) {
         s.k = gemms.front().n;
+        const double d = gemms.front().k;
+        if (flash_attention_head_size(static_cast<int64_t>(d)))
+          s.math_padding = static_cast<double>(flash_attention_padded_head_size(static_cast<int64_t>(d))) / d;
         break;
       }
     }

@@ -1,6 +1,9 @@
 // Pattern matches the deployed runtime cannot run as one kernel, planned as their members: the
 // plan the predictor prices is the plan --measure runs, with no silent fallback (docs/fusion.md,
 // "Kernel plan").
+#include <map>
+#include <set>
+
 #include "fusion/patterns.h"
 #include "fusion/tensor_access.h"
 
@@ -29,7 +32,7 @@ std::string attention_apart(const FusionGraph& g, const std::vector<size_t>& mem
   const GemmShape& v = values.front();
   if (v.count != s.count || v.k != s.n || v.n != s.k || v.m != s.m) return "the two products do not chain as attention";
   if (!flash_attention_head_size(static_cast<int64_t>(s.k)))
-    return "head size " + std::to_string(static_cast<int64_t>(s.k)) + " (the flash-attention kernel runs 32, 64 and 128)";
+    return "head size " + std::to_string(static_cast<int64_t>(s.k)) + " (the flash-attention kernel runs multiples of 4 up to 128)";
   return "";
 }
 
@@ -72,15 +75,159 @@ std::vector<size_t> library_epilogue(const FusionGraph& g, const std::vector<siz
   return taken;
 }
 
+// The erf GELU as exporters spell it (x / sqrt 2, erf, + 1, x *, * 0.5) or the Gelu op: cuBLASLt
+// takes it into a GEMM's epilogue.
+bool is_erf_gelu(const FusionGraph& g, const std::vector<size_t>& members) {
+  std::map<std::string, int> ops;
+  for (size_t m : members) ++ops[g.op(m)];
+  if (ops == std::map<std::string, int>{{"Gelu", 1}}) return true;
+  return members.size() == 5 && ops["Erf"] == 1 && ops["Add"] == 1 && ops["Div"] + ops["Mul"] == 3;
+}
+
+// The members that launch work: views and permutations fold into their neighbours' operand layouts.
+std::vector<size_t> running_members(const FusionGraph& g, const std::vector<size_t>& members) {
+  std::vector<size_t> running;
+  for (size_t m : members)
+    if (!g.is_idle(m) && !g.is_alias(m) && !g.traits(m).folds_into_operand()) running.push_back(m);
+  return running;
+}
+
+// A tensor the generated chain reads or writes: fp32, fp16 or bf16.
+bool float_tensor(const FusionGraph& g, int id) {
+  const int32_t t = g.graph().tensors[id].dtype;
+  return t == 1 || t == 10 || t == 16;
+}
+
+// The tensors elementwise member m reads (a Clip's bounds are folded into its step).
+std::vector<int> chain_operands(const FusionGraph& g, size_t m) {
+  std::vector<int> ids;
+  const Node& node = g.node(m);
+  const size_t n = g.op(m) == "Clip" ? std::min<size_t>(1, node.inputs.size()) : node.inputs.size();
+  for (size_t k = 0; k < n; ++k)
+    if (node.inputs[k] >= 0) ids.push_back(g.alias_root(node.inputs[k]));
+  return ids;
+}
+
+// A run of consecutive elementwise members the runtime generates as one chain kernel.
+class ChainRun {
+ public:
+  explicit ChainRun(const FusionGraph& g) : g_(g) {}
+  bool empty() const { return members_.empty(); }
+  const std::vector<size_t>& members() const { return members_; }
+  std::vector<size_t> take() {
+    std::vector<size_t> out;
+    out.swap(members_);
+    shape_ = nullptr;
+    steps_ = 0;
+    produced_.clear();
+    inputs_.clear();
+    return out;
+  }
+  // A view joins any run (it reads and writes nothing).
+  void add_view(size_t m) {
+    members_.push_back(m);
+    for (int id : g_.node(m).outputs)
+      if (id >= 0) produced_.insert(g_.alias_root(id));
+  }
+  // Adds elementwise member m when the run stays one chain within the kernel's limits.
+  bool try_add(size_t m, const Shape& shape) {
+    if ((shape_ && *shape_ != shape) || steps_ + 1 > kChainLimits.steps || int(shape.size()) > kChainLimits.rank) return false;
+    std::set<int> inputs = inputs_;
+    for (int id : chain_operands(g_, m))
+      if (!produced_.count(id)) inputs.insert(id);
+    if (int(inputs.size()) > kChainLimits.inputs) return false;
+    members_.push_back(m);
+    if (stored_results() > kChainLimits.outputs) {
+      members_.pop_back();
+      return false;
+    }
+    inputs_ = std::move(inputs);
+    for (int id : g_.node(m).outputs)
+      if (id >= 0) produced_.insert(g_.alias_root(id));
+    shape_ = &shape;
+    ++steps_;
+    return true;
+  }
+
+ private:
+  // Results read past the run (or the graph's outputs): each is stored.
+  int stored_results() const {
+    int stored = 0;
+    for (size_t m : members_)
+      for (int id : g_.node(m).outputs) {
+        if (id < 0) continue;
+        bool outside = g_.is_graph_output(id);
+        for (size_t c : g_.consumers(id)) outside = outside || !contains(members_, c);
+        stored += outside ? 1 : 0;
+      }
+    return stored;
+  }
+
+  const FusionGraph& g_;
+  std::vector<size_t> members_;
+  const Shape* shape_ = nullptr;
+  int steps_ = 0;
+  std::set<int> produced_, inputs_;
+};
+
+// Member m can be a step of a generated chain: elementwise over float tensors of known shape.
+const Shape* chain_step_shape(const FusionGraph& g, size_t m) {
+  if (g.kind(m) != OpKind::kPointwise || g.traits(m).stored_statistics) return nullptr;
+  for (int id : chain_operands(g, m))
+    if (!float_tensor(g, id)) return nullptr;
+  for (int id : g.node(m).outputs)
+    if (id >= 0 && !float_tensor(g, id)) return nullptr;
+  return output_shape(g, m);
+}
+
 }  // namespace
+
+bool leaves_library_tail(const FusionGraph& g, const std::vector<size_t>& members, size_t anchor) {
+  if (g.kind(anchor) != OpKind::kMatrix) return false;
+  const KernelClass cls = node_kernel(g.analysis().nodes[anchor]).cls;
+  // Depthwise convs store any elementwise epilogue in their own kernel.
+  if (cls != KernelClass::kGemm && cls != KernelClass::kConv && cls != KernelClass::kConv1x1 && cls != KernelClass::kGroupedConv)
+    return false;
+  // A grouped conv's library call takes no epilogue; a dense one's and a GEMM's take the walk's.
+  const std::vector<size_t> library =
+      cls == KernelClass::kGroupedConv ? std::vector<size_t>{} : library_epilogue(g, members, anchor);
+  std::vector<size_t> rest;
+  for (size_t m : running_members(g, members))
+    if (m != anchor && !g.traits(m).stored_statistics && !contains(library, m)) rest.push_back(m);
+  if (rest.empty()) return false;
+  // cuBLASLt's GELU epilogue: a GEMM's, and a 1x1 conv's run as one GEMM.
+  const bool gemm_like = cls == KernelClass::kGemm || cls == KernelClass::kConv1x1;
+  return !(gemm_like && is_erf_gelu(g, rest));
+}
+
+std::vector<std::vector<size_t>> apart_parts(const FusionGraph& g, std::vector<size_t> members) {
+  // Runs are cut in member (topological) order, so no part waits on a later one.
+  std::sort(members.begin(), members.end());
+  std::vector<std::vector<size_t>> parts;
+  ChainRun run(g);
+  auto close = [&] {
+    if (!run.empty()) parts.push_back(run.take());
+  };
+  for (size_t m : members) {
+    if (g.is_alias(m) || g.is_idle(m)) {
+      if (run.empty()) parts.push_back({m});
+      else run.add_view(m);
+      continue;
+    }
+    const Shape* shape = chain_step_shape(g, m);
+    if (shape && run.try_add(m, *shape)) continue;
+    close();
+    if (shape && run.try_add(m, *shape)) continue;
+    parts.push_back({m});
+  }
+  close();
+  return parts;
+}
 
 std::string why_apart(const FusionGraph& g, const std::string& pattern, const std::vector<size_t>& members, size_t anchor) {
   if (pattern == "fused_op") return "";
   if (pattern == "attention") return attention_apart(g, members);
-  // What launches: views and permutations fold into their neighbours' operand layouts.
-  std::vector<size_t> running;
-  for (size_t m : members)
-    if (!g.is_idle(m) && !g.is_alias(m) && !g.traits(m).folds_into_operand()) running.push_back(m);
+  const std::vector<size_t> running = running_members(g, members);
   if (running.size() <= 1) return "";
   // A conv or matrix product runs its library call with the epilogue it takes (bias, a folded
   // BatchNorm, activation, residual); everything else must be one chain of elementwise work over

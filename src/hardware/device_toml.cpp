@@ -112,7 +112,7 @@ void DeviceReader::read_kernel_curves(const toml::node& node, AchievableCeilings
   for (const auto& [key, value] : *node.as_table()) {
     const std::string k(key.str()), path = "achievable.kernels." + k;
     if (std::find(names.begin(), names.end(), k) == names.end())
-      fail("unknown kernel class '" + path + "' (expected gemm, conv1x1, conv, depthwise, attention, pointwise or a decode_ class)");
+      fail("unknown kernel class '" + path + "' (expected a kernel class such as gemm, conv, pointwise or layout_copy, or a decode_ class)");
     if (!value.is_table()) fail("'" + path + "' must be a table { fixed_us, k_us_per_1000, tflops, gbps }");
     const toml::table& c = *value.as_table();
     KernelCurve curve;

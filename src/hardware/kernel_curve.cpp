@@ -9,12 +9,13 @@
 namespace modelcost {
 
 const std::vector<std::string>& kernel_class_names() {
-  // The kernel plan's classes that calibrate times (layout copies, gathers and the rest run on
-  // the pointwise curve); decode_*, prefill_attention and expert_*: the deployed LLM step's own
+  // The kernel plan's classes with curves of their own (layout copies and gathers where an entry
+  // has theirs, else the pointwise curve, as the rest); decode_*, prefill_attention and expert_*: the deployed LLM step's own
   // kernels (docs/llm.md), decode_* and expert_routing priced by the bytes they stream.
   static const std::vector<std::string> names = {
       "gemm",          "conv1x1",        "conv",          "grouped_conv",     "depthwise",
       "attention",     "pointwise",      "reduction",     "norm",             "pooling",
+      "layout_copy",   "gather_scatter",
       "decode_gemm_m1", "decode_gemm_m32", "decode_attention", "decode_rowwise", "decode_norm",
       "prefill_attention", "expert_gemm", "expert_routing"};
   return names;

@@ -23,9 +23,9 @@ std::vector<const char*> curve_keys(KernelClass c) {
     case KernelClass::kReduction: return {"reduction", "pointwise"};
     case KernelClass::kNorm: return {"norm", "pointwise"};
     case KernelClass::kPooling: return {"pooling", "pointwise"};
+    case KernelClass::kLayoutCopy: return {"layout_copy", "pointwise"};
+    case KernelClass::kGatherScatter: return {"gather_scatter", "pointwise"};
     case KernelClass::kPointwise:
-    case KernelClass::kLayoutCopy:
-    case KernelClass::kGatherScatter:
     case KernelClass::kOther: return {"pointwise"};
     case KernelClass::kNone: return {};
   }
@@ -60,7 +60,8 @@ std::optional<KernelCurve> class_curve(const Device& device, const KernelShape& 
     auto it = curves.find(key);
     if (it == curves.end()) continue;
     KernelCurve curve = it->second;
-    const double scale = dtype_rate_scale(device, kernel.cls, peak) / grouped_conv_padding(kernel, key);
+    const double padding = grouped_conv_padding(kernel, key) * std::max(1.0, kernel.math_padding);
+    const double scale = dtype_rate_scale(device, kernel.cls, peak) / padding;
     curve.tflops *= scale;
     curve.k_us_per_1000 /= scale;
     return curve;

@@ -236,44 +236,26 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
   nr.predicted_us = std::max({nr.compute_us, nr.memory_us, nr.overhead_us}) + ceilings.gap_us;
 }
 
-// What a conv library's fused call takes beside the conv (cuDNN: bias, residual add, ReLU; folded
-// per-channel scales and views cost nothing).
-bool conv_library_fuses(const Node& node) {
-  const OpTraits t = op_traits(node.domain, node.op_type);
-  return t.form == OpForm::kConv || t.conv_epilogue || t.view;
-}
-
-// A dense conv group with an activation the library's fixed fused call cannot take (Clip, SiLU,
-// HardSwish...): a runtime compiles it into the conv's epilogue (cuDNN's graph API, TensorRT), and
-// that epilogue costs about what a pointwise pass over the conv's output would. Depthwise convs
-// take any activation in their own kernel's store. Only where calibrated curves time library kernels.
-bool has_compiled_conv_epilogue(const FusedGroup& g, const Analysis& analysis, const Ceilings& ceilings) {
-  if (!ceilings.achievable || ceilings.kernel_curves.empty() || !g.matrix) return false;
-  if (g.kernel.cls != KernelClass::kConv && g.kernel.cls != KernelClass::kConv1x1) return false;
-  // The anchor itself may carry its activation (ONNX Runtime's FusedConv): a library call takes it.
-  for (size_t m : g.members)
-    if (m != g.anchor && !conv_library_fuses(*analysis.nodes[m].node)) return true;
-  return false;
-}
-
-// One launch: the conv's fixed cost and gap, its own operands and output, plus the epilogue priced
-// as the pointwise pass it replaces (re-reading the conv's output and the group's other inputs,
-// writing the group's outputs) without that pass's launch. Measured on the H100 and H200: runtime-
-// compiled conv + SiLU / ReLU6 kernels take about that, more than the conv alone.
-void place_conv_with_compiled_epilogue(const KernelWork& work, const Device& device, const Ceilings& ceilings,
-                                       const std::string& dtype, NodeRoofline& nr) {
-  const NodeAnalysis& conv = *work.anchor;
-  const RecastBytes b = recast_node_bytes_split(conv, dtype);
-  KernelWork main_loop{conv.cost.flops, b.read + b.written, true, work.compute_dtype};
-  main_loop.anchor = &conv;
-  main_loop.kernel = node_kernel(conv);
-  KernelWork epilogue{std::max(0.0, work.flops - conv.cost.flops), std::max(0.0, work.bytes - b.read) + b.written, false,
-                      work.compute_dtype};
-  epilogue.anchor = &conv;
-  epilogue.kernel.cls = KernelClass::kPointwise;
+// A group whose library call leaves members to a chain kernel after it (FusedGroup::library_tail):
+// the conv or GEMM as written (its own operands and output, the weights included), plus the chain's
+// traffic (the product's output read back, the group's other inputs, its outputs written) without a
+// fixed cost of its own. Measured on the zoo's tuned families, such a chain replayed alone takes
+// about 1.2 us beyond its traffic, well under a standalone pointwise kernel's fixed cost and gap
+// (docs/roofline.md). Only where calibrated curves time library kernels.
+void place_library_call_and_chain(const KernelWork& work, const Device& device, const Ceilings& ceilings,
+                                  const std::string& dtype, NodeRoofline& nr) {
+  const NodeAnalysis& product = *work.anchor;
+  const RecastBytes b = recast_node_bytes_split(product, dtype);
+  KernelWork library{product.cost.flops, b.read + b.written, true, work.compute_dtype};
+  library.anchor = &product;
+  library.kernel = work.kernel;
+  KernelWork chain{std::max(0.0, work.flops - product.cost.flops), std::max(0.0, work.bytes - b.read) + b.written, false,
+                   work.compute_dtype};
+  chain.anchor = &product;
+  chain.kernel.cls = KernelClass::kPointwise;
   NodeRoofline a, p;
-  place(main_loop, device, ceilings, a);
-  place(epilogue, device, ceilings, p);
+  place(library, device, ceilings, a);
+  place(chain, device, ceilings, p);
   place(work, device, ceilings, nr);  // the group's own figures: path, peak, intensity
   nr.compute_us = a.compute_us + p.compute_us;
   nr.memory_us = a.memory_us + p.memory_us;
@@ -342,8 +324,8 @@ void place_groups(const Analysis& analysis, const Device& device, const Roofline
       ++r.deployed.no_bound;
       continue;
     }
-    if (has_compiled_conv_epilogue(g, analysis, r.ceilings))
-      place_conv_with_compiled_epilogue(work, device, r.ceilings, options.dtype, gr);
+    if (g.library_tail && r.ceilings.achievable && !r.ceilings.kernel_curves.empty())
+      place_library_call_and_chain(work, device, r.ceilings, options.dtype, gr);
     else
       place(work, device, r.ceilings, gr);
     count(gr, r.deployed);

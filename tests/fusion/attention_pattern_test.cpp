@@ -133,20 +133,32 @@ void add_plain_attention(ModelBuilder& b, int64_t head_size) {
   b.output("y");
 }
 
-// The runtime's flash kernel has no head size 48: the match is planned, and run, as its members,
-// each priced as its own kernel; a fully fusing runtime's plan keeps it one kernel.
+// The runtime's flash kernel runs head sizes up to 128: a larger one is planned, and run, as its
+// members, each priced as its own kernel; a fully fusing runtime's plan keeps it one kernel.
 TEST(AttentionPattern, HeadSizeTheKernelLacksIsPlannedApart) {
   ModelBuilder b, again;
-  add_plain_attention(b, 48);
-  add_plain_attention(again, 48);
+  add_plain_attention(b, 160);
+  add_plain_attention(again, 160);
   Fused runtime(b);
   ASSERT_EQ(runtime.plan.groups.size(), 4u) << runtime.describe();
   EXPECT_EQ(runtime.apart(), 4u);
-  EXPECT_NE(runtime.plan.groups[1].apart_reason.find("head size 48"), std::string::npos) << runtime.plan.groups[1].apart_reason;
+  EXPECT_NE(runtime.plan.groups[1].apart_reason.find("head size 160"), std::string::npos) << runtime.plan.groups[1].apart_reason;
   EXPECT_EQ(runtime.plan.groups[2].kernel.cls, KernelClass::kReduction);
   Fused every(again, 0, FusionReach::kEveryPattern);
   ASSERT_EQ(every.plan.groups.size(), 1u) << every.describe();
   EXPECT_EQ(every.plan.groups[0].pattern, "attention");
+}
+
+// A head size between the kernel's 32, 64 and 128 runs the next one's kernel: one kernel, its
+// math padded (48 as 64).
+TEST(AttentionPattern, HeadSizeBetweenTheKernelsRunsPadded) {
+  ModelBuilder b;
+  add_plain_attention(b, 48);
+  Fused runtime(b);
+  ASSERT_EQ(runtime.plan.groups.size(), 1u) << runtime.describe();
+  EXPECT_EQ(runtime.apart(), 0u);
+  EXPECT_EQ(runtime.plan.groups[0].kernel.cls, KernelClass::kAttention);
+  EXPECT_DOUBLE_EQ(runtime.plan.groups[0].kernel.math_padding, 64.0 / 48.0);
 }
 
 TEST(AttentionPattern, ProjectionBiasStaysInTheGemmEpilogue) {

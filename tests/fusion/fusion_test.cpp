@@ -25,6 +25,7 @@ TEST(Fusion, ConvBiasReluResidualIsOneKernel) {
   EXPECT_EQ(g.label, "conv+bias+relu+add");
   EXPECT_EQ(g.pattern, "epilogue");
   EXPECT_EQ(g.members.size(), 4u);
+  EXPECT_FALSE(g.library_tail);  // cuDNN's fused call takes all of it
   EXPECT_DOUBLE_EQ(g.bytes_read, f.bytes("x") + f.bytes("w") + f.bytes("bias"));
   EXPECT_DOUBLE_EQ(g.bytes_written, f.bytes("y"));
   EXPECT_DOUBLE_EQ(g.flops, f.total_flops());
@@ -139,16 +140,39 @@ TEST(Fusion, ElementwiseChainIsOnePointwiseKernel) {
 }
 
 // A fully fusing runtime runs a spelled-out norm as one kernel. The runtime of --measure has no
-// generated reduction kernels yet, so its plan runs the members apart, each priced as itself.
+// generated reduction kernels yet: its plan runs each reduction alone and the elementwise work
+// between them as generated chains, one per run over one shape, each priced as itself.
 TEST(Fusion, SpelledOutLayerNormRunsApartInTheMeasuredRuntime) {
   ModelBuilder b;
   add_layer_norm(b, "x", "y", Shape{2, 16, 64});
   b.output("y");
   Fused f(b);
-  EXPECT_EQ(f.plan.groups.size(), 9u) << f.describe();
-  EXPECT_EQ(f.apart(), 9u);
-  for (const auto& g : f.plan.groups) EXPECT_EQ(g.members.size(), 1u);
+  ASSERT_EQ(f.plan.groups.size(), 5u) << f.describe();
+  EXPECT_EQ(f.apart(), 5u);
+  const std::vector<size_t> sizes = {1, 2, 1, 2, 3};  // mean; x - mean, ^2; mean; + eps, sqrt; /, *, +
+  for (size_t k = 0; k < sizes.size(); ++k) EXPECT_EQ(f.plan.groups[k].members.size(), sizes[k]) << f.describe();
+  EXPECT_EQ(f.plan.groups[1].pattern, "pointwise");
+  EXPECT_EQ(f.plan.groups[1].kernel.cls, KernelClass::kPointwise);
   EXPECT_NE(f.plan.groups[0].apart_reason.find("not elementwise"), std::string::npos) << f.plan.groups[0].apart_reason;
+}
+
+// A run longer than the generated chain takes is cut at its limit.
+TEST(Fusion, ApartChainsStopAtTheChainKernelsLimits) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{4, 64});
+  set_attr(b.node("ReduceMean", {"x"}, {"m"}), "axes", std::vector<int64_t>{1});
+  std::string last = "m0";
+  b.node("Sub", {"x", "m"}, {last});
+  for (int k = 1; k <= kChainLimits.steps; ++k) {
+    const std::string next = "m" + std::to_string(k);
+    b.node("Relu", {last}, {next});
+    last = next;
+  }
+  b.output(last);
+  Fused f(b, 0, FusionReach::kMeasuredRuntime);
+  ASSERT_EQ(f.plan.groups.size(), 3u) << f.describe();
+  EXPECT_EQ(f.plan.groups[1].members.size(), size_t(kChainLimits.steps));
+  EXPECT_EQ(f.plan.groups[2].members.size(), 1u);
 }
 
 TEST(Fusion, SpelledOutLayerNorm) {
@@ -240,6 +264,41 @@ TEST(Fusion, SiluAndHardSwish) {
   Fused g(h);
   ASSERT_EQ(g.plan.groups.size(), 1u) << g.describe();
   EXPECT_EQ(g.plan.groups[0].label, "hardswish");
+}
+
+// What the library call of an anchored group takes: cuBLASLt a bias and the erf GELU, cuDNN a bias,
+// residual and ReLU; the rest (a tanh GELU, a SiLU, a scale) runs as a chain kernel after it.
+TEST(Fusion, LibraryTailIsWhatTheLibraryCallCannotTake) {
+  auto gemm_then = [](bool tanh_form) {
+    ModelBuilder b;
+    b.input("x", kFloat, Shape{64, 256});
+    b.weight("w", kFloat, {256, 512});
+    b.weight("bias", kFloat, {512});
+    b.node("MatMul", {"x", "w"}, {"m"});
+    b.node("Add", {"m", "bias"}, {"mb"});
+    add_gelu(b, "mb", "y", tanh_form);
+    b.output("y");
+    return b;
+  };
+  ModelBuilder erf = gemm_then(false), tanh = gemm_then(true);
+  Fused with_erf(erf), with_tanh(tanh);
+  ASSERT_EQ(with_erf.plan.groups.size(), 1u) << with_erf.describe();
+  ASSERT_EQ(with_tanh.plan.groups.size(), 1u) << with_tanh.describe();
+  EXPECT_FALSE(with_erf.plan.groups[0].library_tail);
+  EXPECT_TRUE(with_tanh.plan.groups[0].library_tail);
+
+  ModelBuilder c;
+  c.input("x", kFloat, Shape{1, 8, 16, 16});
+  c.weight("w", kFloat, {8, 8, 3, 3});
+  set_attr(c.node("Conv", {"x", "w"}, {"y0"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  c.node("Sigmoid", {"y0"}, {"s"});
+  c.node("Mul", {"y0", "s"}, {"y"});
+  c.output("y");
+  Fused silu(c);
+  ASSERT_EQ(silu.plan.groups.size(), 1u) << silu.describe();
+  EXPECT_TRUE(silu.plan.groups[0].library_tail);
+  Fused every(c, 0, FusionReach::kEveryPattern);  // a fully fusing runtime compiles it in
+  EXPECT_FALSE(every.plan.groups[0].library_tail);
 }
 
 TEST(Fusion, SwiGluBetweenProjections) {

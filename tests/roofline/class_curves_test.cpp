@@ -66,5 +66,31 @@ TEST(ClassCurves, OtherClassesArePricedOnTheirOwnCurve) {
   EXPECT_DOUBLE_EQ(priced->us(), d.achievable.kernel_curves.at("gemm").us(4096, 1e9, 1e6));
 }
 
+// Layout copies and gathers run on their own curve where the entry has one, else the pointwise one.
+TEST(ClassCurves, LayoutCopiesFallBackToThePointwiseCurve) {
+  Device d = curved_device();
+  d.achievable.kernel_curves["pointwise"] = curve(2, 0, 0, 3000);
+  KernelShape copy;
+  copy.cls = KernelClass::kLayoutCopy;
+  const PeakChoice peak = choose_peak(d, MathPath::kVector, "fp16");
+  ASSERT_TRUE(class_curve(d, copy, peak));
+  EXPECT_DOUBLE_EQ(class_curve(d, copy, peak)->gbps, 3000);
+  d.achievable.kernel_curves["layout_copy"] = curve(1, 0, 0, 4000);
+  EXPECT_DOUBLE_EQ(class_curve(d, copy, peak)->gbps, 4000);
+}
+
+// Attention of a head size its kernel pads runs the padded math: the rate falls by the padding.
+TEST(ClassCurves, PaddedAttentionHeadsRunAtThePaddedRate) {
+  Device d = curved_device();
+  d.achievable.kernel_curves["attention"] = curve(5, 10, 120, 2000);
+  KernelShape attention;
+  attention.cls = KernelClass::kAttention;
+  attention.k = 197;
+  const PeakChoice peak = choose_peak(d, MathPath::kTensor, "fp16");
+  const double full = class_curve(d, attention, peak)->tflops;
+  attention.math_padding = 64.0 / 48.0;
+  EXPECT_NEAR(class_curve(d, attention, peak)->tflops, full * 48.0 / 64.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace modelcost::testing

@@ -122,7 +122,7 @@ TEST(KernelClass, EveryCurveOfAPlanClassAgreesWithThePlanOnMatrixWork) {
     ++named;
     EXPECT_EQ(kernel_class_is_matrix(std::string(kernel_class_name(c))), kernel_class_is_matrix(c)) << kernel_class_name(c);
   }
-  EXPECT_EQ(named, 10);  // gemm, the four convs, attention, pointwise, reduction, norm, pooling
+  EXPECT_EQ(named, 12);  // gemm, the four convs, attention, pointwise, reduction, norm, pooling, layout_copy, gather_scatter
 }
 
 // On the shipped H100 and H200 entries (calibrated and derived curves), for every kernel of both

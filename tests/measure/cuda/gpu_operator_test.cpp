@@ -60,6 +60,25 @@ TEST(MeasureGpuOperators, DataMovement) {
   check_node(b, "gi", "fp16", 1e-7);
 }
 
+// A Concat of many inputs and a Split into several outputs run as one batched copy: inputs of
+// odd and even channel counts (the common vector width drops), and axes inner and outer.
+TEST(MeasureGpuOperators, BatchedConcatAndSplit) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  std::vector<std::string> parts;
+  for (int k = 0; k < 20; ++k) {
+    parts.push_back("p" + std::to_string(k));
+    b.input(parts.back(), kFloat, Shape{2, 1 + (k * 7) % 9, 5, 6});
+  }
+  set_attr(b.node("Concat", parts, {"cat"}), "axis", int64_t{1});
+  set_attr(b.node("Concat", {"p0", "p9"}, {"cat_w"}), "axis", int64_t{3});
+  b.input("x", kFloat, Shape{4, 24, 8});
+  b.ints("sizes", {8, 8, 8});
+  set_attr(b.node("Split", {"x", "sizes"}, {"s0", "s1", "s2"}), "axis", int64_t{1});
+  for (const char* n : {"cat", "cat_w", "s0", "s2"}) b.output(n);
+  for (const char* n : {"cat", "cat_w", "s0", "s2"}) check_both(b, n, 1e-7, 1e-7);
+}
+
 TEST(MeasureGpuOperators, ReductionsSoftmaxLayerNorm) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b(17);

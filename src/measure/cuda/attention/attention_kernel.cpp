@@ -84,7 +84,7 @@ bool shape_from_products(const GroupView& view, const AttentionMembers& members,
     return false;
   }
   if (!flash_attention_head_size(shape->d)) {
-    *why = "head dim " + std::to_string(shape->d) + " (the kernel runs 32, 64, 128)";
+    *why = "head dim " + std::to_string(shape->d) + " (the kernel runs multiples of 4 up to 128)";
     return false;
   }
   const double kv_elements = view.spec(members.values).inputs[1].elements();

@@ -26,15 +26,25 @@ constexpr float kLog2e = 1.4426950408889634f;
 // in different banks.
 template <int D> constexpr int row_ld() { return D + 8; }
 
-// `rows` rows of D halves from src (the first `valid` of them read, the rest zeroed), rows
-// row_ld<D>() apart, by `threads` threads of which this is number `thread`.
-template <int D>
-__device__ void stage_rows_async(__half* dst, const __half* src, int rows, int valid, int thread, int threads) {
-  constexpr int kVec = D / 8;  // 16-byte pieces per row
-  for (int v = thread; v < rows * kVec; v += threads) {
-    const int r = v / kVec, c = (v % kVec) * 8;
-    copy_async16(dst + r * row_ld<D>() + c, r < valid ? src + int64_t(r) * D + c : src, r < valid);
+// `rows` rows of d halves (d <= D, a multiple of 4) from src into rows row_ld<D>() apart, by
+// `threads` threads of which this is number `thread`: the first `valid` rows read, the rest and
+// the columns past d zeroed, so a head size below the kernel's D adds nothing to the scores and
+// its padding columns of the output are never stored. P halves per copy: 8 (16 bytes) or 4.
+template <int D, int P>
+__device__ void stage_pieces(__half* dst, const __half* src, int rows, int valid, int d, int thread, int threads) {
+  constexpr int kPieces = D / P;
+  for (int v = thread; v < rows * kPieces; v += threads) {
+    const int r = v / kPieces, c = (v % kPieces) * P;
+    const bool read = r < valid && c < d;
+    const __half* from = read ? src + int64_t(r) * d + c : src;
+    if constexpr (P == 8) copy_async16(dst + r * row_ld<D>() + c, from, read);
+    else copy_async8(dst + r * row_ld<D>() + c, from, read);
   }
+}
+template <int D>
+__device__ void stage_rows_async(__half* dst, const __half* src, int rows, int valid, int d, int thread, int threads) {
+  if (d % 8 == 0) stage_pieces<D, 8>(dst, src, rows, valid, d, thread, threads);
+  else stage_pieces<D, 4>(dst, src, rows, valid, d, thread, threads);
 }
 
 // Per thread of the mma layout: rows g and g + 8 of its warp's 16, columns 2t and 2t + 1 of each
@@ -205,8 +215,8 @@ __device__ __forceinline__ void load_query_fragments(uint32_t (&qf)[D / 16][4], 
 // Where query row i of (batch x head) bh is written: [bh, sq, d], or [b, sq, heads, d].
 template <int D>
 __device__ __forceinline__ int64_t out_offset(const AttentionShape& sh, int64_t bh, int64_t i) {
-  if (!sh.token_major_out) return (bh * sh.sq + i) * D;
-  return ((bh / sh.heads * sh.sq + i) * sh.heads + bh % sh.heads) * D;
+  if (!sh.token_major_out) return (bh * sh.sq + i) * sh.d;
+  return ((bh / sh.heads * sh.sq + i) * sh.heads + bh % sh.heads) * sh.d;
 }
 
 __device__ __forceinline__ int valid_count(int64_t total, int64_t first, int most) {
@@ -229,8 +239,8 @@ __global__ void __launch_bounds__(W * 32, min_blocks<D, W>())
   const int warp = threadIdx.x / 32;
   // Causal: the longest row blocks (the last queries) start first, so the short ones fill the tail.
   const int64_t bh = blockIdx.y, q_block = int64_t(sh.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * kRows;
-  const __half* kp = k + bh / sh.group * sh.sk * D;
-  const __half* vp = v + bh / sh.group * sh.sk * D;
+  const __half* kp = k + bh / sh.group * sh.sk * sh.d;
+  const __half* vp = v + bh / sh.group * sh.sk * sh.d;
   const QueryRows rows(sh, bh, q_block + warp * 16);
   const int tiles = key_tiles(sh, q_block + kRows);
   const bool active = q_block + warp * 16 < sh.sq;  // a warp past the last query only helps stage tiles
@@ -238,10 +248,10 @@ __global__ void __launch_bounds__(W * 32, min_blocks<D, W>())
   auto stage = [&](int tile, int buffer) {
     const int64_t k0 = int64_t(tile) * kKeyTile;
     const int valid = valid_count(sh.sk, k0, kKeyTile);
-    stage_rows_async<D>(ks + 2 * buffer * kTile, kp + k0 * D, kKeyTile, valid, threadIdx.x, W * 32);
-    stage_rows_async<D>(ks + (2 * buffer + 1) * kTile, vp + k0 * D, kKeyTile, valid, threadIdx.x, W * 32);
+    stage_rows_async<D>(ks + 2 * buffer * kTile, kp + k0 * sh.d, kKeyTile, valid, sh.d, threadIdx.x, W * 32);
+    stage_rows_async<D>(ks + (2 * buffer + 1) * kTile, vp + k0 * sh.d, kKeyTile, valid, sh.d, threadIdx.x, W * 32);
   };
-  stage_rows_async<D>(qs, q + (bh * sh.sq + q_block) * D, kRows, valid_count(sh.sq, q_block, kRows), threadIdx.x, W * 32);
+  stage_rows_async<D>(qs, q + (bh * sh.sq + q_block) * sh.d, kRows, valid_count(sh.sq, q_block, kRows), sh.d, threadIdx.x, W * 32);
   if (tiles > 0) stage(0, 0);
   commit_copies();
 
@@ -276,7 +286,8 @@ __global__ void __launch_bounds__(W * 32, min_blocks<D, W>())
     __half* op = o + out_offset<D>(sh, bh, rows.qi[r]) + 2 * t;
 #pragma unroll
     for (int dn = 0; dn < D / 8; ++dn)
-      *reinterpret_cast<__half2*>(op + dn * 8) = __floats2half2_rn(run.out[dn][2 * r] * inverse, run.out[dn][2 * r + 1] * inverse);
+      if (dn * 8 + 2 * t < sh.d)  // a column pair past the head size is padding (d is a multiple of 4)
+        *reinterpret_cast<__half2*>(op + dn * 8) = __floats2half2_rn(run.out[dn][2 * r] * inverse, run.out[dn][2 * r + 1] * inverse);
   }
 }
 
@@ -292,12 +303,12 @@ __global__ void __launch_bounds__(W * 32)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   __half* kt = qs + 16 * kLd + 2 * warp * kTile;  // this warp's K tile, its V tile right after
   const int64_t bh = blockIdx.y, q_block = int64_t(blockIdx.x) * 16;
-  const __half* kp = k + bh / sh.group * sh.sk * D;
-  const __half* vp = v + bh / sh.group * sh.sk * D;
+  const __half* kp = k + bh / sh.group * sh.sk * sh.d;
+  const __half* vp = v + bh / sh.group * sh.sk * sh.d;
   const QueryRows rows(sh, bh, q_block);
   const int tiles = key_tiles(sh, q_block + 16);
 
-  stage_rows_async<D>(qs, q + (bh * sh.sq + q_block) * D, 16, valid_count(sh.sq, q_block, 16), threadIdx.x, W * 32);
+  stage_rows_async<D>(qs, q + (bh * sh.sq + q_block) * sh.d, 16, valid_count(sh.sq, q_block, 16), sh.d, threadIdx.x, W * 32);
   commit_copies();
   wait_copies<0>();
   __syncthreads();
@@ -307,8 +318,8 @@ __global__ void __launch_bounds__(W * 32)
   for (int tile = warp; tile < tiles; tile += W) {
     const int64_t k0 = int64_t(tile) * kKeyTile;
     const int valid = valid_count(sh.sk, k0, kKeyTile);
-    stage_rows_async<D>(kt, kp + k0 * D, kKeyTile, valid, lane, 32);
-    stage_rows_async<D>(kt + kTile, vp + k0 * D, kKeyTile, valid, lane, 32);
+    stage_rows_async<D>(kt, kp + k0 * sh.d, kKeyTile, valid, sh.d, lane, 32);
+    stage_rows_async<D>(kt + kTile, vp + k0 * sh.d, kKeyTile, valid, sh.d, lane, 32);
     commit_copies();
     wait_copies<0>();
     __syncwarp();
@@ -341,6 +352,7 @@ __global__ void __launch_bounds__(W * 32)
   for (int i = threadIdx.x; i < 16 * D; i += W * 32) {
     const int row = i / D, col = i % D;
     if (q_block + row >= sh.sq) break;  // later rows are past the end too
+    if (col >= sh.d) continue;           // padding columns of a smaller head size
     float m = -INFINITY;
     for (int w = 0; w < W; ++w) m = fmaxf(m, part_max[w * 16 + row]);
     const float base = m == -INFINITY ? 0.f : m;
@@ -402,11 +414,13 @@ void launch_for(const AttentionShape& s, const void* q, const void* k, const voi
 
 void launch_flash_attention(const AttentionShape& shape, const void* q, const void* k, const void* v, void* o,
                             cudaStream_t stream) {
-  switch (shape.d) {
+  if (!flash_attention_head_size(shape.d))
+    throw Error(kExitRuntime, "flash attention: head dim " + std::to_string(shape.d) + " (multiples of 4 up to 128 run)");
+  // The kernel of the next head size it is built for; the columns past d are zero-filled.
+  switch (flash_attention_padded_head_size(shape.d)) {
     case 32: launch_for<32>(shape, q, k, v, o, stream); break;
     case 64: launch_for<64>(shape, q, k, v, o, stream); break;
-    case 128: launch_for<128>(shape, q, k, v, o, stream); break;
-    default: throw Error(kExitRuntime, "flash attention: head dim " + std::to_string(shape.d) + " (32, 64 or 128 run)");
+    default: launch_for<128>(shape, q, k, v, o, stream); break;
   }
 }
 

@@ -136,6 +136,10 @@ class KernelRunner : public OperatorRunner {
         else  // integers and bools: a fill of 0 (unsupported_dtype refuses other values)
           MC_CUDA_CHECK(cudaMemsetAsync(o.data, 0, o.bytes(), s));
       }
+    // A Concat or Split moves all its tensors in one launch where their copies allow it.
+    std::vector<BatchedCopy> batch;
+    for (const StridedCopy& c : p.copies) batch.push_back({in_[c.input].data, out_[c.output].data, &c});
+    if (!p.fill_output && launch_batched_copies(bytes(out_[0]), batch, s)) return;
     for (const StridedCopy& c : p.copies) launch_strided_copy(bytes(out_[0]), in_[c.input].data, out_[c.output].data, c, s);
   }
 

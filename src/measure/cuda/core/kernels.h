@@ -45,6 +45,14 @@ void launch_fill_random_int(void* y, int64_t n, int element_bytes, int64_t range
 // Pad of the reflect, edge or wrap mode: every output element reads its mapped source.
 void launch_pad_mapped(int element_bytes, const PadPlan& plan, const void* src, void* dst, cudaStream_t stream);
 void launch_strided_copy(int element_bytes, const void* src, void* dst, const StridedCopy& copy, cudaStream_t stream);
+// Several copies as one kernel (batched_copy.cu): 2 to 32 of them, each rows of contiguous
+// columns (a Concat's inputs, a Split's outputs); false, with nothing launched, where they are not.
+struct BatchedCopy {
+  const void* src = nullptr;
+  void* dst = nullptr;
+  const StridedCopy* copy = nullptr;
+};
+bool launch_batched_copies(int element_bytes, const std::vector<BatchedCopy>& copies, cudaStream_t stream);
 // The tensors of a gather or scatter by an index tensor: data, indices (int64 or int32), updates
 // (scatters; nullptr for gathers) and the output.
 struct IndexOperands {

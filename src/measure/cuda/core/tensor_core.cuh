@@ -16,6 +16,10 @@ __device__ __forceinline__ unsigned smem_address(const void* p) {
 __device__ __forceinline__ void copy_async16(void* dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src), "r"(valid ? 16 : 0));
 }
+// 8 bytes through L1 (cp.async.cg takes 16 only): rows whose length is a multiple of 4 halves.
+__device__ __forceinline__ void copy_async8(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_address(dst)), "l"(src), "r"(valid ? 8 : 0));
+}
 __device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void wait_copies() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 

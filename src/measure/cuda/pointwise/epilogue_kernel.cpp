@@ -2,7 +2,8 @@
 // as the library runs (a per-channel bias, one residual add, then ReLU, or GELU for cuBLASLt),
 // walking forward from its output; the members left run as one pointwise chain after it. A dense
 // conv's group is also tried as one cuDNN graph (SiLU, ReLU6 and Sigmoid included) and, for a 1x1
-// conv, as a cuBLASLt GEMM with its epilogue; a grouped conv's as one cuDNN graph; the fastest runs.
+// conv, as a cuBLASLt GEMM with its epilogue (GELU included); a grouped conv's as one cuDNN graph;
+// the fastest runs.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -127,6 +128,22 @@ std::optional<MatrixEpilogue> with_trailing_activation(const GroupView& view, Ma
   return e;
 }
 
+// Where the members left (`rest`) are exactly the erf GELU of output `e`, and the group's results
+// are its result, the epilogue with cuBLASLt's GELU (a 1x1 conv as one GEMM); otherwise nothing.
+std::optional<MatrixEpilogue> with_trailing_gelu(const GroupView& view, MatrixEpilogue e, const std::vector<size_t>& rest) {
+  if (e.activation != EpilogueActivation::kNone || view.is_output(e.output) || !is_gelu(view, rest)) return {};
+  const bool reads_output = std::any_of(rest.begin(), rest.end(), [&](size_t m) {
+    const auto& inputs = view.node(m).inputs;
+    return std::find(inputs.begin(), inputs.end(), e.output) != inputs.end();
+  });
+  if (!reads_output) return {};
+  for (int out : view.group.outputs)
+    if (view.producer(out) != static_cast<int>(rest.back())) return {};
+  e.activation = EpilogueActivation::kGelu;
+  e.output = view.node(rest.back()).outputs[0];
+  return e;
+}
+
 // A dense conv's group as a runtime may also run it: the whole epilogue as one cuDNN graph (for
 // the activations cuDNN's fused call cannot take), and a 1x1 conv as a cuBLASLt GEMM with its
 // epilogue; each is timed against `separate` (the fused call or per-node conv, then a chain) and
@@ -135,6 +152,7 @@ std::optional<MatrixEpilogue> with_trailing_activation(const GroupView& view, Ma
 std::unique_ptr<GroupKernel> fastest_dense_conv(const GroupView& view, const MatrixEpilogue& e, const std::vector<size_t>& rest,
                                                 std::unique_ptr<GroupKernel> separate) {
   std::optional<MatrixEpilogue> whole = rest.empty() ? std::optional<MatrixEpilogue>(e) : with_trailing_activation(view, e, rest);
+  if (!whole) whole = with_trailing_gelu(view, e, rest);
   if (!whole) return separate;
   std::string why;
   // ReLU and identity run in cuDNN's fused call already; a graph of the same (tried on ResNet-50:

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/kernels.h"
+#include "modelcost/runtime_limits.h"
 #include "ops/elementwise_ops.h"
 
 namespace modelcost::cuda {
@@ -13,7 +14,9 @@ namespace modelcost::cuda {
 // A chain of elementwise ops evaluated per output element in registers: each step reads
 // external inputs (through broadcast strides over the chain's dims) or earlier steps' values,
 // and may store its value to an output. One kernel for what ran as one kernel per node.
-constexpr int kChainMaxRank = 8, kChainMaxInputs = 8, kChainMaxSteps = 24, kChainMaxOutputs = 4;
+// The limits are the kernel plan's (runtime_limits.h), so the plan never asks for a longer chain.
+constexpr int kChainMaxRank = kChainLimits.rank, kChainMaxInputs = kChainLimits.inputs, kChainMaxSteps = kChainLimits.steps,
+              kChainMaxOutputs = kChainLimits.outputs;
 
 struct ChainStep {
   ElementwiseOp op = ElementwiseOp::kIdentity;
@@ -47,7 +50,7 @@ void launch_pointwise_chain(const ChainProgram& program, cudaStream_t stream);
 // Scaled dot-product attention, O = softmax(scale * Q K^T + mask) V, in one kernel that keeps the
 // scores on chip (online softmax over key tiles, tensor-core products): Q [bh, sq, d], K and V
 // [bh / group, sk, d] (group query heads share one key/value head), O [bh, sq, d], fp16,
-// d in {32, 64, 128}. The mask (fp16, optional) is read at b * mask_b + h * mask_h + i * mask_i
+// d a multiple of 4 up to 128 (runtime_limits.h). The mask (fp16, optional) is read at b * mask_b + h * mask_h + i * mask_i
 // + j * mask_j, with b = bh / heads and h = bh % heads. Causal: key j > query i + causal_offset is
 // masked (the offset: positions cached before a prefill chunk's first query). With token_major_out
 // O is written [b, sq, heads, d], the rows an output projection reads.

@@ -1,6 +1,6 @@
 // The flash-attention kernel alone against attention computed in double on the host from the
 // same fp16 inputs: partial query and key tiles, an additive mask, causal masking, grouped
-// key/value heads, head dims 32, 64 and 128, and both kernels (row blocks of four warps for large
+// key/value heads, head dims 32, 64 and 128 and the sizes between (run padded), and both kernels (row blocks of four warps for large
 // grids; key-split blocks of two or four warps, merged at the end, for small ones), a prefill chunk
 // after cached positions written token-major. Skips without an NVIDIA GPU.
 #ifdef MODELCOST_HAVE_CUDA
@@ -145,6 +145,20 @@ TEST(MeasureGpuGroups, FlashAttentionKernelChunkAfterCachedPositions) {
   prompt.causal = true;
   prompt.token_major_out = true;
   EXPECT_LT(attention_error(prompt, false), 5e-3);
+}
+
+// Head sizes the kernel is not built for run as the next one's with zero-filled columns: 16-byte
+// copies where d is a multiple of 8, 8-byte ones otherwise; the padding is never stored (a store
+// past d would overwrite the next row's first columns).
+TEST(MeasureGpuGroups, FlashAttentionKernelPaddedHeadSizes) {
+  SKIP_WITHOUT_GPU();
+  for (const int64_t d : {36, 48, 60, 80, 100}) {
+    EXPECT_LT(attention_error(shape(1, 3, 197, 197, d), true), 5e-3) << "key-split, d " << d;
+    EXPECT_LT(attention_error(shape(8, 4, 256, 256, d), false), 5e-3) << "row blocks, d " << d;
+    AttentionShape token_major = shape(2, 4, 70, 90, d);
+    token_major.token_major_out = true;
+    EXPECT_LT(attention_error(token_major, false), 5e-3) << "token-major, d " << d;
+  }
 }
 
 }  // namespace
