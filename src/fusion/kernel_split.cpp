@@ -137,7 +137,7 @@ class ChainRun {
       if (!produced_.count(id)) inputs.insert(id);
     if (int(inputs.size()) > kChainLimits.inputs) return false;
     members_.push_back(m);
-    if (stored_results() > kChainLimits.outputs) {
+    if (int(exit_count(g_, members_)) > kChainLimits.outputs) {
       members_.pop_back();
       return false;
     }
@@ -150,19 +150,6 @@ class ChainRun {
   }
 
  private:
-  // Results read past the run (or the graph's outputs): each is stored.
-  int stored_results() const {
-    int stored = 0;
-    for (size_t m : members_)
-      for (int id : g_.node(m).outputs) {
-        if (id < 0) continue;
-        bool outside = g_.is_graph_output(id);
-        for (size_t c : g_.consumers(id)) outside = outside || !contains(members_, c);
-        stored += outside ? 1 : 0;
-      }
-    return stored;
-  }
-
   const FusionGraph& g_;
   std::vector<size_t> members_;
   const Shape* shape_ = nullptr;

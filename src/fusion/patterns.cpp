@@ -59,6 +59,8 @@ bool consumed_inside(const FusionGraph& g, const std::vector<size_t>& members, s
   return false;
 }
 
+}  // namespace
+
 size_t exit_count(const FusionGraph& g, const std::vector<size_t>& members) {
   size_t exits = 0;
   for (size_t m : members)
@@ -70,6 +72,8 @@ size_t exit_count(const FusionGraph& g, const std::vector<size_t>& members) {
     }
   return exits;
 }
+
+namespace {
 
 // A kernel writes one result: while the group has more than one output, drop the latest member
 // whose results nothing inside reads (a Pow feeding the next norm's reduction, say).

@@ -61,6 +61,9 @@ bool leaves_library_tail(const FusionGraph& g, const std::vector<size_t>& member
 // other member alone (kernel_split.cpp).
 std::vector<std::vector<size_t>> apart_parts(const FusionGraph& g, std::vector<size_t> members);
 
+// The results of `members` read outside them (or the graph's outputs): what their kernel stores.
+size_t exit_count(const FusionGraph& g, const std::vector<size_t>& members);
+
 // Shared by the matchers: is node `m` in the sorted member list.
 bool contains(const std::vector<size_t>& members, size_t m);
 
