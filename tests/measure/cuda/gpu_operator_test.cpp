@@ -198,7 +198,8 @@ TEST(MeasureGpuOperators, TiledTransposes) {
 TEST(MeasureGpuOperators, SoftmaxAndLayerNormRowLengths) {
   SKIP_WITHOUT_GPU();
   // Softmax rows of 1..32 per lane held in registers, and the long-row fallback; layer norm in
-  // 16-byte vectors (768: 3 vectors per lane in fp16) and the scalar fallback (100 in fp16, 2048).
+  // 16-byte vectors (768: 3 vectors per lane in fp16), one block per row for wider rows (4096;
+  // 8200: 5 vectors a thread in fp16, past the block kernel in fp32) and the scalar fallback (100).
   ModelBuilder b(17);
   b.input("s20", kFloat, Shape{3, 20}).input("s1000", kFloat, Shape{5, 1000}).input("s3000", kFloat, Shape{2, 3000});
   b.node("Softmax", {"s20"}, {"sm20"});
@@ -215,9 +216,14 @@ TEST(MeasureGpuOperators, SoftmaxAndLayerNormRowLengths) {
   b.node("LayerNormalization", {"l768", "g768"}, {"ln768"});
   b.node("LayerNormalization", {"l100", "g100", "b100"}, {"ln100"});
   b.node("LayerNormalization", {"l2048", "g2048"}, {"ln2048"});
-  for (const char* n : {"sm20", "sm1000", "sm3000", "lsm1000", "sm197", "lsm197", "ln768", "ln100", "ln2048"}) b.output(n);
+  b.input("l4096", kFloat, Shape{3, 4096}).input("l8200", kFloat, Shape{2, 8200});
+  b.weight("g4096", kFloat, Shape{4096}).weight("b4096", kFloat, Shape{4096}).weight("g8200", kFloat, Shape{8200});
+  b.node("LayerNormalization", {"l4096", "g4096", "b4096"}, {"ln4096"});
+  b.node("LayerNormalization", {"l8200", "g8200"}, {"ln8200"});
+  for (const char* n : {"sm20", "sm1000", "sm3000", "lsm1000", "sm197", "lsm197", "ln768", "ln100", "ln2048", "ln4096", "ln8200"})
+    b.output(n);
   for (const char* n : {"sm20", "sm1000", "sm3000", "lsm1000", "sm197", "lsm197"}) check_both(b, n, 1e-5, 3e-3);
-  for (const char* n : {"ln768", "ln100", "ln2048"}) check_both(b, n, 1e-5, 3e-3);
+  for (const char* n : {"ln768", "ln100", "ln2048", "ln4096", "ln8200"}) check_both(b, n, 1e-5, 3e-3);
 }
 
 TEST(MeasureGpuOperators, InstanceAndGroupNorm) {

@@ -1,33 +1,17 @@
-// Row operations over a [outer, n, inner] view: reductions, softmax and layer norm. With
-// inner == 1 one warp owns a row (coalesced along n); otherwise the (outer, inner) columns are
-// read coalesced along inner, a block's rows of threads splitting each column where n is long
-// (column tiles) and one thread walking it where n is short.
+// Row operations over a [outer, n, inner] view: reductions and softmax (layer norm is in
+// layer_norm_kernels.cu), and batch norm. With inner == 1 one warp owns a row (coalesced along
+// n); otherwise the (outer, inner) columns are read coalesced along inner, a block's rows of
+// threads splitting each column where n is long (column tiles) and one thread walking it where n
+// is short.
 #include <cfloat>
 
 #include "core/cuda_check.h"
 #include "core/element_types.cuh"
 #include "core/index_math.cuh"
 #include "core/kernels.h"
+#include "norm/row_kernels.cuh"
 
 namespace modelcost::cuda {
-
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-__device__ __forceinline__ float warp_min(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fminf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
-__device__ __forceinline__ float warp_product(float v) {
-  for (int o = 16; o > 0; o >>= 1) v *= __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
 
 __device__ __forceinline__ float reduce_init(ReduceOp op) {
   return op == ReduceOp::kMax ? -FLT_MAX : op == ReduceOp::kMin ? FLT_MAX : op == ReduceOp::kProd ? 1.f : 0.f;
@@ -52,18 +36,6 @@ __device__ __forceinline__ float reduce_finish(ReduceOp op, float acc, int64_t n
 }
 __device__ __forceinline__ float warp_combine(ReduceOp op, float v) {
   return op == ReduceOp::kMax ? warp_max(v) : op == ReduceOp::kMin ? warp_min(v) : op == ReduceOp::kProd ? warp_product(v) : warp_sum(v);
-}
-
-constexpr int kWarpsPerBlock = 8;
-
-// The row of this thread's warp where one warp owns a row (kWarpsPerBlock rows a block), and
-// the thread's lane in it.
-struct WarpRow {
-  int64_t row;
-  int lane;
-};
-__device__ __forceinline__ WarpRow warp_row() {
-  return {blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32, static_cast<int>(threadIdx.x % 32)};
 }
 
 // The largest element of a row that one warp reads (each lane every 32nd element).
@@ -253,29 +225,6 @@ __global__ void softmax_columns_kernel(bool log_softmax, const T* x, T* y, int64
 }
 
 // One warp per row: mean, then variance around it (two passes over the row, the second from cache).
-template <typename T>
-__global__ void layer_norm_kernel(const T* x, const T* scale, const T* bias, T* y, int64_t rows, int64_t n, float eps) {
-  const auto [row, lane] = warp_row();
-  if (row >= rows) return;
-  const T* p = x + row * n;
-  T* q = y + row * n;
-  float s = 0.f;
-  for (int64_t j = lane; j < n; j += 32) s += to_float(p[j]);
-  const float mean = warp_sum(s) / static_cast<float>(n);
-  float v = 0.f;
-  for (int64_t j = lane; j < n; j += 32) {
-    const float d = to_float(p[j]) - mean;
-    v += d * d;
-  }
-  const float inv = rsqrtf(warp_sum(v) / static_cast<float>(n) + eps);
-  for (int64_t j = lane; j < n; j += 32) {
-    float r = (to_float(p[j]) - mean) * inv;
-    if (scale) r *= to_float(scale[j]);
-    if (bias) r += to_float(bias[j]);
-    q[j] = from_float<T>(r);
-  }
-}
-
 // Softmax of rows of at most 32 * kPerLane elements: one warp per row, the row read once into
 // registers (lane-strided, coalesced), max and sum by shuffles, one write.
 template <typename T, int kPerLane>
@@ -307,62 +256,6 @@ __global__ void softmax_rows_cached_kernel(bool log_softmax, const T* __restrict
   for (int k = 0; k < kPerLane; ++k) {
     const int j = lane + 32 * k;
     if (j < n) q[j] = from_float<T>(log_softmax ? v[k] - log_s : __expf(v[k]) * inv);
-  }
-}
-
-template <typename T>
-struct alignas(16) Vec16 {
-  static constexpr int kSize = 16 / sizeof(T);
-  T v[kSize];
-};
-
-// Layer norm of rows of kVec * 32 16-byte vectors at most: one warp per row, the row held in
-// registers, mean then variance around it from the registers, one write.
-template <typename T, int kVec>
-__global__ void layer_norm_vector_kernel(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
-                                         T* __restrict__ y, int64_t rows, int n, float eps) {
-  constexpr int W = Vec16<T>::kSize;
-  const auto [row, lane] = warp_row();
-  if (row >= rows) return;
-  const int vectors = n / W;
-  const Vec16<T>* p = reinterpret_cast<const Vec16<T>*>(x + row * n);
-  Vec16<T>* q = reinterpret_cast<Vec16<T>*>(y + row * n);
-  float v[kVec][W];
-  float s = 0.f;
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) {
-    const int j = lane + 32 * k;
-    Vec16<T> in;
-    if (j < vectors) in = p[j];
-#pragma unroll
-    for (int e = 0; e < W; ++e) {
-      v[k][e] = j < vectors ? to_float(in.v[e]) : 0.f;
-      s += v[k][e];
-    }
-  }
-  const float mean = warp_sum(s) / static_cast<float>(n);
-  float var = 0.f;
-#pragma unroll
-  for (int k = 0; k < kVec; ++k)
-    if (lane + 32 * k < vectors)
-#pragma unroll
-      for (int e = 0; e < W; ++e) var += (v[k][e] - mean) * (v[k][e] - mean);
-  const float inv = rsqrtf(warp_sum(var) / static_cast<float>(n) + eps);
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) {
-    const int j = lane + 32 * k;
-    if (j >= vectors) continue;
-    Vec16<T> g, b, out;
-    if (scale) g = reinterpret_cast<const Vec16<T>*>(scale)[j];
-    if (bias) b = reinterpret_cast<const Vec16<T>*>(bias)[j];
-#pragma unroll
-    for (int e = 0; e < W; ++e) {
-      float r = (v[k][e] - mean) * inv;
-      if (scale) r *= to_float(g.v[e]);
-      if (bias) r += to_float(b.v[e]);
-      out.v[e] = from_float<T>(r);
-    }
-    q[j] = out;
   }
 }
 
@@ -403,7 +296,6 @@ __global__ void batch_norm_vector_kernel(const T* __restrict__ x, const T* __res
 }
 
 namespace {
-int row_blocks(int64_t rows) { return grid_for(rows, kWarpsPerBlock); }
 int column_grid(int64_t work) { return grid_for(work) > 132 * 16 ? 132 * 16 : grid_for(work); }
 // Columns this long split their rows over a block's threads (column tiles); shorter ones take a
 // thread each.
@@ -465,35 +357,6 @@ void launch_softmax(ElementType type, const SoftmaxPlan& plan, const void* x, vo
           log_softmax, px, py, outer, n, inner, column_tile_width(inner));
     else
       softmax_columns_kernel<T><<<column_grid(outer * inner), kThreads, 0, stream>>>(log_softmax, px, py, outer, n, inner);
-  });
-  MC_CUDA_CHECK_LAUNCH();
-}
-
-void launch_layer_norm(ElementType type, const LayerNormPlan& plan, const NormOperands& operands, cudaStream_t stream) {
-  const int64_t rows = plan.outer, cols = plan.axis_len;
-  const float epsilon = static_cast<float>(plan.epsilon);
-  const void *x = operands.x, *scale = operands.scale, *bias = operands.bias;
-  void* y = operands.y;
-  if (rows == 0) return;
-  auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
-  MC_DISPATCH_TYPE(type, {
-    constexpr int W = Vec16<T>::kSize;
-    const int64_t vectors = cols / W;
-    const bool vector_ok = cols % W == 0 && vectors <= 32 * 8 && aligned(x) && aligned(y) &&
-                           (!scale || aligned(scale)) && (!bias || aligned(bias));
-    const T* px = static_cast<const T*>(x);
-    const T* pg = static_cast<const T*>(scale);
-    const T* pb = static_cast<const T*>(bias);
-    T* py = static_cast<T*>(y);
-    const int blocks = row_blocks(rows), threads = 32 * kWarpsPerBlock, n = static_cast<int>(cols);
-    const int per_lane = static_cast<int>((vectors + 31) / 32);
-    if (!vector_ok) layer_norm_kernel<T><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, cols, epsilon);
-    else if (per_lane <= 1) layer_norm_vector_kernel<T, 1><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
-    else if (per_lane <= 2) layer_norm_vector_kernel<T, 2><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
-    else if (per_lane <= 3) layer_norm_vector_kernel<T, 3><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
-    else if (per_lane <= 4) layer_norm_vector_kernel<T, 4><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
-    else if (per_lane <= 6) layer_norm_vector_kernel<T, 6><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
-    else layer_norm_vector_kernel<T, 8><<<blocks, threads, 0, stream>>>(px, pg, pb, py, rows, n, epsilon);
   });
   MC_CUDA_CHECK_LAUNCH();
 }
