@@ -1,7 +1,7 @@
 // Pattern matches the deployed runtime cannot run as one kernel, planned as their members: the
 // plan the predictor prices is the plan --measure runs, with no silent fallback (docs/fusion.md,
 // "Kernel plan").
-#include <map>
+#include <algorithm>
 #include <set>
 
 #include "fusion/patterns.h"
@@ -75,13 +75,11 @@ std::vector<size_t> library_epilogue(const FusionGraph& g, const std::vector<siz
   return taken;
 }
 
-// The erf GELU as exporters spell it (x / sqrt 2, erf, + 1, x *, * 0.5) or the Gelu op: cuBLASLt
-// takes it into a GEMM's epilogue.
+// A GELU as one op or the five of the erf form (x / sqrt 2, erf, + 1, x *, * 0.5), which
+// cuBLASLt takes into a GEMM's epilogue; the tanh form's eight it does not.
 bool is_erf_gelu(const FusionGraph& g, const std::vector<size_t>& members) {
-  std::map<std::string, int> ops;
-  for (size_t m : members) ++ops[g.op(m)];
-  if (ops == std::map<std::string, int>{{"Gelu", 1}}) return true;
-  return members.size() == 5 && ops["Erf"] == 1 && ops["Add"] == 1 && ops["Div"] + ops["Mul"] == 3;
+  const std::vector<std::string> labels = recognise(g, members);
+  return members.size() <= 5 && std::find(labels.begin(), labels.end(), "gelu") != labels.end();
 }
 
 // The members that launch work: views and permutations fold into their neighbours' operand layouts.
@@ -98,13 +96,13 @@ bool float_tensor(const FusionGraph& g, int id) {
   return t == 1 || t == 10 || t == 16;
 }
 
-// The tensors elementwise member m reads (a Clip's bounds are folded into its step).
+// The tensors elementwise member m reads. Constant operands count too: the chain reads a scalar
+// such as an epsilon as an input (a Clip's bounds it folds into its step, so a run with clips may
+// be cut before the runtime would have to).
 std::vector<int> chain_operands(const FusionGraph& g, size_t m) {
   std::vector<int> ids;
-  const Node& node = g.node(m);
-  const size_t n = g.op(m) == "Clip" ? std::min<size_t>(1, node.inputs.size()) : node.inputs.size();
-  for (size_t k = 0; k < n; ++k)
-    if (node.inputs[k] >= 0) ids.push_back(g.alias_root(node.inputs[k]));
+  for (int id : g.node(m).inputs)
+    if (id >= 0) ids.push_back(g.alias_root(id));
   return ids;
 }
 
