@@ -58,7 +58,8 @@ bool as_rows(const StridedCopy& c, Rows* r) {
   r->dst_ld = rank == 2 ? c.dst_strides[0] : r->cols;
   r->src_offset = c.src_offset;
   r->dst_offset = c.dst_offset;
-  return r->rows > 0 && r->cols > 0;
+  // Forward strides only: the kernel's 32-bit indices assume them.
+  return r->rows > 0 && r->cols > 0 && r->src_ld >= 0 && r->dst_ld >= 0 && r->src_offset >= 0 && r->dst_offset >= 0;
 }
 
 // The widest element (up to 16 bytes) every copy's columns, leading dims, offsets and pointers allow.
