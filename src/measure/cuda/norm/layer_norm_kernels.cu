@@ -34,22 +34,22 @@ __global__ void layer_norm_kernel(const T* x, const T* scale, const T* bias, T* 
   }
 }
 
-// Layer norm of rows of kVec * 32 16-byte vectors at most: one warp per row, the row held in
-// registers, mean then variance around it from the registers, one write.
-template <typename T, int kVec>
-__global__ void layer_norm_vector_kernel(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
-                                         T* __restrict__ y, int64_t rows, int n, float eps) {
+// One row of n elements in 16-byte vectors, held in registers: this thread's vectors are
+// first, first + kStride, ... (kVec of them at most); row_sum adds a value over the threads that
+// share the row. Mean, then variance around it from the registers, then one write.
+template <typename T, int kVec, int kStride, typename RowSum>
+__device__ __forceinline__ void layer_norm_held_row(const T* __restrict__ x, const T* __restrict__ scale,
+                                                    const T* __restrict__ bias, T* __restrict__ y, int n, int first,
+                                                    float eps, RowSum row_sum) {
   constexpr int W = Vec16<T>::kSize;
-  const auto [row, lane] = warp_row();
-  if (row >= rows) return;
   const int vectors = n / W;
-  const Vec16<T>* p = reinterpret_cast<const Vec16<T>*>(x + row * n);
-  Vec16<T>* q = reinterpret_cast<Vec16<T>*>(y + row * n);
+  const Vec16<T>* p = reinterpret_cast<const Vec16<T>*>(x);
+  Vec16<T>* q = reinterpret_cast<Vec16<T>*>(y);
   float v[kVec][W];
   float s = 0.f;
 #pragma unroll
   for (int k = 0; k < kVec; ++k) {
-    const int j = lane + 32 * k;
+    const int j = first + kStride * k;
     Vec16<T> in;
     if (j < vectors) in = p[j];
 #pragma unroll
@@ -58,17 +58,17 @@ __global__ void layer_norm_vector_kernel(const T* __restrict__ x, const T* __res
       s += v[k][e];
     }
   }
-  const float mean = warp_sum(s) / static_cast<float>(n);
+  const float mean = row_sum(s) / static_cast<float>(n);
   float var = 0.f;
 #pragma unroll
   for (int k = 0; k < kVec; ++k)
-    if (lane + 32 * k < vectors)
+    if (first + kStride * k < vectors)
 #pragma unroll
       for (int e = 0; e < W; ++e) var += (v[k][e] - mean) * (v[k][e] - mean);
-  const float inv = rsqrtf(warp_sum(var) / static_cast<float>(n) + eps);
+  const float inv = rsqrtf(row_sum(var) / static_cast<float>(n) + eps);
 #pragma unroll
   for (int k = 0; k < kVec; ++k) {
-    const int j = lane + 32 * k;
+    const int j = first + kStride * k;
     if (j >= vectors) continue;
     Vec16<T> g, b, out;
     if (scale) g = reinterpret_cast<const Vec16<T>*>(scale)[j];
@@ -84,57 +84,27 @@ __global__ void layer_norm_vector_kernel(const T* __restrict__ x, const T* __res
   }
 }
 
+// Layer norm of rows of kVec * 32 16-byte vectors at most: one warp per row.
+template <typename T, int kVec>
+__global__ void layer_norm_vector_kernel(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
+                                         T* __restrict__ y, int64_t rows, int n, float eps) {
+  const auto [row, lane] = warp_row();
+  if (row >= rows) return;
+  layer_norm_held_row<T, kVec, 32>(x + row * n, scale, bias, y + row * n, n, lane, eps, [](float v) { return warp_sum(v); });
+}
+
 constexpr int kRowBlockThreads = 256;
 
-// Layer norm of rows wider than a warp holds: one block per row, kVec 16-byte vectors a thread
-// held in registers, mean then variance around it by block sums, one write.
+// Layer norm of rows wider than a warp holds: one block per row, kVec vectors a thread, the sums
+// over the block.
 template <typename T, int kVec>
 __global__ void __launch_bounds__(kRowBlockThreads)
     layer_norm_block_kernel(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
                             T* __restrict__ y, int n, float eps) {
-  constexpr int W = Vec16<T>::kSize;
   __shared__ float scratch[32];
   const int64_t row = blockIdx.x;
-  const int vectors = n / W;
-  const Vec16<T>* p = reinterpret_cast<const Vec16<T>*>(x + row * n);
-  Vec16<T>* q = reinterpret_cast<Vec16<T>*>(y + row * n);
-  float v[kVec][W];
-  float s = 0.f;
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) {
-    const int j = threadIdx.x + kRowBlockThreads * k;
-    Vec16<T> in;
-    if (j < vectors) in = p[j];
-#pragma unroll
-    for (int e = 0; e < W; ++e) {
-      v[k][e] = j < vectors ? to_float(in.v[e]) : 0.f;
-      s += v[k][e];
-    }
-  }
-  const float mean = block_sum(s, scratch) / static_cast<float>(n);
-  float var = 0.f;
-#pragma unroll
-  for (int k = 0; k < kVec; ++k)
-    if (threadIdx.x + kRowBlockThreads * k < vectors)
-#pragma unroll
-      for (int e = 0; e < W; ++e) var += (v[k][e] - mean) * (v[k][e] - mean);
-  const float inv = rsqrtf(block_sum(var, scratch) / static_cast<float>(n) + eps);
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) {
-    const int j = threadIdx.x + kRowBlockThreads * k;
-    if (j >= vectors) continue;
-    Vec16<T> g, b, out;
-    if (scale) g = reinterpret_cast<const Vec16<T>*>(scale)[j];
-    if (bias) b = reinterpret_cast<const Vec16<T>*>(bias)[j];
-#pragma unroll
-    for (int e = 0; e < W; ++e) {
-      float r = (v[k][e] - mean) * inv;
-      if (scale) r *= to_float(g.v[e]);
-      if (bias) r += to_float(b.v[e]);
-      out.v[e] = from_float<T>(r);
-    }
-    q[j] = out;
-  }
+  layer_norm_held_row<T, kVec, kRowBlockThreads>(x + row * n, scale, bias, y + row * n, n, threadIdx.x, eps,
+                                                 [&](float v) { return block_sum(v, scratch); });
 }
 
 }  // namespace
