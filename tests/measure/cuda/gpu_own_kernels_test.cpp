@@ -152,6 +152,25 @@ TEST(MeasureGpuOwnKernels, FewGroupConvAsBlockDiagonalDenseConv) {
   check_own_runner(b, "y", "fp32", false, 1e-3, dense);
 }
 
+// The thin product kernel: CaiT's talking-heads mix of 4 heads over a batch of rows (the weights
+// shared by the batch), and a Gemm with its [N] bias over transposed weights.
+TEST(MeasureGpuOwnKernels, ThinProducts) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b;
+  b.input("heads", kFloat, Shape{2, 37, 4}).weight("mix", kFloat, Shape{4, 4});
+  b.node("MatMul", {"heads", "mix"}, {"mixed"});
+  b.input("x", kFloat, Shape{53, 12}).weight("w", kFloat, Shape{7, 12}).weight("c", kFloat, Shape{7});
+  set_attr(b.node("Gemm", {"x", "w", "c"}, {"projected"}), "transB", int64_t{1});
+  b.output("mixed").output("projected");
+  const auto thin = [](const NodeSpec& spec, const OpPlan& plan, std::string* why) {
+    return cuda::make_thin_product_runner(spec, std::get<MatMulParams>(plan), why);
+  };
+  for (const char* name : {"mixed", "projected"}) {
+    check_own_runner(b, name, "fp32", false, 1e-5, thin);
+    check_own_runner(b, name, "fp16", false, 3e-3, thin);
+  }
+}
+
 // The own pooling kernel channels-last (8 channels per thread, and one where C is odd) and NCHW:
 // PoolFormer's 3x3 average at stride 1 without the pads in the count, a strided max pool.
 TEST(MeasureGpuOwnKernels, PoolsInBothLayouts) {
@@ -190,6 +209,20 @@ TEST(MeasureGpuOwnKernels, LongRowReductionsVectorAndScalar) {
   set_attr(b.node("ReduceSumSquare", {"rows"}, {"sumsq"}), "axes", std::vector<int64_t>{1});
   b.output("gap_even").output("gap_odd").output("max_even").output("sumsq");
   for (const char* name : {"gap_even", "gap_odd", "max_even", "sumsq"}) check_both(b, name, 1e-5, 3e-3);
+}
+
+// Columns along a long non-last axis in fewer tiles than the GPU has SMs (CoaT's softmax over
+// tokens, 8 heads of 8 channels) take 1024-thread blocks; many tiles keep 256-thread ones.
+TEST(MeasureGpuOwnKernels, ColumnSoftmaxAndReductionFewAndManyTiles) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("few", kFloat, Shape{1, 2, 3137, 8}).input("many", kFloat, Shape{160, 70, 8});
+  set_attr(b.node("Softmax", {"few"}, {"softmax_few"}), "axis", int64_t{2});
+  set_attr(b.node("LogSoftmax", {"many"}, {"log_softmax_many"}), "axis", int64_t{1});
+  set_attr(b.node("ReduceMean", {"few"}, {"mean_few"}), "axes", std::vector<int64_t>{2});
+  set_attr(b.node("ReduceMax", {"many"}, {"max_many"}), "axes", std::vector<int64_t>{1});
+  for (const char* name : {"softmax_few", "log_softmax_many", "mean_few", "max_many"}) b.output(name);
+  for (const char* name : {"softmax_few", "log_softmax_many", "mean_few", "max_many"}) check_both(b, name, 1e-5, 3e-3);
 }
 
 TEST(MeasureGpuOwnKernels, TopKLargestAndSmallest) {

@@ -1,13 +1,16 @@
 // A depthwise conv group whose members after the conv are one activation of its output (ReLU6 as
-// Clip, Relu, Sigmoid, HardSwish, or SiLU spelled x * Sigmoid(x)): the own depthwise kernel
+// Clip, Relu, Sigmoid, HardSwish, SiLU spelled x * Sigmoid(x), or the erf GELU spelled out as
+// exporters write it, PVT-v2's and ConvNeXt-style MLPs' depthwise conv): the own depthwise kernel
 // applies the activation before its store, so the conv's output is written once and never read
 // back. Timed against the conv's own runner followed by a pointwise chain (as cudnn.benchmark
 // would choose), the faster one kept.
+#include <algorithm>
 #include <optional>
 
 #include "core/kernels.h"
 #include "core/runner.h"
 #include "deployed/group_runner.h"
+#include "ops/op_registry.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -20,9 +23,37 @@ struct Activation {
 
 const ElementwisePlan* elementwise(const GroupView& view, size_t m) { return std::get_if<ElementwisePlan>(&view.plan(m)); }
 
+// The tensor `tensor` is a view of: back through the group's reshapes and the layout moves a
+// runtime folds into its neighbours (PVT-v2 flattens and transposes the conv's output before its
+// GELU; channels-last, the same bytes).
+int through_layout_moves(const GroupView& view, int tensor) {
+  for (int p = view.producer(tensor); p >= 0; p = view.producer(tensor)) {
+    const Node& node = view.node(p);
+    if (node.inputs.empty() || !(is_zero_cost(view.plan(p)) || op_traits(node.domain, node.op_type).folds_into_operand())) break;
+    tensor = node.inputs[0];
+  }
+  return tensor;
+}
+
+// The erf GELU of tensor t where `rest` (is_erf_gelu) reads t (or a layout view of it) and its
+// last member writes the group's only result, or nullopt.
+std::optional<Activation> erf_gelu(const GroupView& view, int t, const std::vector<size_t>& rest) {
+  const bool reads_t = std::any_of(rest.begin(), rest.end(), [&](size_t m) {
+    for (int in : view.node(m).inputs)
+      if (through_layout_moves(view, in) == t) return true;
+    return false;
+  });
+  const int result = view.node(rest.back()).outputs[0];
+  for (int out : view.group.outputs)
+    if (out != result) return std::nullopt;
+  return reads_t ? std::optional<Activation>(Activation{ElementwiseOp::kGelu, 0, 0, result}) : std::nullopt;
+}
+
 // The one activation `rest` applies to tensor t, or nullopt.
 std::optional<Activation> single_activation(const GroupView& view, int t, const std::vector<size_t>& rest) {
-  if (view.is_output(t) || rest.empty() || rest.size() > 2) return std::nullopt;
+  if (view.is_output(t) || rest.empty()) return std::nullopt;
+  if (is_erf_gelu(view, rest)) return erf_gelu(view, t, rest);
+  if (rest.size() > 2) return std::nullopt;
   const Node& first = view.node(rest[0]);
   const ElementwisePlan* p = elementwise(view, rest[0]);
   if (!p || first.inputs.empty() || view.source(first.inputs[0]) != t) return std::nullopt;

@@ -17,7 +17,7 @@ bool depthwise_activation_supported(ElementwiseOp op) {
   switch (op) {
     case ElementwiseOp::kIdentity: case ElementwiseOp::kRelu: case ElementwiseOp::kClip: case ElementwiseOp::kSigmoid:
     case ElementwiseOp::kSilu: case ElementwiseOp::kHardSwish: case ElementwiseOp::kHardSigmoid:
-    case ElementwiseOp::kLeakyRelu: return true;
+    case ElementwiseOp::kLeakyRelu: case ElementwiseOp::kGelu: return true;
     default: return false;
   }
 }
@@ -28,7 +28,7 @@ __device__ __forceinline__ float activate(const DepthwiseGeometry& g, float v) {
   case ElementwiseOp::op: return evaluate_elementwise(ElementwiseOp::op, v, 0.f, 0.f, g.alpha, g.beta);
   switch (g.activation) {
     MC_ACTIVATION_CASE(kRelu) MC_ACTIVATION_CASE(kClip) MC_ACTIVATION_CASE(kSigmoid) MC_ACTIVATION_CASE(kSilu)
-    MC_ACTIVATION_CASE(kHardSwish) MC_ACTIVATION_CASE(kHardSigmoid) MC_ACTIVATION_CASE(kLeakyRelu)
+    MC_ACTIVATION_CASE(kHardSwish) MC_ACTIVATION_CASE(kHardSigmoid) MC_ACTIVATION_CASE(kLeakyRelu) MC_ACTIVATION_CASE(kGelu)
     default: return v;
   }
 #undef MC_ACTIVATION_CASE

@@ -67,6 +67,8 @@ std::unique_ptr<OperatorRunner> make_kernel_runner(const NodeSpec& spec, const O
 std::unique_ptr<OperatorRunner> make_cudnn_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason);
 std::unique_ptr<OperatorRunner> make_cudnn_pool_runner(const NodeSpec& spec, const PoolParams& pool, std::string* reason);
 std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason);
+// A product with K and N at most 32 as a stream of its rows (gemm/thin_product.h).
+std::unique_ptr<OperatorRunner> make_thin_product_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason);
 // A 2-D conv with a bias as one cuDNN graph (conv_graph_kernel.cpp): channels-last fp16/bf16,
 // refused at prepare() otherwise.
 std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, std::string* why);

@@ -46,7 +46,16 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             return make_fastest_runner(std::move(candidates), measurement_key(spec));
           },
           [&](const MatMulParams& m) -> std::unique_ptr<OperatorRunner> {
-            return make_cublaslt_matmul_runner(spec, m, reason);
+            // cuBLASLt tiles a product of tiny K and N far off the memory rate: the thin kernel
+            // is timed against it where it applies.
+            std::string why;
+            auto thin = make_thin_product_runner(spec, m, &why);
+            auto lt = make_cublaslt_matmul_runner(spec, m, reason);
+            if (!thin || !lt) return lt ? std::move(lt) : std::move(thin);
+            std::vector<std::unique_ptr<OperatorRunner>> candidates;
+            candidates.push_back(std::move(thin));
+            candidates.push_back(std::move(lt));
+            return make_fastest_runner(std::move(candidates), measurement_key(spec));
           },
           [&](const ZeroCostPlan& z) -> std::unique_ptr<OperatorRunner> {
             *reason = "nothing to run: " + z.reason;

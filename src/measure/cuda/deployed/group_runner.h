@@ -82,6 +82,9 @@ std::unique_ptr<GroupKernel> make_timed_choice(std::unique_ptr<GroupKernel> a, s
 // Runs several kernels in order as one.
 std::unique_ptr<GroupKernel> make_kernel_sequence(std::vector<std::unique_ptr<GroupKernel>> kernels);
 
+// True where `members` are exactly the erf GELU as exporters spell it (x * 0.5 * (1 + erf(x /
+// sqrt 2)), in any order of the scalings) or one Gelu, read from their elementwise plans.
+bool is_erf_gelu(const GroupView& view, const std::vector<size_t>& members);
 // Library-fused matrix ops of an epilogue: `output` receives act(op(x, w) + bias + residual).
 // clipped: min(max(x, 0), clip); swish: x * sigmoid(x) (SiLU).
 enum class EpilogueActivation { kNone, kRelu, kGelu, kClippedRelu, kSwish, kSigmoid };
@@ -99,6 +102,9 @@ std::unique_ptr<GroupKernel> make_fused_conv_kernel(const GroupView& view, const
 // A MatMul / Gemm, or a 1x1 conv run channels-last as the GEMM it is (conv_gemm_runner.cpp),
 // with a cuBLASLt epilogue (bias, ReLU, GELU; residual through C).
 std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
+// The same product with K and N at most 32 as the thin product kernel with its bias and ReLU
+// (gemm/thin_product.h), or nullptr where it does not apply (a residual, another activation).
+std::unique_ptr<GroupKernel> make_thin_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m);
 // A dense or grouped 2-D conv with bias, residual and any activation above but GELU as one cuDNN
 // graph (conv_graph_kernel.cpp); channels-last fp16/bf16 only.
 std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);

@@ -127,8 +127,11 @@ std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const
   } else {
     m = std::get<MatMulParams>(view.plan(e.anchor));
   }
-  if (!kernel->prepare(view, e, m, std::holds_alternative<ConvParams>(view.plan(e.anchor)), why)) return nullptr;
-  return kernel;
+  const bool conv = std::holds_alternative<ConvParams>(view.plan(e.anchor));
+  if (!kernel->prepare(view, e, m, conv, why)) return nullptr;
+  auto thin = conv ? nullptr : make_thin_gemm_kernel(view, e, m);
+  if (!thin) return kernel;
+  return make_timed_choice(std::move(thin), std::move(kernel), view.cuda.stream, group_measurement_key(view, "thin product or cublasLt"));
 }
 
 }  // namespace modelcost::cuda

@@ -107,10 +107,11 @@ __global__ void reduce_columns_kernel(ReduceOp op, const T* x, T* y, int64_t out
   }
 }
 
-// Columns of a [outer, n, inner] view with n long: a block of kColumnThreads owns a tile of
-// `width` adjacent columns (a power of two up to 32) and its rows of threads split n, so a few
-// hundred columns of thousands of elements (softmax over tokens with a small inner dim, GRN's sum
-// over an image) still fill the GPU; a thread per column would walk n alone.
+// Columns of a [outer, n, inner] view with n long: a block (kColumnThreads threads, more where the
+// tiles are few) owns a tile of `width` adjacent columns (a power of two up to 32) and its rows of
+// threads split n, so a few hundred columns of thousands of elements (softmax over tokens with a
+// small inner dim, GRN's sum over an image) still fill the GPU; a thread per column would walk n
+// alone.
 constexpr int kColumnThreads = 256;
 
 __device__ __forceinline__ float reduce_merge(ReduceOp op, float a, float b) {
@@ -119,12 +120,13 @@ __device__ __forceinline__ float reduce_merge(ReduceOp op, float a, float b) {
 
 // Merges each column's partial values across the block's rows of threads; every thread gets its
 // column's result. Every thread of the block must call it.
+template <int kBlock>
 __device__ float column_combine(ReduceOp op, float v, float* scratch, int width) {
   const int t = threadIdx.x;
   __syncthreads();  // the previous call's readers are done with scratch
   scratch[t] = v;
   __syncthreads();
-  for (int half = kColumnThreads / width / 2; half > 0; half >>= 1) {
+  for (int half = kBlock / width / 2; half > 0; half >>= 1) {
     if (t / width < half) scratch[t] = reduce_merge(op, scratch[t], scratch[t + half * width]);
     __syncthreads();
   }
@@ -137,53 +139,59 @@ struct ColumnTile {
   int row, rows;
   bool live;
 };
+template <int kBlock>
 __device__ __forceinline__ ColumnTile column_tile(int64_t tile, int64_t tiles, int64_t inner, int width) {
   const int64_t i = (tile % tiles) * width + threadIdx.x % width;
-  return {tile / tiles, i, static_cast<int>(threadIdx.x) / width, kColumnThreads / width, i < inner};
+  return {tile / tiles, i, static_cast<int>(threadIdx.x) / width, kBlock / width, i < inner};
 }
 
-template <typename T>
+template <typename T, int kBlock>
 __global__ void reduce_column_tiles_kernel(ReduceOp op, const T* x, T* y, int64_t outer, int64_t n, int64_t inner,
                                            int width) {
-  __shared__ float scratch[kColumnThreads];
+  __shared__ float scratch[kBlock];
   const int64_t tiles = (inner + width - 1) / width;
   for (int64_t tile = blockIdx.x; tile < outer * tiles; tile += gridDim.x) {
-    const ColumnTile c = column_tile(tile, tiles, inner, width);
+    const ColumnTile c = column_tile<kBlock>(tile, tiles, inner, width);
     const T* p = x + c.o * n * inner + c.i;
     float peak = 0.f;
     if (op == ReduceOp::kLogSumExp) {
       float m = -FLT_MAX;
       if (c.live)
-        for (int64_t j = c.row; j < n; j += c.rows) m = fmaxf(m, to_float(p[j * inner]));
-      peak = column_combine(ReduceOp::kMax, m, scratch, width);
+#pragma unroll 4
+      for (int64_t j = c.row; j < n; j += c.rows) m = fmaxf(m, to_float(p[j * inner]));
+      peak = column_combine<kBlock>(ReduceOp::kMax, m, scratch, width);
     }
     float acc = reduce_init(op);
     if (c.live)
+#pragma unroll 4
       for (int64_t j = c.row; j < n; j += c.rows) acc = reduce_step(op, acc, to_float(p[j * inner]), peak);
-    acc = column_combine(op == ReduceOp::kLogSumExp ? ReduceOp::kSum : op, acc, scratch, width);
+    acc = column_combine<kBlock>(op == ReduceOp::kLogSumExp ? ReduceOp::kSum : op, acc, scratch, width);
     if (c.live && c.row == 0) y[c.o * inner + c.i] = from_float<T>(reduce_finish(op, acc, n, peak));
   }
 }
 
-template <typename T>
+template <typename T, int kBlock>
 __global__ void softmax_column_tiles_kernel(bool log_softmax, const T* x, T* y, int64_t outer, int64_t n,
                                             int64_t inner, int width) {
-  __shared__ float scratch[kColumnThreads];
+  __shared__ float scratch[kBlock];
   const int64_t tiles = (inner + width - 1) / width;
   for (int64_t tile = blockIdx.x; tile < outer * tiles; tile += gridDim.x) {
-    const ColumnTile c = column_tile(tile, tiles, inner, width);
+    const ColumnTile c = column_tile<kBlock>(tile, tiles, inner, width);
     const T* p = x + c.o * n * inner + c.i;
     T* q = y + c.o * n * inner + c.i;
     float m = -FLT_MAX;
     if (c.live)
+#pragma unroll 4
       for (int64_t j = c.row; j < n; j += c.rows) m = fmaxf(m, to_float(p[j * inner]));
-    m = column_combine(ReduceOp::kMax, m, scratch, width);
+    m = column_combine<kBlock>(ReduceOp::kMax, m, scratch, width);
     float s = 0.f;
     if (c.live)
+#pragma unroll 4
       for (int64_t j = c.row; j < n; j += c.rows) s += __expf(to_float(p[j * inner]) - m);
-    s = column_combine(ReduceOp::kSum, s, scratch, width);
+    s = column_combine<kBlock>(ReduceOp::kSum, s, scratch, width);
     const float inv = 1.f / s, log_s = __logf(s);
     if (c.live)
+#pragma unroll 4
       for (int64_t j = c.row; j < n; j += c.rows) {
         const float v = to_float(p[j * inner]) - m;
         q[j * inner] = from_float<T>(log_softmax ? v - log_s : __expf(v) * inv);
@@ -305,10 +313,17 @@ int column_tile_width(int64_t inner) {
   while (width < 32 && width < inner) width *= 2;
   return width;
 }
+int64_t column_tiles(int64_t outer, int64_t inner) {
+  return outer * ((inner + column_tile_width(inner) - 1) / column_tile_width(inner));
+}
 int column_tile_grid(int64_t outer, int64_t inner) {
-  const int64_t tiles = outer * ((inner + column_tile_width(inner) - 1) / column_tile_width(inner));
+  const int64_t tiles = column_tiles(outer, inner);
   return static_cast<int>(tiles < 132 * 16 ? tiles : 132 * 16);
 }
+// Fewer tiles than SMs (CoaT's softmax over 3137 tokens of 8 heads of 8 channels: 8 tiles) leave
+// most of the GPU idle and each thread a long serial walk: such tiles take 1024 threads each.
+constexpr int kWideColumnThreads = 1024;
+bool few_column_tiles(int64_t outer, int64_t inner) { return column_tiles(outer, inner) < 132; }
 }  // namespace
 
 void launch_reduce(ElementType type, const ReducePlan& plan, const void* x, void* y, cudaStream_t stream) {
@@ -324,8 +339,11 @@ void launch_reduce(ElementType type, const ReducePlan& plan, const void* x, void
     else if (inner == 1)
       reduce_rows_kernel<T><<<row_blocks(outer), 32 * kWarpsPerBlock, 0, stream>>>(op, static_cast<const T*>(x),
                                                                                    static_cast<T*>(y), outer, n);
+    else if (n >= kSplitColumnsFrom && few_column_tiles(outer, inner))
+      reduce_column_tiles_kernel<T, kWideColumnThreads><<<column_tile_grid(outer, inner), kWideColumnThreads, 0, stream>>>(
+          op, static_cast<const T*>(x), static_cast<T*>(y), outer, n, inner, column_tile_width(inner));
     else if (n >= kSplitColumnsFrom)
-      reduce_column_tiles_kernel<T><<<column_tile_grid(outer, inner), kColumnThreads, 0, stream>>>(
+      reduce_column_tiles_kernel<T, kColumnThreads><<<column_tile_grid(outer, inner), kColumnThreads, 0, stream>>>(
           op, static_cast<const T*>(x), static_cast<T*>(y), outer, n, inner, column_tile_width(inner));
     else
       reduce_columns_kernel<T><<<column_grid(outer * inner), kThreads, 0, stream>>>(
@@ -352,8 +370,11 @@ void launch_softmax(ElementType type, const SoftmaxPlan& plan, const void* x, vo
     else if (inner == 1)
       softmax_rows_kernel<T><<<row_blocks(outer), 32 * kWarpsPerBlock, 0, stream>>>(
           log_softmax, static_cast<const T*>(x), static_cast<T*>(y), outer, n);
+    else if (n >= kSplitColumnsFrom && few_column_tiles(outer, inner))
+      softmax_column_tiles_kernel<T, kWideColumnThreads><<<column_tile_grid(outer, inner), kWideColumnThreads, 0, stream>>>(
+          log_softmax, px, py, outer, n, inner, column_tile_width(inner));
     else if (n >= kSplitColumnsFrom)
-      softmax_column_tiles_kernel<T><<<column_tile_grid(outer, inner), kColumnThreads, 0, stream>>>(
+      softmax_column_tiles_kernel<T, kColumnThreads><<<column_tile_grid(outer, inner), kColumnThreads, 0, stream>>>(
           log_softmax, px, py, outer, n, inner, column_tile_width(inner));
     else
       softmax_columns_kernel<T><<<column_grid(outer * inner), kThreads, 0, stream>>>(log_softmax, px, py, outer, n, inner);

@@ -11,6 +11,19 @@
 #include "deployed/group_runner.h"
 
 namespace modelcost::cuda {
+
+bool is_erf_gelu(const GroupView& view, const std::vector<size_t>& members) {
+  std::map<ElementwiseOp, int> ops;
+  for (size_t m : members) {
+    const auto* e = std::get_if<ElementwisePlan>(&view.plan(m));
+    if (!e) return false;
+    ++ops[e->op];
+  }
+  if (ops == std::map<ElementwiseOp, int>{{ElementwiseOp::kGelu, 1}}) return true;
+  const int scale = ops[ElementwiseOp::kDiv] + ops[ElementwiseOp::kMul];
+  return members.size() == 5 && ops[ElementwiseOp::kErf] == 1 && ops[ElementwiseOp::kAdd] == 1 && scale == 3;
+}
+
 namespace {
 
 bool is_elementwise(const OpPlan& plan, ElementwiseOp op) {
@@ -18,15 +31,6 @@ bool is_elementwise(const OpPlan& plan, ElementwiseOp op) {
   return e && e->op == op;
 }
 
-// The erf GELU as exporters spell it (x * 0.5 * (1 + erf(x / sqrt 2)), or Gelu itself), read
-// from the members' op types.
-bool is_gelu(const GroupView& view, const std::vector<size_t>& members) {
-  std::map<std::string, int> ops;
-  for (size_t m : members) ++ops[view.node(m).op_type];
-  if (ops == std::map<std::string, int>{{"Gelu", 1}}) return true;
-  const int scale = ops["Div"] + ops["Mul"];
-  return members.size() == 5 && ops["Erf"] == 1 && ops["Add"] == 1 && scale == 3;
-}
 
 // Tensor t's only reader in the group, or -1 (none, several, or t is read outside too).
 int single_consumer(const GroupView& view, int t) {
@@ -96,7 +100,7 @@ MatrixEpilogue absorb(const GroupView& view, size_t anchor, bool allow_gelu, std
   std::vector<size_t> rest;
   for (size_t m : view.launching_members())
     if (m != anchor && !std::count(taken.begin(), taken.end(), m)) rest.push_back(m);
-  if (!rest.empty() && is_gelu(view, rest) && !view.is_output(e.output)) {
+  if (!rest.empty() && is_erf_gelu(view, rest) && !view.is_output(e.output)) {
     for (int out : view.group.outputs)
       if (view.producer(out) != static_cast<int>(rest.back())) return e;
     e.activation = EpilogueActivation::kGelu;
@@ -131,7 +135,7 @@ std::optional<MatrixEpilogue> with_trailing_activation(const GroupView& view, Ma
 // Where the members left (`rest`) are exactly the erf GELU of output `e`, and the group's results
 // are its result, the epilogue with cuBLASLt's GELU (a 1x1 conv as one GEMM); otherwise nothing.
 std::optional<MatrixEpilogue> with_trailing_gelu(const GroupView& view, MatrixEpilogue e, const std::vector<size_t>& rest) {
-  if (e.activation != EpilogueActivation::kNone || view.is_output(e.output) || !is_gelu(view, rest)) return {};
+  if (e.activation != EpilogueActivation::kNone || view.is_output(e.output) || !is_erf_gelu(view, rest)) return {};
   const bool reads_output = std::any_of(rest.begin(), rest.end(), [&](size_t m) {
     const auto& inputs = view.node(m).inputs;
     return std::find(inputs.begin(), inputs.end(), e.output) != inputs.end();

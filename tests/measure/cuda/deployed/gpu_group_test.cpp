@@ -56,12 +56,12 @@ TEST(MeasureGpuGroups, ConvSiluIsConvThenOneChain) {
   expect_close(r, 5e-3);
 }
 
-// The own depthwise kernel applies ReLU6 (Clip) or SiLU (x * Sigmoid(x)) before its store; the
-// group times it against conv + chain and keeps the faster, which for one small tensor is the
-// single kernel.
+// The own depthwise kernel applies ReLU6 (Clip), SiLU (x * Sigmoid(x)) or the spelled-out erf
+// GELU before its store; the group times it against conv + chain and keeps the faster, which for
+// one small tensor is the single kernel.
 TEST(MeasureGpuGroups, DepthwiseConvTakesItsActivationIntoTheStore) {
   SKIP_WITHOUT_GPU();
-  for (const std::string activation : {"Clip", "Silu"}) {
+  for (const std::string activation : {"Clip", "Silu", "Gelu"}) {
     ModelBuilder b(13);
     b.input("x", kFloat, Shape{2, 16, 9, 11});
     b.weight("w", kFloat, Shape{16, 1, 3, 3}).weight("bias", kFloat, Shape{16});
@@ -69,8 +69,15 @@ TEST(MeasureGpuGroups, DepthwiseConvTakesItsActivationIntoTheStore) {
     auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
     set_attr(conv, "group", int64_t{16});
     set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    b.floats("sqrt2", {1.41421356f}, {}).floats("one", {1.f}, {}).floats("half", {0.5f}, {});
     if (activation == "Clip") {
       b.node("Clip", {"c", "lo", "hi"}, {"y"});
+    } else if (activation == "Gelu") {
+      b.node("Div", {"c", "sqrt2"}, {"d"});
+      b.node("Erf", {"d"}, {"e"});
+      b.node("Add", {"e", "one"}, {"e1"});
+      b.node("Mul", {"c", "e1"}, {"p"});
+      b.node("Mul", {"p", "half"}, {"y"});
     } else {
       b.node("Sigmoid", {"c"}, {"g"});
       b.node("Mul", {"c", "g"}, {"y"});
@@ -81,6 +88,23 @@ TEST(MeasureGpuGroups, DepthwiseConvTakesItsActivationIntoTheStore) {
       EXPECT_EQ(r.gpu.runner.find("own depthwise conv NCHW +bias +" + activation), size_t{0}) << r.gpu.runner;
       expect_close(r, std::string(dtype) == "fp16" ? 5e-3 : 1e-5);
     }
+  }
+}
+
+// A product of 4 heads into 4 (CaiT's talking heads) with its bias is also tried as the thin
+// product kernel, timed against cuBLASLt's bias epilogue.
+TEST(MeasureGpuGroups, ThinMatMulWithBiasTriesTheThinKernel) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 50, 50, 4});
+  b.weight("w", kFloat, Shape{4, 4}).weight("bias", kFloat, Shape{4});
+  b.node("MatMul", {"x", "w"}, {"m"});
+  b.node("Add", {"m", "bias"}, {"y"});
+  b.output("y");
+  for (const char* dtype : {"fp16", "fp32"}) {
+    const GroupResult r = run_group(*analyse(b), "m", dtype);
+    EXPECT_NE(r.gpu.runner.find("thin product kernel 5000x4x4 +bias"), std::string::npos) << r.gpu.runner;
+    expect_close(r, std::string(dtype) == "fp16" ? 5e-3 : 1e-5);
   }
 }
 
