@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "report/slow_conv_reason.h"
 #include "report/text_table.h"
 
 namespace modelcost {
@@ -15,6 +16,13 @@ struct Shared {
   std::vector<double> predicted_us;  // per group, empty without a roofline
 };
 
+// The group as a conv measured against its prediction, for slow_conv_reason.
+SlowConv as_slow_conv(const Shared& s, size_t k) {
+  const GroupMeasurement& g = s.measured.groups[k];
+  const bool timed = g.timing.measured && !g.timing.zero_cost && !s.predicted_us.empty();
+  return SlowConv{s.plan.groups[k].kernel, g.runner, timed ? g.timing.median_us : 0, timed ? s.predicted_us[k] : 0};
+}
+
 Json group_json(const Shared& s, size_t k) {
   const GroupMeasurement& g = s.measured.groups[k];
   const FusedGroup& f = s.plan.groups[k];
@@ -23,10 +31,22 @@ Json group_json(const Shared& s, size_t k) {
   if (g.timing.measured) j["measured_us"] = g.timing.zero_cost ? 0.0 : g.timing.median_us;
   else j["reason"] = g.timing.reason;
   if (!s.predicted_us.empty()) j["predicted_us"] = s.predicted_us[k];
+  if (const SlowConv c = as_slow_conv(s, k); is_slow_conv(c)) j["slow_conv_reason"] = slow_conv_reason(c);
   Json kernels = Json::array();
   for (const auto& name : g.timing.kernels) kernels.push_back(name);
   j["kernels"] = kernels;
   return j;
+}
+
+// Convs measured slower than kSlowConvRatio x their prediction, each with its reason (or none).
+void print_slow_convs(const Shared& s, std::ostream& out) {
+  for (size_t k = 0; k < s.measured.groups.size(); ++k) {
+    const SlowConv c = as_slow_conv(s, k);
+    if (!is_slow_conv(c)) continue;
+    const std::string reason = slow_conv_reason(c);
+    out << fmt::format("  group {} ({}) measured {:.1f}x its prediction: {}\n", s.plan.groups[k].id, s.plan.groups[k].label,
+                       c.measured_us / c.predicted_us, reason.empty() ? "no named reason" : reason);
+  }
 }
 
 void print_summary(const Shared& s, std::ostream& out) {
@@ -64,6 +84,7 @@ void print_summary(const Shared& s, std::ostream& out) {
     if (m.groups[k].fell_back)
       out << fmt::format("  group {} ({}) fell back: {}\n", s.plan.groups[k].id, s.plan.groups[k].label,
                          m.groups[k].fallback_reason);
+  print_slow_convs(s, out);
 }
 
 }  // namespace
