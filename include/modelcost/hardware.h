@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace modelcost {
@@ -79,6 +80,18 @@ struct AchievableCeilings {
   }
 };
 
+// An all-reduce's time at the sizes calibrate timed (NCCL, fp16 sum, in a CUDA graph) over `ranks`
+// GPUs: between a small message and a large one NCCL switches protocols and channel counts, which
+// leaves the middle sizes well off any line through two points.
+struct AllReduceCurve {
+  int64_t ranks = 0;
+  std::vector<std::pair<double, double>> bytes_us;  // ascending bytes, each with its time (us)
+  bool empty() const { return ranks < 2 || bytes_us.size() < 2; }
+  // Log-log interpolation between the timed sizes; below the smallest its time, past the largest
+  // the largest's time plus the rest at the bandwidth of the last two sizes.
+  double us(double bytes) const;
+};
+
 struct Device {
   std::string id;  // "a100-sxm4-80gb"
   std::vector<std::string> aliases;
@@ -103,6 +116,7 @@ struct Device {
   // pcie_gbps, pcie_latency_us; allreduce_bus_gbps, allreduce_latency_us when calibrated;
   // node_gpus, infiniband_gbps, infiniband_latency_us for pipelines that span nodes).
   std::map<std::string, double> interconnect;
+  AllReduceCurve allreduce_curve;  // [interconnect] allreduce_curve, when calibrated
   std::map<std::string, SourceDocument> documents;
   std::map<std::string, FigureSource> sources;  // figure key ("memory_gb", "peak.tensor.fp16") -> source
   std::string origin;  // file it was loaded from, or "inline" for a custom device

@@ -154,6 +154,7 @@ struct CalibrationResult {
   int allreduce_ranks = 0;            // GPUs of the NCCL all-reduce measured (0: one GPU or no NCCL)
   double allreduce_bus_gbps = 0;      // its bus bandwidth and per-step latency (docs/llm.md)
   double allreduce_latency_us = 0;
+  AllReduceCurve allreduce_curve;     // its time at every size timed (1 KiB to 256 MiB)
   std::vector<std::string> notes;     // how each figure was obtained (sizes, kernels)
 };
 

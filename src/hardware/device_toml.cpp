@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -29,6 +30,7 @@ class DeviceReader {
   void read_peak_table(const toml::node& node, const std::string& prefix, std::map<std::string, double>& out) const;
   void read_achievable(Device& d) const;
   void read_kernel_curves(const toml::node& node, AchievableCeilings& a) const;
+  void read_allreduce_curve(const toml::node& node, AllReduceCurve& curve) const;
   void read_documents(Device& d) const;
   void read_sources(Device& d) const;
   void read_interconnect(Device& d) const;
@@ -153,9 +155,42 @@ void DeviceReader::read_interconnect(Device& d) const {
   if (!table->is_table()) fail("'interconnect' must be a table of link figures");
   for (const auto& [key, value] : *table->as_table()) {
     const std::string name(key.str());
+    if (name == "allreduce_curve") {
+      read_allreduce_curve(value, d.allreduce_curve);
+      continue;
+    }
     if (!keys.count(name)) fail("unknown key 'interconnect." + name + "'");
     d.interconnect[name] = *number_key(*table->as_table(), name, "interconnect." + name);
   }
+}
+
+// allreduce_curve = { ranks = N, bytes = [...], us = [...] }: sizes ascending, times positive.
+void DeviceReader::read_allreduce_curve(const toml::node& node, AllReduceCurve& curve) const {
+  const std::string where = "interconnect.allreduce_curve";
+  if (!node.is_table()) fail("'" + where + "' must be an inline table { ranks, bytes, us }");
+  const toml::table& t = *node.as_table();
+  for (const auto& [k, v] : t)
+    if (k.str() != "ranks" && k.str() != "bytes" && k.str() != "us") fail("unknown key '" + where + "." + std::string(k.str()) + "'");
+  const double ranks = *number_key(t, "ranks", where + ".ranks");
+  auto numbers = [&](const char* key) {
+    const toml::array* a = t[key].as_array();
+    if (!a) fail("'" + where + "." + key + "' must be an array of numbers");
+    std::vector<double> out;
+    for (const auto& e : *a) {
+      const std::optional<double> v = e.value<double>();
+      if (!v || !std::isfinite(*v) || *v <= 0) fail("'" + where + "." + key + "' must hold positive numbers");
+      out.push_back(*v);
+    }
+    return out;
+  };
+  const std::vector<double> bytes = numbers("bytes"), us = numbers("us");
+  if (ranks < 2 || ranks != std::floor(ranks)) fail("'" + where + ".ranks' must be a whole number of at least 2");
+  if (bytes.size() != us.size() || bytes.size() < 2) fail("'" + where + "' needs as many times as sizes, at least two");
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (i && bytes[i] <= bytes[i - 1]) fail("'" + where + ".bytes' must ascend");
+    curve.bytes_us.emplace_back(bytes[i], us[i]);
+  }
+  curve.ranks = static_cast<int64_t>(ranks);
 }
 
 void DeviceReader::read_sources(Device& d) const {

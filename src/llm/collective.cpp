@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "llm/step_model.h"
 #include "modelcost/llm.h"
 
 namespace modelcost {
@@ -19,6 +20,15 @@ double allreduce_ms(double bytes, int64_t ranks, double bus_gbps, double latency
     case Collective::kTree: return tree * 1e3;
     default: return std::min(ring, tree) * 1e3;
   }
+}
+
+double step_allreduce_ms(const StepSetup& s, double bytes) {
+  const double model = allreduce_ms(bytes, s.tp, s.allreduce_gbps, s.allreduce_latency_us, s.collective);
+  const AllReduceCurve& curve = s.allreduce_curve;
+  if (curve.empty() || model <= 0) return model;
+  // NCCL's protocol switches shape the curve; how it grows with the ranks is the model's.
+  const double at_curve_ranks = allreduce_ms(bytes, curve.ranks, s.allreduce_gbps, s.allreduce_latency_us, s.collective);
+  return curve.us(bytes) / 1e3 * (at_curve_ranks > 0 ? model / at_curve_ranks : 1);
 }
 
 }  // namespace modelcost

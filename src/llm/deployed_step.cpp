@@ -301,7 +301,7 @@ StepWork step_work(const StepSetup& s, const StepMix& mix, double share, double 
   x.width = static_cast<double>(m.mlp_intermediate) / tp;
   x.mlp_out = (m.gated_mlp ? 2 : 1) * x.width;
   x.vocab = std::ceil(static_cast<double>(m.vocab) / tp);
-  if (s.tp > 1) x.allreduce_ms = allreduce_ms(x.rows * x.h * x.a, s.tp, s.allreduce_gbps, s.allreduce_latency_us, s.collective);
+  if (s.tp > 1) x.allreduce_ms = step_allreduce_ms(s, x.rows * x.h * x.a);
   return x;
 }
 
@@ -407,8 +407,7 @@ StepTime DeployedStepModel::price(const StepMix& mix, bool by_role) const {
   price.norm(2 * x.sequences * h * a + h * a);
   price.product("LM head", {x.sequences, h, x.vocab}, h * x.vocab * x.w + x.sequences * (h + x.vocab) * a);
   if (s.tp > 1)
-    price.collective("logits gather", 0.5 * allreduce_ms(x.sequences * static_cast<double>(m.vocab) * a, s.tp, s.allreduce_gbps,
-                                                         s.allreduce_latency_us, s.collective));
+    price.collective("logits gather", 0.5 * step_allreduce_ms(s, x.sequences * static_cast<double>(m.vocab) * a));
   return t;
 }
 

@@ -52,6 +52,7 @@ void set_interconnect(StepSetup& s, const Device& device, const LlmOptions& opti
   s.allreduce_latency_us = link_figure(device, "allreduce_latency_us");
   if (link != "nvlink" && link != "pcie") throw Error(kExitUsage, "--link '" + link + "': expected nvlink or pcie");
   s.allreduce_calibrated = s.allreduce_gbps > 0 && options.link.empty();
+  if (s.allreduce_calibrated) s.allreduce_curve = device.allreduce_curve;
   if (!s.allreduce_calibrated) {
     s.allreduce_gbps = s.link_gbps;
     s.allreduce_latency_us = s.link_latency_us;
@@ -198,10 +199,10 @@ void communication(const StepSetup& s, double rows, double head_rows, double gro
   const DecoderModel& m = *s.model;
   if (s.tp > 1) {
     const double block_bytes = rows * m.hidden * s.act_bytes;
-    t.communication_ms += 2 * m.layers * allreduce_ms(block_bytes, s.tp, s.allreduce_gbps, s.allreduce_latency_us, s.collective);
+    t.communication_ms += 2 * m.layers * step_allreduce_ms(s, block_bytes);
     // The vocabulary-split LM head gathers its logits: an all-gather moves half an all-reduce's data.
     t.communication_ms +=
-        0.5 * allreduce_ms(head_rows * m.vocab * s.act_bytes, s.tp, s.allreduce_gbps, s.allreduce_latency_us, s.collective);
+        0.5 * step_allreduce_ms(s, head_rows * m.vocab * s.act_bytes);
     t.kernels += 2 * m.layers + 1;
   }
   if (s.ep > 1) {

@@ -27,8 +27,14 @@ struct StepSetup {
   // The figures are calibrate's, timed inside a CUDA graph: an all-reduce's launch and the gap
   // after it are in them already.
   bool allreduce_calibrated = false;
+  // With a calibrated entry, its all-reduce times at the sizes calibrate timed (empty otherwise).
+  AllReduceCurve allreduce_curve;
   Collective collective = Collective::kBest;
 };
+
+// One all-reduce of `bytes` over the setup's tp devices (ms): the calibrated curve where there is
+// one, carried to tp devices by the ring/tree model's ratio; else the model (collective.cpp).
+double step_allreduce_ms(const StepSetup& setup, double bytes);
 
 // Resolves precisions and checks the tensor-parallel split (throws Error(kExitUsage)).
 StepSetup make_step_setup(const DecoderModel& model, const Device& device, const LlmOptions& options);

@@ -183,6 +183,16 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
     out += fmt::format("allreduce_bus_gbps = {:.1f}\nallreduce_latency_us = {:.2f}\n", r.allreduce_bus_gbps, r.allreduce_latency_us);
     figures.push_back("interconnect.allreduce_bus_gbps");
     figures.push_back("interconnect.allreduce_latency_us");
+    if (!r.allreduce_curve.empty()) {
+      std::vector<std::string> bytes, us;
+      for (const auto& [b, t] : r.allreduce_curve.bytes_us) {
+        bytes.push_back(fmt::format("{:.0f}", b));
+        us.push_back(fmt::format("{:.2f}", t));
+      }
+      out += fmt::format("allreduce_curve = {{ ranks = {}, bytes = [{}], us = [{}] }}\n", r.allreduce_curve.ranks,
+                         fmt::join(bytes, ", "), fmt::join(us, ", "));
+      figures.push_back("interconnect.allreduce_curve");
+    }
   }
   out += "\n[documents]\n";
   std::string how = fmt::format("{}", fmt::join(r.notes, "; "));
@@ -230,6 +240,18 @@ std::string curves_table(const CalibrationResult& r) {
   return out;
 }
 
+// Every all-reduce size timed beside the two-point line through 1 KiB and 256 MiB.
+std::string allreduce_table(const CalibrationResult& r) {
+  if (r.allreduce_curve.empty()) return "";
+  const double n = static_cast<double>(r.allreduce_curve.ranks);
+  std::string out = fmt::format("all-reduce over {} GPUs: bytes, measured us, two-point line us\n", r.allreduce_curve.ranks);
+  for (const auto& [bytes, us] : r.allreduce_curve.bytes_us) {
+    const double line = 2 * (n - 1) * r.allreduce_latency_us + 2 * (n - 1) / n * bytes / (r.allreduce_bus_gbps * 1e3);
+    out += fmt::format("  {:>12.0f} {:>10.2f} {:>10.2f}\n", bytes, us, line);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_calibration(const CalibrationResult& r, const std::map<std::string, double>& datasheet) {
@@ -258,6 +280,7 @@ std::string format_calibration(const CalibrationResult& r, const std::map<std::s
   // The header only over rows of figures (a refitted grid has none).
   if (!figures.empty()) out += fmt::format("{:<28}{:>15}{:>15}{:>9}\n", "figure", "measured", "datasheet", "ratio") + figures;
   out += curves_table(r);
+  out += allreduce_table(r);
   for (const auto& note : r.notes) out += "  " + note + "\n";
   return out;
 }

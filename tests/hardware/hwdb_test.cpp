@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -294,6 +296,23 @@ TEST(HardwareDb, KernelCurvesParseAndValidate) {
 
 // An entry without a calibration takes the H100 SXM's figures, each scaled by the datasheet figure
 // that sets it (docs/hwdb.md, "Derived entries"), and says so.
+TEST(HardwareDb, AllReduceCurveParsesValidatesAndInterpolates) {
+  const std::string curve = "[interconnect]\nallreduce_curve = { ranks = 2, bytes = [1024, 1048576, 268435456], us = [8, 16, 900] }\n";
+  const Device d = parse_device_toml(replace(minimal_entry(), "[documents]", curve + "[documents]"), "t.toml");
+  ASSERT_FALSE(d.allreduce_curve.empty());
+  EXPECT_DOUBLE_EQ(d.allreduce_curve.us(512), 8);                   // below the smallest size: its time
+  EXPECT_NEAR(d.allreduce_curve.us(1048576), 16, 1e-9);             // a timed size: its time
+  EXPECT_NEAR(d.allreduce_curve.us(32768), std::sqrt(8.0 * 16), 1e-9);  // halfway in log bytes: halfway in log time
+  const double per_byte = (900.0 - 16) / (268435456 - 1048576);
+  EXPECT_NEAR(d.allreduce_curve.us(2.0 * 268435456), 900 + 268435456 * per_byte, 1e-6);  // past it: the last bandwidth
+  for (const char* bad : {"ranks = 1, bytes = [1024, 2048], us = [8, 9]", "ranks = 2, bytes = [2048, 1024], us = [8, 9]",
+                          "ranks = 2, bytes = [1024, 2048], us = [8]", "ranks = 2, bytes = [1024, 2048], us = [8, -9]",
+                          "ranks = 2, bytes = [1024, 2048], us = [8, 9], gbps = 3"}) {
+    const std::string text = "[interconnect]\nallreduce_curve = { " + std::string(bad) + " }\n";
+    EXPECT_THROW(parse_device_toml(replace(minimal_entry(), "[documents]", text + "[documents]"), "t.toml"), Error) << bad;
+  }
+}
+
 TEST(HardwareDb, DerivedKernelCurvesFollowTheH100s) {
   const HardwareDb db = shipped();
   const Device& base = db.resolve("h100-sxm");

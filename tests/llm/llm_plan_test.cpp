@@ -127,6 +127,24 @@ TEST(TensorParallel, SplitsWeightsAndPaysTwoAllReducesPerLayer) {
   EXPECT_THROW(plan_llm(hand_model(), test_device(), o), Error);  // no interconnect figures
 }
 
+// A calibrated entry's all-reduce curve prices each all-reduce at its timed sizes, carried to other
+// tp sizes by the ring/tree model's ratio; a --link figure keeps the model alone.
+TEST(TensorParallel, CalibratedAllReduceCurvePricesTheMiddleSizes) {
+  Device d = test_device();
+  d.interconnect = {{"nvlink_gbps", 100}, {"nvlink_latency_us", 2}, {"allreduce_bus_gbps", 100}, {"allreduce_latency_us", 2}};
+  d.allreduce_curve.ranks = 2;
+  d.allreduce_curve.bytes_us = {{1024, 30}, {1 << 20, 60}, {1 << 28, 3000}};
+  LlmOptions o = options_for({1}, {256});
+  o.tensor_parallel = 2;
+  const StepTime& step = plan_llm(hand_model(), d, o).rows[0].contexts[0].decode;
+  const double block = 1024 * 2, logits = 32000 * 2;
+  EXPECT_NEAR(step.communication_ms, (2 * 4 * d.allreduce_curve.us(block) + 0.5 * d.allreduce_curve.us(logits)) / 1e3, 1e-12);
+  o.link = "nvlink";
+  const StepTime& linked = plan_llm(hand_model(), d, o).rows[0].contexts[0].decode;
+  EXPECT_DOUBLE_EQ(linked.communication_ms, 2 * 4 * allreduce_ms(block, 2, 100, 2, Collective::kBest) +
+                                                0.5 * allreduce_ms(logits, 2, 100, 2, Collective::kBest));
+}
+
 TEST(TensorParallel, RingAndTreeAllReduce) {
   // Ring over 2: 2 latency steps + bytes / bandwidth; tree: 2 steps + 2 x bytes / bandwidth.
   EXPECT_NEAR(allreduce_ms(1e6, 2, 100, 2, Collective::kRing), (4e-6 + 1e-5) * 1e3, 1e-12);

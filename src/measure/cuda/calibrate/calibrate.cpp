@@ -187,6 +187,8 @@ CalibrationResult CudaBackend::calibrate(const MeasureOptions& options) {
   r.allreduce_ranks = allreduce.ranks;
   r.allreduce_bus_gbps = allreduce.bus_gbps;
   r.allreduce_latency_us = allreduce.step_latency_us;
+  r.allreduce_curve.ranks = allreduce.ranks;
+  r.allreduce_curve.bytes_us = allreduce.bytes_us;
   r.notes.push_back(allreduce.note);
   return r;
 }

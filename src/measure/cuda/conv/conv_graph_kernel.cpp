@@ -24,7 +24,7 @@ std::string graph_key(const ConvParams& c, int32_t dtype, const MatrixEpilogue& 
 
 namespace {
 
-enum Uid : int64_t { kX = 1, kW, kBias, kResidual, kY, kConvOut, kBiasOut, kResidualOut };
+enum Uid : int64_t { kX = 1, kW, kBias, kResidual, kY, kConvOut, kBiasOut, kResidualOut, kSecondResidual, kSecondResidualOut };
 // The heuristics' first plans timed: each runtime-fusion plan compiles a kernel when finalized,
 // and the first two held the fastest in EfficientNet-B0 and MobileNetV2 on the H100.
 constexpr size_t kPlansTimed = 2;
@@ -58,7 +58,7 @@ class ConvGraphKernel : public GroupKernel {
   ConvGraphKernel(const GroupView& view, const MatrixEpilogue& e, const ConvParams& c, std::shared_ptr<ConvGraphPlans> known)
       : ConvGraphKernel(c, view.spec(e.anchor).outputs[0].dtype, e, group_operands(view, e), view.cuda, std::move(known)) {}
 
-  // `operands`: x, w, bias, y, and the residual where e has one.
+  // `operands`: x, w, bias, y, and the residuals e has.
   ConvGraphKernel(const ConvParams& c, int32_t dtype, const MatrixEpilogue& e, std::vector<void*> operands, CudaContext& ctx,
                   std::shared_ptr<ConvGraphPlans> known)
       : handle_(ctx.cudnn), set_(std::move(known)), pointers_(std::move(operands)) {
@@ -69,7 +69,9 @@ class ConvGraphKernel : public GroupKernel {
     }
     uids_ = {kX, kW, kBias, kY};
     if (e.residual >= 0) uids_.push_back(kResidual);
-    label_ = fmt::format("cudnn graph conv+bias{}{} NHWC", e.residual >= 0 ? "+add" : "", activation_name(e.activation));
+    if (e.second_residual >= 0) uids_.push_back(kSecondResidual);
+    label_ = fmt::format("cudnn graph conv+bias{}{}{} NHWC", e.residual >= 0 ? "+add" : "", e.second_residual >= 0 ? "+add" : "",
+                         activation_name(e.activation));
     bind(ctx);
     if (fresh) {
       choose_plan(ctx);
@@ -88,7 +90,7 @@ class ConvGraphKernel : public GroupKernel {
   std::string implementation() const override { return label_ + set_->note; }
 
  private:
-  // The operation graph: conv, bias add, residual add, activation; the last op writes Y.
+  // The operation graph: conv, bias add, residual adds, activation; the last op writes Y.
   void build(const ConvParams& c, cudnnDataType_t type, const MatrixEpilogue& e) {
     const std::vector<int64_t> x_dims = {c.batch, c.in_channels, c.in_size[0], c.in_size[1]},
                                w_dims = {c.out_channels, c.in_channels / c.groups, c.kernel[0], c.kernel[1]},
@@ -105,9 +107,13 @@ class ConvGraphKernel : public GroupKernel {
     const BackendDescriptor* last = &y;
     if (residual || act) last = &keep(graph_tensor(kBiasOut, y_dims, y_strides, CUDNN_DATA_FLOAT, true));
     ops.push_back(&pointwise_op(CUDNN_POINTWISE_ADD, conv_out, &b, *last, 0, set_->keep));
-    if (residual) {
-      const BackendDescriptor& z = keep(graph_tensor(kResidual, y_dims, y_strides, type, false));
-      const BackendDescriptor* out = act ? &keep(graph_tensor(kResidualOut, y_dims, y_strides, CUDNN_DATA_FLOAT, true)) : &y;
+    const std::pair<int, Uid> residuals[] = {{e.residual, kResidual}, {e.second_residual, kSecondResidual}};
+    for (const auto& [tensor, uid] : residuals) {
+      if (tensor < 0) continue;
+      const bool more = act || (uid == kResidual && e.second_residual >= 0);
+      const Uid out_uid = uid == kResidual ? kResidualOut : kSecondResidualOut;
+      const BackendDescriptor& z = keep(graph_tensor(uid, y_dims, y_strides, type, false));
+      const BackendDescriptor* out = more ? &keep(graph_tensor(out_uid, y_dims, y_strides, CUDNN_DATA_FLOAT, true)) : &y;
       ops.push_back(&pointwise_op(CUDNN_POINTWISE_ADD, *last, &z, *out, 0, set_->keep));
       last = out;
     }
@@ -205,6 +211,7 @@ class ConvGraphKernel : public GroupKernel {
     std::vector<void*> operands = {view.buffers.data(node.inputs[0]), view.buffers.data(node.inputs[1]),
                                    view.buffers.data(bias_id), view.buffers.data(e.output)};
     if (e.residual >= 0) operands.push_back(view.buffers.data(e.residual));
+    if (e.second_residual >= 0) operands.push_back(view.buffers.data(e.second_residual));
     return operands;
   }
 
@@ -272,9 +279,10 @@ std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, s
 // Names the graph: the conv's shapes and attributes, dtype, epilogue.
 std::string graph_key(const ConvParams& c, int32_t dtype, const MatrixEpilogue& e) {
   auto list = [](const std::vector<int64_t>& v) { return fmt::format("{}", fmt::join(v, ",")); };
-  return fmt::format("cudnn graph|{} {} {} g{} {}|{}|{}|{}|{}|{}|{}|act {} clip {}|res {}", c.batch, c.in_channels, c.out_channels,
-                     c.groups, dtype, list(c.in_size), list(c.kernel), list(c.strides), list(c.pads), list(c.dilations),
-                     c.has_bias, static_cast<int>(e.activation), e.clip, e.residual >= 0);
+  return fmt::format("cudnn graph|{} {} {} g{} {}|{}|{}|{}|{}|{}|{}|act {} clip {}|res {} {}", c.batch, c.in_channels,
+                     c.out_channels, c.groups, dtype, list(c.in_size), list(c.kernel), list(c.strides), list(c.pads),
+                     list(c.dilations), c.has_bias, static_cast<int>(e.activation), e.clip, e.residual >= 0,
+                     e.second_residual >= 0);
 }
 
 std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why) {

@@ -92,6 +92,9 @@ struct MatrixEpilogue {
   size_t anchor = 0;       // the Conv / MatMul / Gemm member
   int bias = -1;           // tensor ids, -1 for none (a Gemm's or Conv's own bias counts as bias)
   int residual = -1;
+  // A second residual added after the first (RepVGG's three branches summed before the ReLU): only
+  // cuDNN's graph takes it, the fused call and cuBLASLt refuse an epilogue that has one.
+  int second_residual = -1;
   EpilogueActivation activation = EpilogueActivation::kNone;
   int output = -1;         // the tensor the fused call writes
   double clip = 0;         // kClippedRelu's upper bound (ReLU6: 6)

@@ -110,6 +110,10 @@ class FusedGemmKernel : public GroupKernel {
 }  // namespace
 
 std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why) {
+  if (e.second_residual >= 0) {
+    *why = "cuBLASLt's epilogue takes one residual";
+    return nullptr;
+  }
   const EpilogueActivation act = e.activation;
   if (act != EpilogueActivation::kNone && act != EpilogueActivation::kRelu && act != EpilogueActivation::kGelu) {
     *why = "cuBLASLt's epilogues take ReLU and GELU only";

@@ -83,7 +83,8 @@ std::unique_ptr<OperatorRunner> make_thin_product_runner(const NodeSpec& spec, c
 std::unique_ptr<GroupKernel> make_thin_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m) {
   const int32_t dtype = view.spec(e.anchor).outputs[0].dtype;
   const bool relu_or_none = e.activation == EpilogueActivation::kNone || e.activation == EpilogueActivation::kRelu;
-  if (!takes_dtype(kThinDtypes, dtype) || !thin_rows(m) || !relu_or_none || e.residual >= 0 || e.interleaved_rows > 1)
+  if (!takes_dtype(kThinDtypes, dtype) || !thin_rows(m) || !relu_or_none || e.residual >= 0 || e.second_residual >= 0 ||
+      e.interleaved_rows > 1)
     return nullptr;
   const bool own_bias = own_row_bias(m);
   if (m.bias != MatMulParams::Bias::kNone && !own_bias) return nullptr;

@@ -148,6 +148,31 @@ std::optional<MatrixEpilogue> with_trailing_gelu(const GroupView& view, MatrixEp
   return e;
 }
 
+// Where the members left (`rest`) are one more residual Add of output `e` (a tensor of the output's
+// size made outside the group), optionally followed by a ReLU, and the group's result is theirs:
+// the epilogue with both residuals (cuDNN's graph runs it); otherwise nothing.
+std::optional<MatrixEpilogue> with_second_residual(const GroupView& view, MatrixEpilogue e, const std::vector<size_t>& rest) {
+  if (e.residual < 0 || e.activation != EpilogueActivation::kNone || view.is_output(e.output) || rest.empty() || rest.size() > 2)
+    return {};
+  const Node& add = view.node(rest[0]);
+  if (!is_elementwise(view.plan(rest[0]), ElementwiseOp::kAdd) || add.inputs.size() != 2) return {};
+  const int other = add.inputs[0] == e.output ? add.inputs[1] : add.inputs[1] == e.output ? add.inputs[0] : -1;
+  const Shape& out_shape = view.spec(e.anchor).outputs[0].shape;
+  if (other < 0 || view.producer(other) >= 0 || view.spec(rest[0]).outputs[0].shape != out_shape) return {};
+  if (element_count(view.spec(rest[0]).inputs[add.inputs[0] == e.output ? 1 : 0].shape) != element_count(out_shape)) return {};
+  e.second_residual = other;
+  e.output = add.outputs[0];
+  if (rest.size() == 2) {
+    const Node& relu = view.node(rest[1]);
+    if (!is_elementwise(view.plan(rest[1]), ElementwiseOp::kRelu) || view.is_output(e.output) || relu.inputs[0] != e.output) return {};
+    e.activation = EpilogueActivation::kRelu;
+    e.output = relu.outputs[0];
+  }
+  for (int out : view.group.outputs)
+    if (out != e.output) return {};
+  return e;
+}
+
 // A dense conv's group as a runtime may also run it: the whole epilogue as one cuDNN graph (for
 // the activations cuDNN's fused call cannot take), and a 1x1 conv as a cuBLASLt GEMM with its
 // epilogue; each is timed against `separate` (the fused call or per-node conv, then a chain) and
@@ -157,13 +182,14 @@ std::unique_ptr<GroupKernel> fastest_dense_conv(const GroupView& view, const Mat
                                                 std::unique_ptr<GroupKernel> separate) {
   std::optional<MatrixEpilogue> whole = rest.empty() ? std::optional<MatrixEpilogue>(e) : with_trailing_activation(view, e, rest);
   if (!whole) whole = with_trailing_gelu(view, e, rest);
+  if (!whole) whole = with_second_residual(view, e, rest);
   if (!whole) return separate;
   std::string why;
   // ReLU and identity run in cuDNN's fused call already; a graph of the same (tried on ResNet-50:
   // within 2 % of it) is not worth compiling.
   const EpilogueActivation act = whole->activation;
   const bool graph_only = act == EpilogueActivation::kSwish || act == EpilogueActivation::kSigmoid ||
-                          act == EpilogueActivation::kClippedRelu;
+                          act == EpilogueActivation::kClippedRelu || whole->second_residual >= 0;
   if (auto graph = graph_only ? make_conv_graph_kernel(view, *whole, &why) : nullptr)
     separate = make_timed_choice(std::move(graph), std::move(separate), view.cuda.stream);
   if (auto gemm = make_fused_gemm_kernel(view, *whole, &why))

@@ -120,6 +120,40 @@ TEST(MeasureGpuConvFusion, ConvWithResidualAndReluIsOneCudnnGraph) {
   expect_close(r, 5e-3);
 }
 
+// RepVGG's block: the 3x3 conv, the 1x1 branch's output and the identity branch's summed before
+// the ReLU. cuDNN's fused call takes one residual; its graph takes both, and in the measurement it is
+// timed against the fused call followed by a chain.
+TEST(MeasureGpuConvFusion, ConvWithTwoResidualsAndReluIsOneCudnnGraph) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 16, 10, 10}).input("branch", kFloat, Shape{2, 16, 10, 10}).input("identity", kFloat, Shape{2, 16, 10, 10});
+  b.weight("w", kFloat, Shape{16, 16, 3, 3}).weight("bias", kFloat, Shape{16});
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Add", {"c", "branch"}, {"s"});
+  b.node("Add", {"s", "identity"}, {"t"});
+  b.node("Relu", {"t"}, {"y"});
+  b.output("y");
+  const auto run = analyse(b);
+  const GroupResult graph = run_group_with(*run, "c", "fp16", true, [](const cuda::GroupView& view, std::string* why) {
+    const auto& m = view.group.members;  // conv, add, add, relu
+    cuda::MatrixEpilogue e;
+    e.anchor = m[0];
+    e.residual = view.node(m[1]).inputs[1];
+    e.second_residual = view.node(m[2]).inputs[1];
+    e.activation = cuda::EpilogueActivation::kRelu;
+    e.output = view.node(m[3]).outputs[0];
+    return cuda::make_conv_graph_kernel(view, e, why);
+  });
+  EXPECT_EQ(graph.gpu.runner.find("cudnn graph conv+bias+add+add+relu NHWC"), size_t{0}) << graph.gpu.runner;
+  expect_close(graph, 5e-3);
+  const GroupResult chosen = run_group_with(*run, "c", "fp16", true, [](const cuda::GroupView& view, std::string*) {
+    return cuda::make_group_kernel(view).kernel;
+  });
+  EXPECT_NE(chosen.gpu.runner.find("cudnn graph conv+bias+add+add+relu NHWC"), std::string::npos) << chosen.gpu.runner;
+  expect_close(chosen, 5e-3);
+}
+
 // In the measurement, the conv + SiLU group runs whichever of the graph and the conv + chain is
 // faster, and names both.
 TEST(MeasureGpuConvFusion, ConvSiluGroupTimesTheGraphAgainstConvThenChain) {
