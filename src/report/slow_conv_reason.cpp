@@ -19,6 +19,10 @@ constexpr double kTensorCoreChannels = 8;
 constexpr double kFewMicroseconds = 5;
 // Windows at least this wide (7x7) leave the depthwise kernels' register tiles.
 constexpr double kLargeWindowTaps = 49;
+// Reductions shorter than this leave a GEMM tile's loads and stores around too little math: such
+// convs stream at a third of the memory rate (the zoo's 1x1 convs of 24-168 input channels at
+// batch 32: 0.8-1.2 TB/s on the H100).
+constexpr double kShortReduction = 256;
 
 }  // namespace
 
@@ -38,6 +42,9 @@ std::string slow_conv_reason(const SlowConv& c) {
   if (in_per_group < kTensorCoreChannels)
     return fmt::format("{:g} input channels per group: fewer than the {:g} a tensor-core conv kernel steps through", in_per_group,
                        kTensorCoreChannels);
+  if ((k.cls == KernelClass::kConv1x1 || k.cls == KernelClass::kConv) && k.k < kShortReduction)
+    return fmt::format("a reduction of only {:g}: the library's GEMM tiles spend their time loading and storing, far "
+                       "off the memory rate", k.k);
   if (c.runner.find("algo 0") != std::string::npos)
     return "cuDNN offered only its generic implicit-GEMM algorithm (algo 0) for this shape";
   if (c.predicted_us < kFewMicroseconds)

@@ -36,6 +36,9 @@ TEST(SlowConvReason, NamesTheShapeOrTheLibrarysChoice) {
             std::string::npos);
   EXPECT_NE(slow_conv_reason({conv_shape(KernelClass::kConv, 64, 9), "cudnn conv NHWC algo 1", 9.0, 4.0}).find("launch"),
             std::string::npos);
+  // LR-ASPP's 1x1 conv of 24 input channels at batch 32.
+  EXPECT_NE(slow_conv_reason({conv_shape(KernelClass::kConv1x1, 24, 1), "conv 1x1 as GEMM", 88.0, 37.0}).find("only 24"),
+            std::string::npos);
   // Nothing known explains a wide dense conv under cuDNN's tuned algorithm: no reason is made up.
   EXPECT_EQ(slow_conv_reason({conv_shape(KernelClass::kConv, 64, 9), "cudnn conv NHWC algo 1", 90.0, 40.0}), "");
 }
