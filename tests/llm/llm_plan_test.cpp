@@ -136,11 +136,13 @@ TEST(TensorParallel, CalibratedAllReduceCurvePricesTheMiddleSizes) {
   d.allreduce_curve.bytes_us = {{1024, 30}, {1 << 20, 60}, {1 << 28, 3000}};
   LlmOptions o = options_for({1}, {256});
   o.tensor_parallel = 2;
-  const StepTime& step = plan_llm(hand_model(), d, o).rows[0].contexts[0].decode;
+  const LlmPlan curve = plan_llm(hand_model(), d, o);
+  const StepTime& step = curve.rows[0].contexts[0].decode;
   const double block = 1024 * 2, logits = 32000 * 2;
   EXPECT_NEAR(step.communication_ms, (2 * 4 * d.allreduce_curve.us(block) + 0.5 * d.allreduce_curve.us(logits)) / 1e3, 1e-12);
   o.link = "nvlink";
-  const StepTime& linked = plan_llm(hand_model(), d, o).rows[0].contexts[0].decode;
+  const LlmPlan model = plan_llm(hand_model(), d, o);
+  const StepTime& linked = model.rows[0].contexts[0].decode;
   EXPECT_DOUBLE_EQ(linked.communication_ms, 2 * 4 * allreduce_ms(block, 2, 100, 2, Collective::kBest) +
                                                 0.5 * allreduce_ms(logits, 2, 100, 2, Collective::kBest));
 }

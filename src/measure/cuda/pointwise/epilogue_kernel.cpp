@@ -31,7 +31,6 @@ bool is_elementwise(const OpPlan& plan, ElementwiseOp op) {
   return e && e->op == op;
 }
 
-
 // Tensor t's only reader in the group, or -1 (none, several, or t is read outside too).
 int single_consumer(const GroupView& view, int t) {
   if (view.is_output(t)) return -1;
