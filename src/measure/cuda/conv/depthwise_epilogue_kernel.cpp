@@ -10,7 +10,6 @@
 #include "core/kernels.h"
 #include "core/runner.h"
 #include "deployed/group_runner.h"
-#include "ops/op_registry.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -23,24 +22,12 @@ struct Activation {
 
 const ElementwisePlan* elementwise(const GroupView& view, size_t m) { return std::get_if<ElementwisePlan>(&view.plan(m)); }
 
-// The tensor `tensor` is a view of: back through the group's reshapes and the layout moves a
-// runtime folds into its neighbours (PVT-v2 flattens and transposes the conv's output before its
-// GELU; channels-last, the same bytes).
-int through_layout_moves(const GroupView& view, int tensor) {
-  for (int p = view.producer(tensor); p >= 0; p = view.producer(tensor)) {
-    const Node& node = view.node(p);
-    if (node.inputs.empty() || !(is_zero_cost(view.plan(p)) || op_traits(node.domain, node.op_type).folds_into_operand())) break;
-    tensor = node.inputs[0];
-  }
-  return tensor;
-}
-
 // The erf GELU of tensor t where `rest` (is_erf_gelu) reads t (or a layout view of it) and its
 // last member writes the group's only result, or nullopt.
 std::optional<Activation> erf_gelu(const GroupView& view, int t, const std::vector<size_t>& rest) {
   const bool reads_t = std::any_of(rest.begin(), rest.end(), [&](size_t m) {
     for (int in : view.node(m).inputs)
-      if (through_layout_moves(view, in) == t) return true;
+      if (view.view_source(in) == t) return true;
     return false;
   });
   const int result = view.node(rest.back()).outputs[0];

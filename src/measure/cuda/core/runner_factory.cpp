@@ -3,6 +3,20 @@
 #include <algorithm>
 
 namespace modelcost::cuda {
+namespace {
+
+// The faster of two runners of one node, timed on its buffers, where both apply; else the one that
+// does (`first` before `second`), or nullptr.
+std::unique_ptr<OperatorRunner> faster_of(std::unique_ptr<OperatorRunner> first, std::unique_ptr<OperatorRunner> second,
+                                          const NodeSpec& spec) {
+  if (!first || !second) return first ? std::move(first) : std::move(second);
+  std::vector<std::unique_ptr<OperatorRunner>> candidates;
+  candidates.push_back(std::move(first));
+  candidates.push_back(std::move(second));
+  return make_fastest_runner(std::move(candidates), measurement_key(spec));
+}
+
+}  // namespace
 
 std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& plan, std::string* reason) {
   return std::visit(
@@ -38,24 +52,14 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             std::string why;
             auto cudnn = make_cudnn_pool_runner(spec, p, &why);
             if (p.kernel.size() > 3) return *reason = why, nullptr;
-            auto own = make_kernel_runner(spec, plan, reason);
-            if (!cudnn || !own) return own ? std::move(own) : std::move(cudnn);
-            std::vector<std::unique_ptr<OperatorRunner>> candidates;
-            candidates.push_back(std::move(own));
-            candidates.push_back(std::move(cudnn));
-            return make_fastest_runner(std::move(candidates), measurement_key(spec));
+            return faster_of(make_kernel_runner(spec, plan, reason), std::move(cudnn), spec);
           },
           [&](const MatMulParams& m) -> std::unique_ptr<OperatorRunner> {
             // cuBLASLt tiles a product of tiny K and N far off the memory rate: the thin kernel
             // is timed against it where it applies.
             std::string why;
             auto thin = make_thin_product_runner(spec, m, &why);
-            auto lt = make_cublaslt_matmul_runner(spec, m, reason);
-            if (!thin || !lt) return lt ? std::move(lt) : std::move(thin);
-            std::vector<std::unique_ptr<OperatorRunner>> candidates;
-            candidates.push_back(std::move(thin));
-            candidates.push_back(std::move(lt));
-            return make_fastest_runner(std::move(candidates), measurement_key(spec));
+            return faster_of(std::move(thin), make_cublaslt_matmul_runner(spec, m, reason), spec);
           },
           [&](const ZeroCostPlan& z) -> std::unique_ptr<OperatorRunner> {
             *reason = "nothing to run: " + z.reason;

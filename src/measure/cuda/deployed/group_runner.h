@@ -43,6 +43,9 @@ class GroupView {
   std::vector<size_t> running_members() const;
   // Follows reshape-like members (aliases) back to the tensor they reinterpret.
   int source(int tensor) const;
+  // Follows reshape-like members and the layout moves folded into their neighbours back to the
+  // tensor they are a view of (channels-last, a conv output flattened and transposed is its bytes).
+  int view_source(int tensor) const;
 
   const Analysis& analysis;
   const FusedGroup& group;

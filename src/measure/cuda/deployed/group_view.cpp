@@ -54,6 +54,14 @@ int GroupView::source(int tensor) const {
   return tensor;
 }
 
+int GroupView::view_source(int tensor) const {
+  for (int p = producer(tensor); p >= 0; p = producer(tensor)) {
+    if (node(p).inputs.empty() || !(is_zero_cost(plan(p)) || is_layout_move(node(p)))) break;
+    tensor = node(p).inputs[0];
+  }
+  return tensor;
+}
+
 GroupKernelChoice make_group_kernel(const GroupView& view) {
   GroupKernelChoice choice;
   const std::vector<size_t> launching = view.launching_members();
