@@ -1,7 +1,7 @@
 #!/bin/bash
 # Packs this machine's build for the GPU machine's calls (zoo_call.sh, llm_call.sh, llm_tp_call.sh):
-# .carry/pack.tar.xz with bin/ (modelcost, its CUDA module and the CUDA module's test binary,
-# stripped) and lib/ (the shared libraries the GPU machine lacks: ONNX, protobuf, fmt, toml++, CUPTI).
+# .carry/pack.tar.xz with bin/ (modelcost, its CUDA module, the CUDA module's test binary and
+# kernel benchmarks, stripped) and lib/ (the shared libraries the GPU machine lacks: ONNX, protobuf, fmt, toml++, CUPTI).
 # Usage: scripts/gpu/pack.sh [BUILD_DIR]   (then pass carry [".carry/pack.tar.xz"] to the call)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -9,6 +9,7 @@ BUILD=${1:-build}
 rm -rf .carry/pack && mkdir -p .carry/pack/bin .carry/pack/lib
 cp "$BUILD/modelcost" "$BUILD/libmodelcost_cuda.so" .carry/pack/bin/
 [ -x "$BUILD/tests/measure/measure_cuda_tests" ] && cp "$BUILD/tests/measure/measure_cuda_tests" .carry/pack/bin/
+[ -x "$BUILD/bench/depthwise_kernels" ] && cp "$BUILD/bench/depthwise_kernels" .carry/pack/bin/
 strip .carry/pack/bin/*
 for lib in libonnx.so.1 libonnx_proto.so.1 libprotobuf.so.32 libfmt.so.9 libtomlplusplus.so.3; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" .carry/pack/lib/

@@ -71,12 +71,6 @@ int only_reader(const fusion::FusionGraph& g, const std::vector<Draft>& drafts, 
   return reader;
 }
 
-// A BatchNormalization the pattern rows left alone (not folded into a conv) stays a kernel of its own.
-bool has_stored_statistics(const fusion::FusionGraph& g, const Draft& draft) {
-  return std::any_of(draft.members.begin(), draft.members.end(),
-                     [&](size_t m) { return g.traits(m).stored_statistics; });
-}
-
 // A pointwise group whose results only one later pointwise group reads runs inside that group
 // (GELU's 0.5 * x, seeded before the rest of the formula is ready, joins it).
 void merge_pointwise_chains(fusion::FusionGraph& g, std::vector<Draft>& drafts) {
@@ -84,7 +78,6 @@ void merge_pointwise_chains(fusion::FusionGraph& g, std::vector<Draft>& drafts) 
     if (drafts[k].members.empty() || std::string(drafts[k].row->name) != "pointwise") continue;
     const int into = only_reader(g, drafts, k);
     if (into < 0 || std::string(drafts[into].row->name) != "pointwise") continue;
-    if (has_stored_statistics(g, drafts[k]) || has_stored_statistics(g, drafts[size_t(into)])) continue;
     for (size_t m : drafts[k].members) {
       g.claim(m, into);
       drafts[into].members.push_back(m);

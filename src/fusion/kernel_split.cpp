@@ -98,12 +98,34 @@ bool float_tensor(const FusionGraph& g, int id) {
 
 // The tensors elementwise member m reads. Constant operands count too: the chain reads a scalar
 // such as an epsilon as an input (a Clip's bounds it folds into its step, so a run with clips may
-// be cut before the runtime would have to).
+// be cut before the runtime would have to). An inference BatchNormalization is two steps, x *
+// scale + shift, whose scale and shift the runtime folds from gamma, beta, mean and variance once:
+// it reads x and two vectors.
 std::vector<int> chain_operands(const FusionGraph& g, size_t m) {
   std::vector<int> ids;
-  for (int id : g.node(m).inputs)
-    if (id >= 0) ids.push_back(g.alias_root(id));
+  const std::vector<int>& inputs = g.node(m).inputs;
+  const size_t read = g.traits(m).stored_statistics ? std::min<size_t>(3, inputs.size()) : inputs.size();
+  for (size_t k = 0; k < read; ++k)
+    if (inputs[k] >= 0) ids.push_back(g.alias_root(inputs[k]));
   return ids;
+}
+
+int chain_steps(const FusionGraph& g, size_t m) { return g.traits(m).stored_statistics ? 2 : 1; }
+
+// A BatchNormalization reading a conv anchor's output folds into the conv's weights and bias.
+bool folded_batch_norm(const FusionGraph& g, size_t anchor, size_t m) {
+  if (!g.traits(m).stored_statistics || g.traits(anchor).form != OpForm::kConv || g.node(m).inputs.empty()) return false;
+  const std::vector<int>& out = g.node(anchor).outputs;
+  return !out.empty() && g.alias_root(g.node(m).inputs[0]) == g.alias_root(out[0]);
+}
+
+// A BatchNormalization over rows [M, C] is a scale and a shift per C whichever view of its rows a
+// chain iterates: it fits a chain over any shape of M * C elements whose last dim is C (LeViT's
+// linear: MatMul, Flatten, BatchNorm, Reshape back, activation). Other members fit their own shape.
+bool fits_chain(const FusionGraph& g, size_t m, const Shape& own, const Shape& chain) {
+  if (own == chain) return true;
+  return g.traits(m).stored_statistics && own.size() == 2 && !chain.empty() && chain.back() == own.back() &&
+         element_count(chain) == element_count(own);
 }
 
 // A run of consecutive elementwise members the runtime generates as one chain kernel.
@@ -116,6 +138,7 @@ class ChainRun {
     std::vector<size_t> out;
     out.swap(members_);
     shape_ = nullptr;
+    rows_only_ = true;
     steps_ = 0;
     produced_.clear();
     inputs_.clear();
@@ -129,7 +152,9 @@ class ChainRun {
   }
   // Adds elementwise member m when the run stays one chain within the kernel's limits.
   bool try_add(size_t m, const Shape& shape) {
-    if ((shape_ && *shape_ != shape) || steps_ + 1 > kChainLimits.steps || int(shape.size()) > kChainLimits.rank) return false;
+    const int steps = chain_steps(g_, m);
+    const bool fits = !shape_ || fits_chain(g_, m, shape, *shape_) || (rows_only_ && fits_chain(g_, shape_member_, *shape_, shape));
+    if (!fits || steps_ + steps > kChainLimits.steps || int(shape.size()) > kChainLimits.rank) return false;
     std::set<int> inputs = inputs_;
     for (int id : chain_operands(g_, m))
       if (!produced_.count(id)) inputs.insert(id);
@@ -142,8 +167,14 @@ class ChainRun {
     inputs_ = std::move(inputs);
     for (int id : g_.node(m).outputs)
       if (id >= 0) produced_.insert(g_.alias_root(id));
-    shape_ = &shape;
-    ++steps_;
+    // The run iterates its first member's shape, or the first of another kind after row BatchNorms.
+    const bool rows = g_.traits(m).stored_statistics && shape.size() == 2;
+    if (!shape_ || (rows_only_ && !rows)) {
+      shape_ = &shape;
+      shape_member_ = m;
+    }
+    rows_only_ = rows_only_ && rows;
+    steps_ += steps;
     return true;
   }
 
@@ -151,13 +182,15 @@ class ChainRun {
   const FusionGraph& g_;
   std::vector<size_t> members_;
   const Shape* shape_ = nullptr;
+  size_t shape_member_ = 0;  // the member whose shape the run iterates
+  bool rows_only_ = true;    // every member so far a BatchNorm over rows
   int steps_ = 0;
   std::set<int> produced_, inputs_;
 };
 
 // Member m can be a step of a generated chain: elementwise over float tensors of known shape.
 const Shape* chain_step_shape(const FusionGraph& g, size_t m) {
-  if (g.kind(m) != OpKind::kPointwise || g.traits(m).stored_statistics) return nullptr;
+  if (g.kind(m) != OpKind::kPointwise) return nullptr;
   for (int id : chain_operands(g, m))
     if (!float_tensor(g, id)) return nullptr;
   for (int id : g.node(m).outputs)
@@ -178,7 +211,7 @@ bool leaves_library_tail(const FusionGraph& g, const std::vector<size_t>& member
       cls == KernelClass::kGroupedConv ? std::vector<size_t>{} : library_epilogue(g, members, anchor);
   std::vector<size_t> rest;
   for (size_t m : running_members(g, members))
-    if (m != anchor && !g.traits(m).stored_statistics && !contains(library, m)) rest.push_back(m);
+    if (m != anchor && !folded_batch_norm(g, anchor, m) && !contains(library, m)) rest.push_back(m);
   if (rest.empty()) return false;
   // cuBLASLt's GELU epilogue: a GEMM's, and a 1x1 conv's run as one GEMM.
   const bool gemm_like = cls == KernelClass::kGemm || cls == KernelClass::kConv1x1;
@@ -220,15 +253,20 @@ std::string why_apart(const FusionGraph& g, const std::string& pattern, const st
   const bool anchored = g.kind(anchor) == OpKind::kMatrix;
   const std::vector<size_t> library = anchored ? library_epilogue(g, members, anchor) : std::vector<size_t>{};
   const Shape* dims = nullptr;
+  size_t dims_member = 0;
   for (size_t m : running) {
-    if (anchored && (m == anchor || g.traits(m).stored_statistics || contains(library, m))) continue;
+    if (anchored && (m == anchor || folded_batch_norm(g, anchor, m) || contains(library, m))) continue;
     if (g.kind(m) != OpKind::kPointwise)
       return anchored ? member_name(g, m) + " member is not elementwise: it does not fuse into the epilogue"
                       : member_name(g, m) + " member is not elementwise, and no conv or matrix product anchors the group";
     const Shape* shape = output_shape(g, m);
     if (!shape) continue;
-    if (dims && *shape != *dims) return "its elementwise members iterate different shapes";
-    dims = shape;
+    if (dims && !fits_chain(g, m, *shape, *dims) && !fits_chain(g, dims_member, *dims, *shape))
+      return "its elementwise members iterate different shapes";
+    if (!dims || (g.traits(dims_member).stored_statistics && !g.traits(m).stored_statistics)) {
+      dims = shape;
+      dims_member = m;
+    }
   }
   return "";
 }

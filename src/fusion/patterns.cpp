@@ -89,11 +89,6 @@ void prune_extra_outputs(const FusionGraph& g, std::vector<size_t>& members, siz
 struct Growth {
   std::set<OpKind> admits;
   double max_output_elements = 0;  // 0: no limit
-  // An inference BatchNormalization reading the seed conv's output folds into the conv's weights
-  // and bias; anywhere else (after an activation, a MatMul, at a region's start) it is a kernel of
-  // its own, as the measured runtime runs it: neither the libraries' epilogues nor its pointwise
-  // chain kernels take per-channel statistics.
-  bool folds_batch_norm = false;
 };
 
 // Adds, until nothing changes, every unclaimed consumer of a member that the growth admits and
@@ -108,7 +103,6 @@ std::vector<size_t> grow_forward(const FusionGraph& g, size_t seed, const Growth
         if (id < 0) continue;
         for (size_t c : g.consumers(id)) {
           if (contains(members, c) || g.claimed(c) || g.is_idle(c) || !growth.admits.count(g.kind(c))) continue;
-          if (g.traits(c).stored_statistics && !(growth.folds_batch_norm && members[k] == seed)) continue;
           if (growth.max_output_elements > 0 && output_elements(g, c) > growth.max_output_elements) continue;
           bool ready = true;
           for (int in : g.dynamic_inputs(c)) {
@@ -162,8 +156,9 @@ std::optional<GroupCandidate> match_swiglu(const FusionGraph& g, size_t i) {
 std::optional<GroupCandidate> match_epilogue(const FusionGraph& g, size_t i) {
   if (g.kind(i) != OpKind::kMatrix || g.is_idle(i)) return std::nullopt;
   // An epilogue works per output element of the product: it may not broadcast to a larger result.
+  // An inference BatchNormalization joins as any elementwise member: reading a conv's output it
+  // folds into the conv's weights, anywhere else it is a scale and a shift of the chain after.
   Growth growth{{OpKind::kPointwise, OpKind::kLayout}, output_elements(g, i)};
-  growth.folds_batch_norm = g.traits(i).form == OpForm::kConv;
   return GroupCandidate{grow_forward(g, i, growth), i};
 }
 
@@ -191,7 +186,6 @@ std::optional<GroupCandidate> match_region(const FusionGraph& g, size_t i) {
   const OpKind kind = g.kind(i);
   if (g.is_idle(i) || !(kind == OpKind::kPointwise || kind == OpKind::kLayout || kind == OpKind::kReduction))
     return std::nullopt;
-  if (g.traits(i).stored_statistics) return GroupCandidate{{i}, i};
   Growth growth{{OpKind::kPointwise, OpKind::kLayout, OpKind::kReduction}, 0};
   return GroupCandidate{grow_forward(g, i, growth), i};
 }

@@ -63,10 +63,10 @@ TEST(Fusion, BatchNormFoldsIntoConv) {
   EXPECT_EQ(f.plan.groups[0].label, "conv+bn+relu");
 }
 
-TEST(Fusion, BatchNormAfterAnActivationIsAKernelOfItsOwn) {
-  // ConvMixer's conv, ReLU, BatchNorm, residual add: the BatchNorm cannot fold into the conv and
-  // no pointwise chain takes its statistics, so it runs alone, between the conv's kernel and the
-  // add's. A BatchNorm after a MatMul, or starting a pointwise region, runs alone too.
+TEST(Fusion, BatchNormAfterAnActivationJoinsTheChain) {
+  // ConvMixer's conv, ReLU, BatchNorm, residual add: the BatchNorm cannot fold into the conv's
+  // weights, so it runs as a scale and a shift in the chain after the conv's call, with the add.
+  // After a MatMul it joins the product's epilogue.
   ModelBuilder b;
   b.input("x", kFloat, Shape{1, 4, 8, 8}).input("seq", kFloat, Shape{6, 16});
   b.weight("w", kFloat, {4, 4, 1, 1}).weight("wm", kFloat, {16, 4});
@@ -82,11 +82,31 @@ TEST(Fusion, BatchNormAfterAnActivationIsAKernelOfItsOwn) {
   b.output("z").output("q");
   Fused f(b);
   EXPECT_EQ(f.group_of("c"), f.group_of("r")) << f.describe();
-  for (const char* bn : {"n", "pre", "q"}) {
-    const auto& g = f.plan.groups[f.group_of(bn)];
-    EXPECT_EQ(g.members.size(), 1u) << bn << "\n" << f.describe();
-  }
-  EXPECT_NE(f.group_of("n"), f.group_of("y")) << f.describe();
+  EXPECT_EQ(f.group_of("c"), f.group_of("n")) << f.describe();
+  EXPECT_EQ(f.group_of("c"), f.group_of("y")) << f.describe();
+  // The next block's BatchNorm and ReLU extend the same chain: nothing else reads the sum.
+  EXPECT_EQ(f.group_of("c"), f.group_of("z")) << f.describe();
+  EXPECT_TRUE(f.plan.groups[f.group_of("c")].library_tail) << f.describe();
+  EXPECT_EQ(f.group_of("p"), f.group_of("q")) << f.describe();
+}
+
+TEST(Fusion, BatchNormOverRowsJoinsAChainOverTheirReshapedView) {
+  // LeViT's linear: MatMul, Flatten to [tokens, C], BatchNorm over C, Reshape back, HardSwish.
+  // The BatchNorm is a per-C scale and shift whichever view of the rows it runs over, so the
+  // chain after the product takes the BatchNorm and the activation.
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 6, 16});
+  b.weight("w", kFloat, {16, 8}).ints("flat", {12, 8}).ints("back", {2, 6, 8});
+  for (const char* p : {"s", "bb", "m", "v"}) b.weight(p, kFloat, {8});
+  b.node("MatMul", {"x", "w"}, {"p"});
+  b.node("Reshape", {"p", "flat"}, {"rows"});
+  b.node("BatchNormalization", {"rows", "s", "bb", "m", "v"}, {"n"});
+  b.node("Reshape", {"n", "back"}, {"t"});
+  b.node("HardSwish", {"t"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  EXPECT_TRUE(f.plan.groups[0].library_tail) << f.describe();
 }
 
 TEST(Fusion, PerChannelScaleAndShiftFoldIntoGemm) {

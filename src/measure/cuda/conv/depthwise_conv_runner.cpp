@@ -23,8 +23,7 @@ class DepthwiseConvRunner : public OperatorRunner {
  public:
   static constexpr auto kDtypes = kFloatDtypes;
 
-  DepthwiseConvRunner(const ConvParams& conv, ElementwiseOp activation, float alpha, float beta)
-      : c_(conv), activation_(activation), alpha_(alpha), beta_(beta) {}
+  DepthwiseConvRunner(const ConvParams& conv, const DepthwiseEpilogue& epilogue) : c_(conv), epilogue_(epilogue) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     type_ = element_type(out[0].spec.dtype);
@@ -33,8 +32,7 @@ class DepthwiseConvRunner : public OperatorRunner {
                            static_cast<int>(c_.kernel[0]), static_cast<int>(c_.kernel[1]),
                            static_cast<int>(c_.strides[0]), static_cast<int>(c_.strides[1]),
                            static_cast<int>(c_.pads[0]), static_cast<int>(c_.pads[1]),
-                           static_cast<int>(c_.dilations[0]), static_cast<int>(c_.dilations[1]),
-                           activation_, alpha_, beta_};
+                           static_cast<int>(c_.dilations[0]), static_cast<int>(c_.dilations[1]), epilogue_};
     g_.channels_last = out[0].spec.dtype != 1 && ctx.channels_last_half;
     g_.multiplier = c_.out_channels / c_.in_channels;
     if (!g_.channels_last) return;
@@ -52,13 +50,13 @@ class DepthwiseConvRunner : public OperatorRunner {
 
   std::string implementation() const override {
     return std::string("own depthwise conv ") + (g_.channels_last ? "NHWC" : "NCHW") + (tensors_.bias ? " +bias" : "") +
-           (activation_ != ElementwiseOp::kIdentity ? std::string(" +") + activation_name(activation_) : "");
+           (epilogue_.activation != ElementwiseOp::kIdentity ? std::string(" +") + activation_name(epilogue_.activation) : "") +
+           (epilogue_.scale ? " +scale,shift" : "") + (epilogue_.residual ? " +residual" : "");
   }
 
  private:
   ConvParams c_;
-  ElementwiseOp activation_;
-  float alpha_, beta_;
+  DepthwiseEpilogue epilogue_;
   ElementType type_ = ElementType::kFloat32;
   DepthwiseGeometry g_{};
   DepthwiseOperands tensors_;
@@ -73,17 +71,17 @@ bool is_depthwise_2d(const ConvParams& c) {
 }
 
 std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason,
-                                                           ElementwiseOp activation, float alpha, float beta) {
+                                                           const DepthwiseEpilogue& epilogue) {
   const int32_t dtype = spec.outputs[0].dtype;
   if (!is_depthwise_2d(conv) || !takes_dtype(DepthwiseConvRunner::kDtypes, dtype)) {
     *reason = "not a float 2-D depthwise conv";
     return nullptr;
   }
-  if (!depthwise_activation_supported(activation)) {
+  if (!depthwise_activation_supported(epilogue.activation)) {
     *reason = "no depthwise epilogue for this activation";
     return nullptr;
   }
-  return std::make_unique<DepthwiseConvRunner>(conv, activation, alpha, beta);
+  return std::make_unique<DepthwiseConvRunner>(conv, epilogue);
 }
 
 }  // namespace modelcost::cuda

@@ -1,8 +1,8 @@
 // A depthwise conv group whose members after the conv are one activation of its output (ReLU6 as
 // Clip, Relu, Sigmoid, HardSwish, SiLU spelled x * Sigmoid(x), or the erf GELU spelled out as
-// exporters write it, PVT-v2's and ConvNeXt-style MLPs' depthwise conv): the own depthwise kernel
-// applies the activation before its store, so the conv's output is written once and never read
-// back. Timed against the conv's own runner followed by a pointwise chain (as cudnn.benchmark
+// exporters write it, PVT-v2's and ConvNeXt-style MLPs' depthwise conv), then a BatchNorm (XCiT,
+// ConvMixer) and a residual add, each optional: the own depthwise kernel applies them before its
+// store, so the conv's output is written once and never read back. Timed against the conv's own runner followed by a pointwise chain (as cudnn.benchmark
 // would choose), the faster one kept.
 #include <algorithm>
 #include <optional>
@@ -31,8 +31,6 @@ std::optional<Activation> erf_gelu(const GroupView& view, int t, const std::vect
     return false;
   });
   const int result = view.node(rest.back()).outputs[0];
-  for (int out : view.group.outputs)
-    if (out != result) return std::nullopt;
   return reads_t ? std::optional<Activation>(Activation{ElementwiseOp::kGelu, 0, 0, result}) : std::nullopt;
 }
 
@@ -59,14 +57,70 @@ std::optional<Activation> single_activation(const GroupView& view, int t, const 
   return Activation{ElementwiseOp::kSilu, 0, 0, mul.outputs[0]};
 }
 
+// What the store applies after the conv: an activation, then a folded BatchNorm, then a residual.
+struct StoreEpilogue {
+  Activation activation;   // kIdentity for none
+  int batch_norm = -1;     // the BatchNormalization member
+  int residual = -1;       // the tensor added last
+  int output = -1;         // the tensor the store writes
+};
+
+// The members of `rest` a runtime generates into the depthwise kernel's store: `rest` must be, in
+// order, at most one activation of t, at most one BatchNorm of its value, and at most one Add of
+// a tensor of the output's shape made outside the group, the group's only result the last value
+// and no value before it read outside.
+std::optional<StoreEpilogue> store_epilogue(const GroupView& view, int t, const std::vector<size_t>& rest) {
+  if (rest.empty() || view.is_output(t)) return std::nullopt;
+  StoreEpilogue e;
+  std::vector<size_t> head = rest;
+  const Shape& shape = view.spec(rest.back()).outputs[0].shape;
+  int residual_add = -1;
+  if (const ElementwisePlan* add = elementwise(view, head.back()); add && add->op == ElementwiseOp::kAdd) {
+    residual_add = static_cast<int>(head.back());
+    head.pop_back();
+  }
+  if (!head.empty() && std::holds_alternative<BatchNormPlan>(view.plan(head.back()))) {
+    e.batch_norm = static_cast<int>(head.back());
+    head.pop_back();
+  }
+  int value = t;
+  if (!head.empty()) {
+    const std::optional<Activation> a = single_activation(view, t, head);
+    if (!a) return std::nullopt;
+    e.activation = *a;
+    value = a->output;
+  }
+  if (e.batch_norm >= 0) {
+    const Node& bn = view.node(size_t(e.batch_norm));
+    if (value != t && view.is_output(value)) return std::nullopt;
+    if (view.source(bn.inputs[0]) != value || view.spec(size_t(e.batch_norm)).outputs[0].shape != shape) return std::nullopt;
+    value = bn.outputs[0];
+  }
+  if (residual_add >= 0) {
+    const Node& add = view.node(size_t(residual_add));
+    if (add.inputs.size() != 2 || (value != t && view.is_output(value))) return std::nullopt;
+    const int mine = view.source(add.inputs[0]) == value ? 0 : view.source(add.inputs[1]) == value ? 1 : -1;
+    if (mine < 0) return std::nullopt;
+    e.residual = add.inputs[1 - mine];
+    if (view.producer(e.residual) >= 0 || view.spec(size_t(residual_add)).inputs[1 - mine].shape != shape) return std::nullopt;
+    value = add.outputs[0];
+  }
+  e.output = value;
+  for (int out : view.group.outputs)
+    if (out != e.output) return std::nullopt;
+  return e;
+}
+
 class RunnerKernel : public GroupKernel {
  public:
-  explicit RunnerKernel(std::unique_ptr<OperatorRunner> runner) : runner_(std::move(runner)) {}
+  RunnerKernel(std::unique_ptr<OperatorRunner> runner, std::optional<FoldedBatchNorm> folded)
+      : runner_(std::move(runner)), folded_(std::move(folded)) {}
   void launch(cudaStream_t stream) override { runner_->launch(stream); }
   std::string implementation() const override { return runner_->implementation(); }
 
  private:
   std::unique_ptr<OperatorRunner> runner_;
+  std::optional<FoldedBatchNorm> folded_;  // the scale and shift the store reads
 };
 
 }  // namespace
@@ -75,16 +129,23 @@ std::unique_ptr<GroupKernel> make_depthwise_epilogue_kernel(const GroupView& vie
                                                             const std::vector<size_t>& rest,
                                                             std::unique_ptr<GroupKernel> separate) {
   const auto* conv = std::get_if<ConvParams>(&view.plan(anchor));
-  const std::optional<Activation> a =
-      conv && is_depthwise_2d(*conv) ? single_activation(view, view.node(anchor).outputs[0], rest) : std::nullopt;
-  if (!a || !view.is_output(a->output)) return separate;
+  const std::optional<StoreEpilogue> e =
+      conv && is_depthwise_2d(*conv) ? store_epilogue(view, view.node(anchor).outputs[0], rest) : std::nullopt;
+  if (!e) return separate;
+  DepthwiseEpilogue store{e->activation.op, e->activation.alpha, e->activation.beta};
+  std::optional<FoldedBatchNorm> folded;
+  if (e->batch_norm >= 0) {
+    folded = fold_batch_norm(view, size_t(e->batch_norm));
+    store.scale = folded->scale;
+    store.shift = folded->shift;
+  }
+  store.residual = e->residual >= 0 ? view.buffers.data(e->residual) : nullptr;
   std::string why;
-  auto runner = make_depthwise_conv_runner(view.spec(anchor), *conv, &why, a->op, a->alpha, a->beta);
+  auto runner = make_depthwise_conv_runner(view.spec(anchor), *conv, &why, store);
   if (!runner) return separate;
-  size_t last = rest.back();
-  std::vector<DeviceTensor> out = view.buffers.outputs(last);
+  std::vector<DeviceTensor> out = view.buffers.outputs(rest.back());
   runner->prepare(view.buffers.inputs(anchor), {out[0]}, view.cuda);
-  auto fused = std::make_unique<RunnerKernel>(std::move(runner));
+  auto fused = std::make_unique<RunnerKernel>(std::move(runner), std::move(folded));
   return make_timed_choice(std::move(fused), std::move(separate), view.cuda.stream,
                            group_measurement_key(view, "depthwise epilogue"));
 }

@@ -1,5 +1,6 @@
-// Direct depthwise 2-D convolution (groups == input channels, `multiplier` filters per input
-// channel; the row kernels take a multiplier of 1). Channels-last: a thread computes 8 channels
+// Depthwise 2-D convolution (groups == input channels, `multiplier` filters per input channel; the
+// row kernels take a multiplier of 1). Channels-last takes the tiled kernel (depthwise_tiled.cuh)
+// where it runs faster (tiled_preferred); the direct kernels follow. Channels-last: a thread computes 8 channels
 // (16-byte loads of input and of weights laid out [KH, KW, C], so adjacent threads read adjacent
 // channels); NCHW: one plane. Common windows (3, 5 or 7 wide at stride 1 or 2, ConvMixer's 9 wide
 // at stride 1; no dilation) take the row kernels: a thread computes kTile adjacent outputs of a
@@ -23,10 +24,10 @@ bool depthwise_activation_supported(ElementwiseOp op) {
 }
 
 // The epilogue activation, each case a constant op so only its expression is compiled in.
-__device__ __forceinline__ float activate(const DepthwiseGeometry& g, float v) {
+__device__ __forceinline__ float activate(const DepthwiseEpilogue& e, float v) {
 #define MC_ACTIVATION_CASE(op) \
-  case ElementwiseOp::op: return evaluate_elementwise(ElementwiseOp::op, v, 0.f, 0.f, g.alpha, g.beta);
-  switch (g.activation) {
+  case ElementwiseOp::op: return evaluate_elementwise(ElementwiseOp::op, v, 0.f, 0.f, e.alpha, e.beta);
+  switch (e.activation) {
     MC_ACTIVATION_CASE(kRelu) MC_ACTIVATION_CASE(kClip) MC_ACTIVATION_CASE(kSigmoid) MC_ACTIVATION_CASE(kSilu)
     MC_ACTIVATION_CASE(kHardSwish) MC_ACTIVATION_CASE(kHardSigmoid) MC_ACTIVATION_CASE(kLeakyRelu) MC_ACTIVATION_CASE(kGelu)
     default: return v;
@@ -34,9 +35,28 @@ __device__ __forceinline__ float activate(const DepthwiseGeometry& g, float v) {
 #undef MC_ACTIVATION_CASE
 }
 
+// The whole epilogue of the output at `index` (in y's layout) of channel c. kTail: the kernel
+// was compiled for a scale and shift or a residual after the activation (the plain store stays
+// as lean as it was: the extra pointers and index cost the common case about 10%).
+template <typename T, bool kTail>
+__device__ __forceinline__ T finish(const DepthwiseEpilogue& e, float v, int64_t c, int64_t index) {
+  v = activate(e, v);
+  if (kTail && e.scale) v = v * e.scale[c] + e.shift[c];
+  if (kTail && e.residual) v += to_float(static_cast<const T*>(e.residual)[index]);
+  return from_float<T>(v);
+}
+
+}  // namespace modelcost::cuda
+
+#include "conv/depthwise_tiled.cuh"
+
+namespace modelcost::cuda {
+
+bool depthwise_tiled_supported(const DepthwiseGeometry& g) { return tiled_applies(g); }
+
 // Channels-last; W channels per thread (8 for 2-byte types, 4 for float; 1 when C is not a
 // multiple of that).
-template <typename T, int W>
+template <typename T, int W, bool kTail>
 __global__ void depthwise_nhwc_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                                       T* __restrict__ y, DepthwiseGeometry g, int64_t n) {
   const int64_t groups = g.channels / W;
@@ -69,13 +89,13 @@ __global__ void depthwise_nhwc_kernel(const T* __restrict__ x, const T* __restri
     }
     Pack<T, W> out;
 #pragma unroll
-    for (int k = 0; k < W; ++k) out.v[k] = from_float<T>(activate(g, acc[k]));
+    for (int k = 0; k < W; ++k) out.v[k] = finish<T, kTail>(g.epilogue, acc[k], c + k, i * W + k);
     *reinterpret_cast<Pack<T, W>*>(y + i * W) = out;
   }
 }
 
 // NCHW, weights [C, KH, KW] as ONNX has them.
-template <typename T>
+template <typename T, bool kTail>
 __global__ void depthwise_nchw_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                                       T* __restrict__ y, DepthwiseGeometry g, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
@@ -95,14 +115,14 @@ __global__ void depthwise_nchw_kernel(const T* __restrict__ x, const T* __restri
         if (iw >= 0 && iw < g.in_w) acc += to_float(plane[ih * g.in_w + iw]) * to_float(filter[kh * g.kernel_w + kw]);
       }
     }
-    y[i] = from_float<T>(activate(g, acc));
+    y[i] = finish<T, kTail>(g.epilogue, acc, c, i);
   }
 }
 
 constexpr int kTile = 4;  // adjacent outputs of a row per thread
 
 // Channels-last row kernel: W channels, KW-wide window, stride S along the row.
-template <typename T, int W, int KW, int S>
+template <typename T, int W, int KW, int S, bool kTail>
 __global__ void depthwise_nhwc_row_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                                           T* __restrict__ y, DepthwiseGeometry g, int64_t n) {
   constexpr int kSpan = (kTile - 1) * S + KW;  // input pixels a tile's outputs read per kernel row
@@ -148,20 +168,21 @@ __global__ void depthwise_nhwc_row_kernel(const T* __restrict__ x, const T* __re
         }
       }
     }
-    T* out = y + ((batch * g.out_h + oh) * g.out_w + ow0) * g.channels + c;
+    const int64_t first = ((batch * g.out_h + oh) * g.out_w + ow0) * g.channels + c;
 #pragma unroll
     for (int t = 0; t < kTile; ++t) {
       if (ow0 + t >= g.out_w) break;
+      const int64_t at = first + int64_t(t) * g.channels;
       Pack<T, W> v;
 #pragma unroll
-      for (int k = 0; k < W; ++k) v.v[k] = from_float<T>(activate(g, acc[t][k]));
-      *reinterpret_cast<Pack<T, W>*>(out + int64_t(t) * g.channels) = v;
+      for (int k = 0; k < W; ++k) v.v[k] = finish<T, kTail>(g.epilogue, acc[t][k], c + k, at + k);
+      *reinterpret_cast<Pack<T, W>*>(y + at) = v;
     }
   }
 }
 
 // NCHW row kernel: a thread computes kTile adjacent outputs of one plane's row.
-template <typename T, int KW, int S>
+template <typename T, int KW, int S, bool kTail>
 __global__ void depthwise_nchw_row_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                                           T* __restrict__ y, DepthwiseGeometry g, int64_t n) {
   constexpr int kSpan = (kTile - 1) * S + KW;
@@ -197,10 +218,10 @@ __global__ void depthwise_nchw_row_kernel(const T* __restrict__ x, const T* __re
         }
       }
     }
-    T* out = y + (rest * g.out_h + oh) * g.out_w + ow0;
+    const int64_t first = (rest * g.out_h + oh) * g.out_w + ow0;
 #pragma unroll
     for (int t = 0; t < kTile; ++t)
-      if (ow0 + t < g.out_w) out[t] = from_float<T>(activate(g, acc[t]));
+      if (ow0 + t < g.out_w) y[first + t] = finish<T, kTail>(g.epilogue, acc[t], c, first + t);
   }
 }
 
@@ -210,7 +231,7 @@ int grid_of(int64_t work) { return grid_for(work) > 132 * 32 ? 132 * 32 : grid_f
 }  // namespace
 
 // Launches the row kernel of the window's width and stride; false when the window has none.
-template <typename T, int W>
+template <typename T, int W, bool kTail>
 bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, const T* x, const T* w, const T* bias, T* y,
                        cudaStream_t stream) {
   if (g.dilation_w != 1 || (g.stride_w != 1 && g.stride_w != 2)) return false;
@@ -219,9 +240,9 @@ bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, const T* 
 #define MC_ROW_CASE(KW, S)                                                                                          \
   if (g.kernel_w == KW && g.stride_w == S) {                                                                        \
     if (channels_last)                                                                                              \
-      depthwise_nhwc_row_kernel<T, W, KW, S><<<grid, kThreads, 0, stream>>>(x, w, bias, y, g, threads);             \
+      depthwise_nhwc_row_kernel<T, W, KW, S, kTail><<<grid, kThreads, 0, stream>>>(x, w, bias, y, g, threads);             \
     else                                                                                                            \
-      depthwise_nchw_row_kernel<T, KW, S><<<grid, kThreads, 0, stream>>>(x, w, bias, y, g, threads);                \
+      depthwise_nchw_row_kernel<T, KW, S, kTail><<<grid, kThreads, 0, stream>>>(x, w, bias, y, g, threads);                \
     return true;                                                                                                    \
   }
   MC_ROW_CASE(3, 1) MC_ROW_CASE(3, 2) MC_ROW_CASE(5, 1) MC_ROW_CASE(5, 2) MC_ROW_CASE(7, 1) MC_ROW_CASE(7, 2) MC_ROW_CASE(9, 1)
@@ -229,34 +250,43 @@ bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, const T* 
   return false;
 }
 
+// The kernel of the geometry's window and layout, compiled with or without the epilogue's tail.
+template <typename T, bool kTail>
+void launch_depthwise(const DepthwiseGeometry& g, const T* px, const T* pw, const T* pb, T* py, cudaStream_t stream) {
+  const bool channels_last = g.channels_last;
+  const bool tiled = g.algorithm == DepthwiseAlgorithm::kTiled || (g.algorithm == DepthwiseAlgorithm::kAuto && tiled_preferred(g, sizeof(T)));
+  if (tiled && tiled_applies(g)) return launch_tiled<T, kTail>(g, px, pw, pb, py, stream);
+  const int64_t outputs = g.batch * g.channels * g.out_h * g.out_w;
+  constexpr int kWide = 16 / sizeof(T);
+  // Channels-last work too small to fill the GPU with row kernel threads (batch 1, late stages:
+  // 14x14x480 gives 3360) takes one output pixel and 2 channels per thread: 4x the threads of
+  // the row kernel's 16-byte one-output form, 16x those of the row kernel.
+  const int64_t row_threads = g.batch * g.out_h * ((g.out_w + kTile - 1) / kTile) * (g.channels / kWide);
+  if (channels_last && row_threads < kSmallWorkThreads && g.channels % 2 == 0) {
+    depthwise_nhwc_kernel<T, 2, kTail><<<grid_of(outputs / 2), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / 2);
+    return;
+  }
+  const bool row_kernel = g.multiplier == 1 && (!channels_last || g.channels % kWide == 0) &&
+                          launch_row_kernel<T, kWide, kTail>(channels_last, g, px, pw, pb, py, stream);
+  if (!row_kernel && !channels_last)
+    depthwise_nchw_kernel<T, kTail><<<grid_of(outputs), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
+  else if (!row_kernel && g.channels % kWide == 0)
+    depthwise_nhwc_kernel<T, kWide, kTail><<<grid_of(outputs / kWide), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / kWide);
+  else if (!row_kernel)
+    depthwise_nhwc_kernel<T, 1, kTail><<<grid_of(outputs), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
+}
+
 void launch_depthwise_conv(ElementType type, const DepthwiseGeometry& g, const DepthwiseOperands& operands,
                            cudaStream_t stream) {
-  const bool channels_last = g.channels_last;
-  const int64_t outputs = g.batch * g.channels * g.out_h * g.out_w;
-  if (outputs == 0) return;
+  if (g.batch * g.channels * g.out_h * g.out_w == 0) return;
+  const bool tail = g.epilogue.scale || g.epilogue.residual;
   MC_DISPATCH_TYPE(type, {
     const T* px = static_cast<const T*>(operands.x);
     const T* pw = static_cast<const T*>(operands.w);
     const T* pb = static_cast<const T*>(operands.bias);
     T* py = static_cast<T*>(operands.y);
-    constexpr int kWide = 16 / sizeof(T);
-    // Channels-last work too small to fill the GPU with row kernel threads (batch 1, late stages:
-    // 14x14x480 gives 3360) takes one output pixel and 2 channels per thread: 4x the threads of
-    // the row kernel's 16-byte one-output form, 16x those of the row kernel.
-    const int64_t row_threads = g.batch * g.out_h * ((g.out_w + kTile - 1) / kTile) * (g.channels / kWide);
-    if (channels_last && row_threads < kSmallWorkThreads && g.channels % 2 == 0) {
-      depthwise_nhwc_kernel<T, 2><<<grid_of(outputs / 2), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / 2);
-      MC_CUDA_CHECK_LAUNCH();
-      return;
-    }
-    const bool row_kernel = g.multiplier == 1 && (!channels_last || g.channels % kWide == 0) &&
-                            launch_row_kernel<T, kWide>(channels_last, g, px, pw, pb, py, stream);
-    if (!row_kernel && !channels_last)
-      depthwise_nchw_kernel<T><<<grid_of(outputs), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
-    else if (!row_kernel && g.channels % kWide == 0)
-      depthwise_nhwc_kernel<T, kWide><<<grid_of(outputs / kWide), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / kWide);
-    else if (!row_kernel)
-      depthwise_nhwc_kernel<T, 1><<<grid_of(outputs), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
+    if (tail) launch_depthwise<T, true>(g, px, pw, pb, py, stream);
+    else launch_depthwise<T, false>(g, px, pw, pb, py, stream);
   });
   MC_CUDA_CHECK_LAUNCH();
 }

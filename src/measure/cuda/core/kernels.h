@@ -120,22 +120,37 @@ PoolGeometry pool_geometry(const PoolParams& p, const Shape& x, const Shape& y);
 void launch_pool(ElementType type, const PoolGeometry& g, const void* x, void* y, cudaStream_t stream);
 
 // Depthwise 2-D convolution (depthwise_kernels.cu): channels-last takes weights laid out
-// [KH, KW, C], NCHW the ONNX [C, 1, KH, KW]; bias may be nullptr. `activation` (with its alpha
-// and beta) is applied to each output before the store, as a deployed epilogue: Identity, Relu,
-// Clip, Sigmoid, Silu, HardSwish, HardSigmoid or LeakyRelu (depthwise_activation_supported).
+// [KH, KW, C], NCHW the ONNX [C, 1, KH, KW]; bias may be nullptr. The epilogue runs on each
+// output before the store, as a deployed one: the activation (with its alpha and beta: Identity,
+// Relu, Clip, Sigmoid, Silu, HardSwish, HardSigmoid, LeakyRelu or Gelu, see
+// depthwise_activation_supported), then a per-channel scale and shift (a folded BatchNorm), then
+// a residual of the output's shape and layout, each where given.
+struct DepthwiseEpilogue {
+  ElementwiseOp activation = ElementwiseOp::kIdentity;
+  float alpha = 0, beta = 0;
+  const float* scale = nullptr;  // with shift: fp32, one per output channel
+  const float* shift = nullptr;
+  const void* residual = nullptr;
+};
+// Channels-last kernels: kTiled stages an output tile's input window and filters in shared memory
+// (any window, stride, dilation and a multiplier dividing 32); kDirect reads them from global memory
+// (row kernels for the common windows); kAuto takes the tiled kernel where it runs faster.
+enum class DepthwiseAlgorithm { kAuto, kDirect, kTiled };
 struct DepthwiseGeometry {
   int64_t batch, channels, in_h, in_w, out_h, out_w;
   int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
-  ElementwiseOp activation = ElementwiseOp::kIdentity;
-  float alpha = 0, beta = 0;
+  DepthwiseEpilogue epilogue;
   bool channels_last = false;
   int64_t multiplier = 1;  // output channels per input channel; `channels` counts the outputs
+  DepthwiseAlgorithm algorithm = DepthwiseAlgorithm::kAuto;
 };
 struct DepthwiseOperands {
   const void *x = nullptr, *w = nullptr, *bias = nullptr;
   void* y = nullptr;
 };
 bool depthwise_activation_supported(ElementwiseOp op);
+// True where the channels-last tiled kernel runs the geometry.
+bool depthwise_tiled_supported(const DepthwiseGeometry& g);
 void launch_depthwise_conv(ElementType type, const DepthwiseGeometry& g, const DepthwiseOperands& operands,
                            cudaStream_t stream);
 

@@ -14,6 +14,7 @@
 
 #include "core/device_buffer.h"
 #include "core/dtype_gate.h"
+#include "core/kernels.h"
 #include "measure/op_plan.h"
 
 namespace modelcost::cuda {
@@ -76,10 +77,10 @@ std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, s
 // (block_diagonal_conv_runner.cpp).
 std::unique_ptr<OperatorRunner> make_block_diagonal_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* why);
 std::unique_ptr<OperatorRunner> make_patch_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason);
-// `activation` (kernels.h's DepthwiseGeometry) runs in the kernel's store: a deployed epilogue.
+// `epilogue` (kernels.h) runs in the kernel's store: a deployed epilogue. Its scale, shift and
+// residual must outlive the runner.
 std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason,
-                                                           ElementwiseOp activation = ElementwiseOp::kIdentity,
-                                                           float alpha = 0, float beta = 0);
+                                                           const DepthwiseEpilogue& epilogue = {});
 std::unique_ptr<OperatorRunner> make_topk_runner(const NodeSpec& spec, const TopKPlan& plan, std::string* reason);
 std::unique_ptr<OperatorRunner> make_contraction_runner(const NodeSpec& spec, const ContractionPlan& plan, std::string* reason);
 std::unique_ptr<OperatorRunner> make_conv_transpose_runner(const NodeSpec& spec, const ConvTransposePlan& plan, std::string* reason);

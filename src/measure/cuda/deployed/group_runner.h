@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device_buffer.h"
 #include "deployed/model_buffers.h"
 #include "modelcost/fusion.h"
 
@@ -84,6 +85,16 @@ std::unique_ptr<GroupKernel> make_timed_choice(std::unique_ptr<GroupKernel> a, s
                                                cudaStream_t stream, const std::string& work = {});
 // Runs several kernels in order as one.
 std::unique_ptr<GroupKernel> make_kernel_sequence(std::vector<std::unique_ptr<GroupKernel>> kernels);
+
+// An inference BatchNormalization member folded as a runtime folds it: y = x * scale[c] + shift[c]
+// with scale = gamma / sqrt(var + eps) and shift = beta - mean * scale, fp32, computed once
+// (batch_norm_fold.cpp). The buffer holds both vectors.
+struct FoldedBatchNorm {
+  DeviceBuffer buffer;
+  const float* scale = nullptr;
+  const float* shift = nullptr;
+};
+FoldedBatchNorm fold_batch_norm(const GroupView& view, size_t m);
 
 // True where `members` are exactly the erf GELU as exporters spell it (x * 0.5 * (1 + erf(x /
 // sqrt 2)), in any order of the scalings) or one Gelu, read from their elementwise plans.

@@ -1,9 +1,10 @@
-// A group's elementwise members as one pointwise chain kernel: every member
-// must iterate the same output dims; inputs from outside the chain are read through their
+// A group's elementwise members (and inference BatchNorms, as a scale and a shift) as one
+// pointwise chain kernel: every member must iterate the same output dims; inputs from outside the chain are read through their
 // broadcast strides, values inside stay in registers, and only tensors read outside the group
 // are stored.
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "core/cuda_check.h"
 #include "core/runtime_compiler.h"
@@ -18,7 +19,8 @@ namespace {
 // refuses it, the precompiled kernel that interprets the program (pointwise_chain.cu).
 class ChainKernel : public GroupKernel {
  public:
-  ChainKernel(const ChainProgram& program, std::string ops, cudaStream_t stream) : program_(program), ops_(std::move(ops)) {
+  ChainKernel(const ChainProgram& program, std::string ops, std::vector<FoldedBatchNorm> owned, cudaStream_t stream)
+      : program_(program), ops_(std::move(ops)), owned_(std::move(owned)) {
     const ChainSource source = chain_source(program_);
     kernel_ = compile_kernel(source.text, kChainKernelName, &interpreted_because_);
     if (!kernel_) return;
@@ -55,6 +57,7 @@ class ChainKernel : public GroupKernel {
 
   ChainProgram program_;
   std::string ops_;
+  std::vector<FoldedBatchNorm> owned_;  // inputs made at prepare time
   cudaKernel_t kernel_ = nullptr;
   std::string interpreted_because_;
   ChainArgs args_;
@@ -63,78 +66,156 @@ class ChainKernel : public GroupKernel {
 
 bool float_type(int32_t dtype) { return takes_dtype(kFloatDtypes, dtype); }
 
+// Builds the chain's program member by member: elementwise members as their step, an inference
+// BatchNormalization as the two steps a runtime folds it to, x * scale + shift, with scale =
+// gamma / sqrt(var + eps) and shift = beta - mean * scale computed once at prepare time.
+class ChainBuilder {
+ public:
+  // `dims`: the shape the chain iterates; `last`: the member whose value the chain stores whether
+  // or not the group's readers need it.
+  ChainBuilder(const GroupView& view, std::vector<int64_t> dims, size_t last) : view_(view), dims_(std::move(dims)), last_(last) {}
+
+  bool add(size_t m, std::string* why) {
+    if (const auto* plan = std::get_if<ElementwisePlan>(&view_.plan(m))) return add_elementwise(m, *plan, why);
+    if (std::holds_alternative<BatchNormPlan>(view_.plan(m))) return add_batch_norm(m, why);
+    *why = "member '" + view_.node(m).name + "' (" + view_.node(m).op_type + ") is not elementwise";
+    return false;
+  }
+
+  std::unique_ptr<GroupKernel> finish() {
+    p_.rank = static_cast<int>(dims_.size());
+    for (int d = 0; d < p_.rank; ++d) p_.dims[d] = dims_[d];
+    p_.set_flat();
+    return std::make_unique<ChainKernel>(p_, ops_, std::move(owned_), view_.cuda.stream);
+  }
+
+ private:
+  // The member's iteration dims must be the chain's, and a step must be left for each of its steps.
+  bool admit(const std::vector<int64_t>& dims, int steps, std::string* why) {
+    if (dims != dims_ || dims.size() > size_t(kChainMaxRank)) {
+      *why = "members iterate different shapes";
+      return false;
+    }
+    if (p_.steps + steps > kChainMaxSteps) {
+      *why = "chain longer than " + std::to_string(kChainMaxSteps) + " steps";
+      return false;
+    }
+    return true;
+  }
+
+  // The operand reading tensor `id` through `strides` (an earlier step's value where it made it).
+  int operand(int id, const std::vector<int64_t>& strides, const void* data, int32_t dtype, std::string* why) {
+    auto it = operand_of_.find(id);
+    if (it != operand_of_.end() &&
+        (it->second < 0 || strides == std::vector<int64_t>(p_.strides[it->second], p_.strides[it->second] + dims_.size())))
+      return it->second;
+    if (!float_type(dtype) || p_.inputs == kChainMaxInputs) {
+      *why = !float_type(dtype) ? "a chain input is not a float tensor" : "more than 8 chain inputs";
+      return kNoOperand;
+    }
+    p_.input[p_.inputs] = data;
+    p_.input_type[p_.inputs] = element_type(dtype);
+    for (size_t d = 0; d < dims_.size(); ++d) p_.strides[p_.inputs][d] = strides[d];
+    if (id != kPrivateTensor) operand_of_[id] = p_.inputs;
+    return p_.inputs++;
+  }
+
+  bool add_elementwise(size_t m, const ElementwisePlan& plan, std::string* why) {
+    if (!admit(plan.dims, 1, why)) return false;
+    ChainStep& step = p_.step[p_.steps];
+    step.op = plan.op;
+    step.alpha = static_cast<float>(plan.alpha);
+    step.beta = static_cast<float>(plan.beta);
+    const Node& node = view_.node(m);
+    const int arity = elementwise_arity(plan.op);
+    for (int k = 0; k < arity && k < static_cast<int>(node.inputs.size()); ++k) {
+      const int id = view_.source(node.inputs[k]);
+      const int o = operand(id, plan.input_strides[k], view_.buffers.data(id), view_.spec(m).inputs[k].dtype, why);
+      if (o == kNoOperand) return false;
+      step.operand[k] = static_cast<int8_t>(o);
+    }
+    return close_step(m, why);
+  }
+
+  // Over its own shape [N, C, ...], or over rows [M, C] in any view of them the chain iterates
+  // (a shape of M * C elements ending in C: LeViT's Flatten, BatchNorm, Reshape back).
+  bool add_batch_norm(size_t m, std::string* why) {
+    const NodeSpec& spec = view_.spec(m);
+    const Shape& own = spec.outputs[0].shape;
+    const bool rows = own.size() == 2 && own != dims_ && !dims_.empty() && dims_.back() == own.back() &&
+                      element_count(dims_) == element_count(own);
+    if (!admit(rows ? dims_ : own, 2, why)) return false;
+    const int x_id = view_.source(view_.node(m).inputs[0]);
+    const int x = operand(x_id, broadcast_strides(rows ? dims_ : spec.inputs[0].shape, dims_), view_.buffers.data(x_id),
+                          spec.inputs[0].dtype, why);
+    if (x == kNoOperand) return false;
+    std::vector<int64_t> per_channel(dims_.size(), 0);
+    per_channel[rows ? dims_.size() - 1 : 1] = 1;
+    owned_.push_back(fold_batch_norm(view_, m));
+    const int s = operand(kPrivateTensor, per_channel, owned_.back().scale, 1, why);
+    const int t = s == kNoOperand ? kNoOperand : operand(kPrivateTensor, per_channel, owned_.back().shift, 1, why);
+    if (t == kNoOperand) return false;
+    ChainStep& mul = p_.step[p_.steps++];
+    mul.op = ElementwiseOp::kMul;
+    mul.operand[0] = static_cast<int8_t>(x);
+    mul.operand[1] = static_cast<int8_t>(s);
+    ChainStep& add = p_.step[p_.steps];
+    add.op = ElementwiseOp::kAdd;
+    add.operand[0] = static_cast<int8_t>(-p_.steps);  // the product just made
+    add.operand[1] = static_cast<int8_t>(t);
+    return close_step(m, why);
+  }
+
+  // Member m's value is the step just written: stored where read outside the group or last.
+  bool close_step(size_t m, std::string* why) {
+    const Node& node = view_.node(m);
+    const int out = node.outputs[0];
+    operand_of_[out] = -(p_.steps + 1);
+    if ((view_.is_output(out) || m == last_) && p_.outputs < kChainMaxOutputs) {
+      if (!float_type(view_.spec(m).outputs[0].dtype)) {
+        *why = "a chain output is not a float tensor";
+        return false;
+      }
+      p_.output[p_.outputs] = view_.buffers.data(out);
+      p_.output_type[p_.outputs] = element_type(view_.spec(m).outputs[0].dtype);
+      p_.output_step[p_.outputs++] = p_.steps;
+    } else if (view_.is_output(out)) {
+      *why = "more than 4 chain outputs";
+      return false;
+    }
+    ++p_.steps;
+    ops_ += (ops_.empty() ? "" : ",") + node.op_type;
+    return true;
+  }
+
+ private:
+  static constexpr int kNoOperand = 127, kPrivateTensor = -1000000;
+  const GroupView& view_;
+  const std::vector<int64_t> dims_;
+  const size_t last_;
+  ChainProgram p_;
+  std::map<int, int> operand_of_;  // tensor id -> operand (>= 0 input, < 0 step)
+  std::vector<FoldedBatchNorm> owned_;
+  std::string ops_;
+};
+
 }  // namespace
 
 std::unique_ptr<GroupKernel> make_chain_kernel(const GroupView& view, const std::vector<size_t>& members, std::string* why) {
-  ChainProgram p;
-  std::map<int, int> operand_of;  // tensor id -> operand (>= 0 input, < 0 step)
+  // The chain iterates its first elementwise member's shape (a BatchNorm over rows fits it).
   const std::vector<int64_t>* dims = nullptr;
-  std::string ops;
-  for (size_t m : members) {
-    const auto* plan = std::get_if<ElementwisePlan>(&view.plan(m));
-    if (!plan) {
-      *why = "member '" + view.node(m).name + "' (" + view.node(m).op_type + ") is not elementwise";
-      return nullptr;
-    }
-    if (!dims) dims = &plan->dims;
-    if (plan->dims != *dims || plan->dims.size() > size_t(kChainMaxRank)) {
-      *why = "members iterate different shapes";
-      return nullptr;
-    }
-    if (p.steps == kChainMaxSteps) {
-      *why = "chain longer than " + std::to_string(kChainMaxSteps) + " steps";
-      return nullptr;
-    }
-    ChainStep& step = p.step[p.steps];
-    step.op = plan->op;
-    step.alpha = static_cast<float>(plan->alpha);
-    step.beta = static_cast<float>(plan->beta);
-    const Node& node = view.node(m);
-    const int arity = elementwise_arity(plan->op);
-    for (int k = 0; k < arity && k < static_cast<int>(node.inputs.size()); ++k) {
-      const int id = view.source(node.inputs[k]);
-      auto it = operand_of.find(id);
-      if (it != operand_of.end() && (it->second < 0 || plan->input_strides[k] == std::vector<int64_t>(
-                                                                 p.strides[it->second], p.strides[it->second] + dims->size()))) {
-        step.operand[k] = static_cast<int8_t>(it->second);
-        continue;
-      }
-      const TensorSpec& t = view.spec(m).inputs[k];
-      if (!float_type(t.dtype) || p.inputs == kChainMaxInputs) {
-        *why = !float_type(t.dtype) ? "a chain input is not a float tensor" : "more than 8 chain inputs";
-        return nullptr;
-      }
-      p.input[p.inputs] = view.buffers.data(id);
-      p.input_type[p.inputs] = element_type(t.dtype);
-      for (size_t d = 0; d < dims->size(); ++d) p.strides[p.inputs][d] = plan->input_strides[k][d];
-      step.operand[k] = static_cast<int8_t>(p.inputs);
-      operand_of[id] = p.inputs++;
-    }
-    const int out = node.outputs[0];
-    operand_of[out] = -(p.steps + 1);
-    if ((view.is_output(out) || m == members.back()) && p.outputs < kChainMaxOutputs) {
-      if (!float_type(view.spec(m).outputs[0].dtype)) {
-        *why = "a chain output is not a float tensor";
-        return nullptr;
-      }
-      p.output[p.outputs] = view.buffers.data(out);
-      p.output_type[p.outputs] = element_type(view.spec(m).outputs[0].dtype);
-      p.output_step[p.outputs++] = p.steps;
-    } else if (view.is_output(out)) {
-      *why = "more than 4 chain outputs";
-      return nullptr;
-    }
-    ++p.steps;
-    ops += (ops.empty() ? "" : ",") + node.op_type;
-  }
+  for (size_t m : members)
+    if (const auto* e = std::get_if<ElementwisePlan>(&view.plan(m)); e && !dims) dims = &e->dims;
+  if (!dims && !members.empty() && std::holds_alternative<BatchNormPlan>(view.plan(members.front())))
+    dims = &view.spec(members.front()).outputs[0].shape;
   if (!dims) {
     *why = "no elementwise member";
     return nullptr;
   }
-  p.rank = static_cast<int>(dims->size());
-  for (int d = 0; d < p.rank; ++d) p.dims[d] = (*dims)[d];
-  p.set_flat();
-  return std::make_unique<ChainKernel>(p, ops, view.cuda.stream);
+  ChainBuilder chain(view, *dims, members.back());
+  for (size_t m : members)
+    if (!chain.add(m, why)) return nullptr;
+  return chain.finish();
 }
 
 }  // namespace modelcost::cuda

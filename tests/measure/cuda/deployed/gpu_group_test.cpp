@@ -91,6 +91,72 @@ TEST(MeasureGpuGroups, DepthwiseConvTakesItsActivationIntoTheStore) {
   }
 }
 
+// ConvMixer's depthwise conv, ReLU, BatchNorm and residual add, and XCiT's conv, GELU and
+// BatchNorm: the BatchNorm folds to a per-channel scale and shift the store applies after the
+// activation, the residual after that.
+TEST(MeasureGpuGroups, DepthwiseConvStoresItsBatchNormAndResidual) {
+  SKIP_WITHOUT_GPU();
+  for (const bool convmixer : {true, false}) {
+    ModelBuilder b(13);
+    b.input("x", kFloat, Shape{2, 16, 9, 11});
+    b.weight("w", kFloat, Shape{16, 1, 3, 3}).weight("bias", kFloat, Shape{16});
+    for (const char* p : {"s", "bb", "m", "v"}) b.weight(p, kFloat, {16});
+    b.floats("sqrt2", {1.41421356f}, {}).floats("one", {1.f}, {}).floats("half", {0.5f}, {});
+    auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+    set_attr(conv, "group", int64_t{16});
+    set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    if (convmixer) {
+      b.node("Relu", {"c"}, {"a"});
+    } else {
+      b.node("Div", {"c", "sqrt2"}, {"d"});
+      b.node("Erf", {"d"}, {"e"});
+      b.node("Add", {"e", "one"}, {"e1"});
+      b.node("Mul", {"c", "e1"}, {"p"});
+      b.node("Mul", {"p", "half"}, {"a"});
+    }
+    b.node("BatchNormalization", {"a", "s", "bb", "m", "v"}, {convmixer ? "n" : "y"});
+    if (convmixer) b.node("Add", {"n", "x"}, {"y"});
+    b.output("y");
+    for (const char* dtype : {"fp16", "fp32"}) {
+      const GroupResult r = run_group(*analyse(b), "c", dtype);
+      const std::string store = convmixer ? "+Relu +scale,shift +residual" : "+Gelu +scale,shift";
+      EXPECT_EQ(r.gpu.runner.find("own depthwise conv NCHW +bias " + store), size_t{0}) << r.gpu.runner;
+      expect_close(r, std::string(dtype) == "fp16" ? 5e-3 : 1e-5);
+    }
+  }
+}
+
+// A BatchNorm after an activation, and LeViT's BatchNorm over a product's rows between a Flatten
+// and a Reshape back, run in the pointwise chain as a scale and a shift.
+TEST(MeasureGpuGroups, BatchNormRunsInThePointwiseChain) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 8, 5, 5}).input("seq", kFloat, Shape{2, 6, 16});
+  b.weight("wm", kFloat, {16, 8}).ints("flat", {12, 8}).ints("back", {2, 6, 8});
+  for (const char* p : {"s", "bb", "m", "v"}) b.weight(p, kFloat, {8});
+  b.node("Relu", {"x"}, {"r"});
+  b.node("BatchNormalization", {"r", "s", "bb", "m", "v"}, {"n"});
+  b.node("Add", {"n", "x"}, {"y"});
+  b.node("MatMul", {"seq", "wm"}, {"p"});
+  b.node("Reshape", {"p", "flat"}, {"rows"});
+  b.node("BatchNormalization", {"rows", "s", "bb", "m", "v"}, {"q"});
+  b.node("Reshape", {"q", "back"}, {"t"});
+  b.node("HardSwish", {"t"}, {"z"});
+  b.output("y").output("z");
+  auto run = analyse(b);
+  for (const char* dtype : {"fp16", "fp32"}) {
+    const double tolerance = std::string(dtype) == "fp16" ? 5e-3 : 1e-5;
+    const GroupResult chain = run_group(*run, "r", dtype);
+    EXPECT_NE(chain.gpu.runner.find("pointwise chain kernel (Relu,BatchNormalization,Add)"), std::string::npos)
+        << chain.gpu.runner;
+    expect_close(chain, tolerance);
+    const GroupResult rows = run_group(*run, "p", dtype);
+    EXPECT_NE(rows.gpu.runner.find("pointwise chain kernel (BatchNormalization,HardSwish)"), std::string::npos)
+        << rows.gpu.runner;
+    expect_close(rows, tolerance);
+  }
+}
+
 // A product of 4 heads into 4 (CaiT's talking heads) with its bias is also tried as the thin
 // product kernel, timed against cuBLASLt's bias epilogue.
 TEST(MeasureGpuGroups, ThinMatMulWithBiasTriesTheThinKernel) {
