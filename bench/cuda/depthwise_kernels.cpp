@@ -38,6 +38,8 @@ const std::vector<Case>& cases() {
       {"fastvit 3x3 s1", 1, 48, 64, 3, 1},       {"convmixer 9x9", 1, 768, 37, 9, 1},
       {"mobilenet 3x3 s1", 1, 144, 56, 3, 1},    {"mixnet 9x9 90ch", 1, 90, 14, 9, 1},
       {"mixnet 3x3 300ch", 1, 300, 7, 3, 1},     {"mixnet 9x9 7", 1, 144, 7, 9, 1},
+      {"ghostnet 3x3 36ch", 1, 36, 56, 3, 1},    {"ghostnet 3x3 12ch", 1, 12, 56, 3, 1},
+      {"ghostnet 3x3 60ch", 1, 60, 28, 3, 1},    {"ghostnet 5x5 36ch", 1, 36, 56, 5, 2},
   };
   return list;
 }

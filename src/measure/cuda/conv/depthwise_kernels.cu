@@ -254,7 +254,7 @@ bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, const T* 
 template <typename T, bool kTail>
 void launch_depthwise(const DepthwiseGeometry& g, const T* px, const T* pw, const T* pb, T* py, cudaStream_t stream) {
   const bool channels_last = g.channels_last;
-  const bool tiled = g.algorithm == DepthwiseAlgorithm::kTiled || (g.algorithm == DepthwiseAlgorithm::kAuto && tiled_preferred(g, sizeof(T)));
+  const bool tiled = g.algorithm == DepthwiseAlgorithm::kTiled || (g.algorithm == DepthwiseAlgorithm::kAuto && tiled_preferred(g));
   if (tiled && tiled_applies(g)) return launch_tiled<T, kTail>(g, px, pw, pb, py, stream);
   const int64_t outputs = g.batch * g.channels * g.out_h * g.out_w;
   constexpr int kWide = 16 / sizeof(T);
@@ -272,6 +272,8 @@ void launch_depthwise(const DepthwiseGeometry& g, const T* px, const T* pw, cons
     depthwise_nchw_kernel<T, kTail><<<grid_of(outputs), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
   else if (!row_kernel && g.channels % kWide == 0)
     depthwise_nhwc_kernel<T, kWide, kTail><<<grid_of(outputs / kWide), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / kWide);
+  else if (!row_kernel && kWide > 4 && g.channels % 4 == 0)  // GhostNet's 12, 36 and 60 channels: 8-byte packs
+    depthwise_nhwc_kernel<T, 4, kTail><<<grid_of(outputs / 4), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / 4);
   else if (!row_kernel)
     depthwise_nhwc_kernel<T, 1, kTail><<<grid_of(outputs), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
 }

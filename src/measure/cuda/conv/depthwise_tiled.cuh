@@ -32,14 +32,14 @@ inline size_t tiled_shared_bytes(const DepthwiseGeometry& g, const DepthwiseTile
 }
 
 // Where kAuto takes the tiled kernel (bench/cuda/depthwise_kernels.cpp on an H100): a channel
-// multiplier above 1, or a channel count the direct kernels cannot read in 16-byte packs (both
-// read their inputs one element at a time there: MixNet's 90 and 300 channels, FastViT's x2 convs,
-// 2-6x faster tiled), and windows of 5x5 or more over fewer than a million outputs (batch 1:
-// 1.3-2.6x faster); elsewhere the direct kernels' 16-byte, four-output threads run 1.2-2.5x faster.
-inline bool tiled_preferred(const DepthwiseGeometry& g, int element_bytes) {
+// multiplier above 1, or a channel count the direct kernels cannot read in packs of 4 (both read
+// their inputs one element at a time there: FastViT's x2 convs, MixNet's 90 channels, 2-6x faster
+// tiled), and windows of 5x5 or more over fewer than half a million outputs (batch 1: 1.3-2.6x
+// faster); elsewhere the direct kernels' 8- and 16-byte threads run 1.2-2.5x faster than the tiled
+// one (GhostNet's 5x5 over 36 channels at batch 32, 0.9 million outputs: 29.0 against 72.7 us).
+inline bool tiled_preferred(const DepthwiseGeometry& g) {
   const int64_t outputs = g.batch * g.channels * g.out_h * g.out_w;
-  return g.multiplier > 1 || g.channels % (16 / element_bytes) != 0 ||
-         (g.kernel_h * g.kernel_w >= 25 && outputs < (int64_t(1) << 20));
+  return g.multiplier > 1 || g.channels % 4 != 0 || (g.kernel_h * g.kernel_w >= 25 && outputs < (int64_t(1) << 19));
 }
 
 inline bool tiled_applies(const DepthwiseGeometry& g) {
