@@ -2,8 +2,8 @@
 // Clip, Relu, Sigmoid, HardSwish, SiLU spelled x * Sigmoid(x), or the erf GELU spelled out as
 // exporters write it, PVT-v2's and ConvNeXt-style MLPs' depthwise conv), then a BatchNorm (XCiT,
 // ConvMixer) and a residual add, each optional: the own depthwise kernel applies them before its
-// store, so the conv's output is written once and never read back. Timed against the conv's own runner followed by a pointwise chain (as cudnn.benchmark
-// would choose), the faster one kept.
+// store, so the conv's output is written once and never read back. Timed against the conv's own
+// runner followed by a pointwise chain (as cudnn.benchmark would choose), the faster one kept.
 #include <algorithm>
 #include <optional>
 

@@ -73,7 +73,8 @@ class ChainBuilder {
  public:
   // `dims`: the shape the chain iterates; `last`: the member whose value the chain stores whether
   // or not the group's readers need it.
-  ChainBuilder(const GroupView& view, std::vector<int64_t> dims, size_t last) : view_(view), dims_(std::move(dims)), last_(last) {}
+  ChainBuilder(const GroupView& view, std::vector<int64_t> dims, size_t last)
+      : view_(view), dims_(std::move(dims)), last_(last) {}
 
   bool add(size_t m, std::string* why) {
     if (const auto* plan = std::get_if<ElementwisePlan>(&view_.plan(m))) return add_elementwise(m, *plan, why);
