@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ops/defs/fused_helpers.h"
+#include "ops/defs/nn_common.h"
 
 namespace modelcost {
 namespace {
@@ -32,6 +33,7 @@ OpCost cost_conv(const OpContext& c) {
   cost.macs = conv_geometry(c, c.in_shape(0), c.in_shape(1), ChannelsLast).macs;
   const double per_output = present(c, 2) + present(c, 3) + activation_flops(c, c.attr_string("activation", ""));
   cost.flops = 2 * cost.macs + per_output * output_elements(c);
+  if (!ChannelsLast) cost.bytes_read = conv_bytes_read(c);  // as Conv's: the same kernel
   return cost;
 }
 

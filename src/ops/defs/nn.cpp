@@ -58,6 +58,7 @@ OpCost cost_conv(const OpContext& c) {
   OpCost cost;
   cost.macs = conv_macs(c);
   cost.flops = 2 * cost.macs + (c.has_input(2) ? element_count(c.out(0).shape) : 0);
+  cost.bytes_read = conv_bytes_read(c);
   return cost;
 }
 

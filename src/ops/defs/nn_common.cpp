@@ -133,4 +133,32 @@ ConvParams conv_params(const OpContext& c, size_t x_input, size_t w_input, size_
   return p;
 }
 
+// Input positions along one spatial dim that some window reads: where the stride steps past the
+// (undilated) kernel, the windows skip the positions between them (a 1x1 conv at stride 2 reads a
+// quarter of its input); otherwise every position.
+static double positions_read(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin) {
+  if (stride <= kernel || (dilation != 1 && kernel != 1)) return static_cast<double>(in);
+  double read = 0;
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t first = o * stride - pad_begin;
+    read += static_cast<double>(std::max<int64_t>(0, std::min(first + kernel, in) - std::max<int64_t>(first, 0)));
+  }
+  return read;
+}
+
+double conv_bytes_read(const OpContext& c) {
+  const Shape& x = c.in_shape(0);
+  const Shape& y = c.out(0).shape;
+  if (std::any_of(x.begin(), x.end(), [](int64_t d) { return d < 0; }) || y.size() != x.size()) return -1;  // default
+  const Window win = read_window(c, x.size() - 2, dims_from(c.in_shape(1), 2));
+  const std::vector<int64_t> pads = resolved_pads(win, dims_from(x, 2), dims_from(y, 2));
+  double read = static_cast<double>(x[0] * x[1]);
+  for (size_t i = 0; i < win.rank(); ++i)
+    read *= positions_read(x[i + 2], y[i + 2], win.kernel[i], win.strides[i], win.dilations[i], pads[i]);
+  double bytes = read * dtype_size(c.in_dtype(0));
+  for (size_t k = 1; k < c.num_inputs(); ++k)
+    if (c.has_input(k)) bytes += element_count(c.in_shape(k)) * dtype_size(c.in_dtype(k));
+  return bytes;
+}
+
 }  // namespace modelcost

@@ -42,6 +42,11 @@ Shape window_output(const OpContext& c, const Window& w, const Shape& in_spatial
 // end, resp. the beginning). ceil_mode's last partial window is not a pad.
 std::vector<int64_t> resolved_pads(const Window& w, const Shape& in_spatial, const Shape& out_spatial);
 
+// The bytes a Conv-like node with NCHW X (input 0) and W (input 1) reads: the input elements
+// some window reads (where the stride steps past the kernel, the positions between windows are
+// skipped: a 1x1 conv at stride 2 reads a quarter of X), then every other input in full.
+double conv_bytes_read(const OpContext& c);
+
 // The geometry of a Conv-like node (NCHW X, [M, C/group, kernel...] W) its shape rule read.
 ConvParams conv_params(const OpContext& c, size_t x_input, size_t w_input, size_t bias_input);
 

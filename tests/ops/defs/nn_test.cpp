@@ -22,6 +22,31 @@ TEST(NnConv, ResNetStemShapeAndCost) {
   EXPECT_DOUBLE_EQ(run->cost("y").params, 64 * 3 * 49 + 64);
 }
 
+// A 1x1 conv at stride 2 (ResNet's downsampling shortcut) reads every other row and column of its
+// input: a quarter of it, plus the weights. A 3x3 window at stride 2 overlaps its neighbours and
+// reads everything; a 2x2 at stride 3 with a pad of 1 reads 2 of every 3 positions, less the pad.
+TEST(NnConv, BytesReadCountTheInputPositionsTheWindowsRead) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 8, 12, 12}).weight("w1", kFloat, {16, 8, 1, 1});
+  b.weight("w3", kFloat, {16, 8, 3, 3}).weight("w2", kFloat, {16, 8, 2, 2});
+  auto& shortcut = b.node("Conv", {"x", "w1"}, {"s"});
+  set_attr(shortcut, "strides", std::vector<int64_t>{2, 2});
+  auto& dense = b.node("Conv", {"x", "w3"}, {"d"});
+  set_attr(dense, "strides", std::vector<int64_t>{2, 2});
+  set_attr(dense, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto& gapped = b.node("Conv", {"x", "w2"}, {"g"});
+  set_attr(gapped, "strides", std::vector<int64_t>{3, 3});
+  set_attr(gapped, "pads", std::vector<int64_t>{1, 1, 0, 0});
+  b.output("s").output("d").output("g");
+  auto run = analyse(b);
+  EXPECT_EQ(run->shape("s"), (Shape{2, 16, 6, 6}));
+  EXPECT_DOUBLE_EQ(run->cost("s").bytes_read, 4.0 * (2 * 8 * 6 * 6 + 16 * 8));
+  EXPECT_DOUBLE_EQ(run->cost("d").bytes_read, 4.0 * (2 * 8 * 12 * 12 + 16 * 8 * 9));
+  // Windows start at -1, 2, 5, 8: rows {0}, {2, 3}, {5, 6}, {8, 9} of 12, 7 positions per dim.
+  EXPECT_EQ(run->shape("g"), (Shape{2, 16, 4, 4}));
+  EXPECT_DOUBLE_EQ(run->cost("g").bytes_read, 4.0 * (2 * 8 * 7 * 7 + 16 * 8 * 4));
+}
+
 TEST(NnConv, DepthwiseGroupConv) {
   ModelBuilder b;
   b.input("x", kFloat, Shape{1, 32, 112, 112}).weight("w", kFloat, {32, 1, 3, 3});
