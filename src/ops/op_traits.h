@@ -43,7 +43,8 @@ struct OpTraits {
   bool epilogue_add = false;
   bool epilogue_activation = false;
   // Normalises with stored per-channel statistics (inference BatchNormalization): folds into the
-  // weights of a conv whose output it reads, and is a kernel of its own anywhere else.
+  // weights of a conv whose output it reads; anywhere else a per-channel scale and shift of the
+  // chain (two steps) or of a depthwise kernel's store.
   bool stored_statistics = false;
   bool transposed_conv = false;  // weights [C_in, C_out/group, k...], the output the larger (ConvTranspose)
   bool free_dim_order = false;   // operand and output dims in any order its equation names (Einsum)

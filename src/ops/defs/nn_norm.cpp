@@ -271,7 +271,7 @@ OpCost cost_dropout(const OpContext& c) {
 
 void register_nn_norm_ops(OpRegistry& r) {
   // Inference BatchNormalization is a per-channel scale and shift a conv call folds in (after an
-  // activation or a MatMul, a kernel of its own).
+  // activation or a MatMul, two steps of the pointwise chain).
   r.add(OpTraits(OpForm::kPointwise).with_conv_epilogue().with_stored_statistics(), {
       {"", "BatchNormalization", infer_batch_norm, cost_batch_norm, plan_batch_norm},
   });
