@@ -1,8 +1,8 @@
 // Depthwise 2-D convolution (groups == input channels, `multiplier` filters per input channel; the
 // row kernels take a multiplier of 1). Channels-last takes the tiled kernel (depthwise_tiled.cuh)
-// where it runs faster (tiled_preferred); the direct kernels follow. Channels-last: a thread computes 8 channels
-// (16-byte loads of input and of weights laid out [KH, KW, C], so adjacent threads read adjacent
-// channels); NCHW: one plane. Common windows (3, 5 or 7 wide at stride 1 or 2, ConvMixer's 9 wide
+// where it runs faster (tiled_preferred); the direct kernels follow. Channels-last: a thread
+// computes 8 channels (16-byte loads of input and of weights laid out [KH, KW, C], so adjacent
+// threads read adjacent channels); NCHW: one plane. Common windows (3, 5 or 7 wide at stride 1 or 2, ConvMixer's 9 wide
 // at stride 1; no dilation) take the row kernels: a thread computes kTile adjacent outputs of a
 // row and reads each input pixel of a kernel row once, (kTile-1)*S + KW loads where one output
 // per thread takes kTile*KW, with the row's weights held in registers as floats. Other windows
@@ -36,8 +36,8 @@ __device__ __forceinline__ float activate(const DepthwiseEpilogue& e, float v) {
 }
 
 // The whole epilogue of the output at `index` (in y's layout) of channel c. kTail: the kernel
-// was compiled for a scale and shift or a residual after the activation (the plain store stays
-// as lean as it was: the extra pointers and index cost the common case about 10%).
+// was compiled for a scale and shift or a residual after the activation, so the plain store
+// compiles as it did before the tail existed.
 template <typename T, bool kTail>
 __device__ __forceinline__ T finish(const DepthwiseEpilogue& e, float v, int64_t c, int64_t index) {
   v = activate(e, v);
@@ -54,8 +54,8 @@ namespace modelcost::cuda {
 
 bool depthwise_tiled_supported(const DepthwiseGeometry& g) { return tiled_applies(g); }
 
-// Channels-last; W channels per thread (8 for 2-byte types, 4 for float; 1 when C is not a
-// multiple of that).
+// Channels-last; W channels per thread (16 bytes: 8 for 2-byte types, 4 for float; 4 or 1 when C
+// is not a multiple of that; 2 for the small-work form).
 template <typename T, int W, bool kTail>
 __global__ void depthwise_nhwc_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                                       T* __restrict__ y, DepthwiseGeometry g, int64_t n) {
