@@ -70,13 +70,17 @@ struct AchievableCeilings {
   // model's graph than the same kernel replayed alone, as the curves were timed: its operands
   // come from the previous kernels, not from its own last run (0: not given, taken as 1).
   double in_graph_work_scale = 0;
+  // How much longer the prefill's causal attention takes between compute-bound matrix products
+  // than replayed alone: the products hold the GPU at its power limit, which lowers the SM clock,
+  // and the attention, bound by the SM's issue rate, slows with it (0: not given, taken as 1).
+  double attention_load_scale = 0;
   // [achievable.kernels]: library kernel times by class.
   std::map<std::string, KernelCurve> kernel_curves;
   // The calibrated entry these figures were carried over from ("" = measured on this device or absent).
   std::string derived_from;
   bool empty() const {
     return memory_bandwidth_gbps <= 0 && vector_tflops.empty() && tensor_tflops.empty() && kernel_overhead_us <= 0 &&
-           kernel_gap_us <= 0 && in_graph_work_scale <= 0 && kernel_curves.empty();
+           kernel_gap_us <= 0 && in_graph_work_scale <= 0 && attention_load_scale <= 0 && kernel_curves.empty();
   }
 };
 

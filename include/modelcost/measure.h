@@ -150,6 +150,7 @@ struct CalibrationResult {
   double kernel_overhead_us = 0;  // small_kernel_us less the gap and its traffic: the least time a kernel takes
   std::vector<LibraryKernelSample> library_kernels;  // the grid (empty when not run)
   double library_gap_us = 0;    // median over the grid of graph_us less kernel_us: idle time per library call
+  double attention_load_scale = 0;  // the prefill attention between compute-bound products over alone (>= 1)
   std::map<std::string, KernelCurve> library_curves;  // fitted to the grid (fit_library_curves)
   int allreduce_ranks = 0;            // GPUs of the NCCL all-reduce measured (0: one GPU or no NCCL)
   double allreduce_bus_gbps = 0;      // its bus bandwidth and per-step latency (docs/llm.md)

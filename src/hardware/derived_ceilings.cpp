@@ -107,6 +107,9 @@ AchievableCeilings derive_ceilings(const Device& target, const Device& reference
   // Operands reaching a kernel from its neighbours rather than from its own last run: a property
   // of running a graph, carried over as is.
   out.in_graph_work_scale = m.in_graph_work_scale;
+  // The SM clock under the power limit of tensor-core products: a GPU of the same generation and
+  // power class behaves alike; carried over as is, as the other in-graph terms are.
+  out.attention_load_scale = m.attention_load_scale;
   for (const auto& [name, c] : m.kernel_curves) {
     KernelCurve d = c;
     const bool vector_class = name == "depthwise";

@@ -89,6 +89,7 @@ std::vector<std::pair<std::string, double>> device_figures(const Device& d) {
   add("achievable.kernel_overhead_us", a.kernel_overhead_us);
   add("achievable.kernel_gap_us", a.kernel_gap_us);
   add("achievable.in_graph_work_scale", a.in_graph_work_scale);
+  add("achievable.attention_load_scale", a.attention_load_scale);
   // A class's curve is one figure (its fixed cost stands for it); its other terms share its source.
   for (const auto& name : kernel_class_names())
     if (auto it = a.kernel_curves.find(name); it != a.kernel_curves.end()) out.emplace_back("achievable.kernels." + name, it->second.fixed_us);

@@ -61,6 +61,8 @@ void check_achievable(const Device& d, Report problem) {
   if (a.kernel_overhead_us > 1000 || a.kernel_gap_us > 1000) problem("achievable kernel overhead and gap must be under 1000 us");
   if (a.in_graph_work_scale != 0 && (a.in_graph_work_scale < 1 || a.in_graph_work_scale > 2))
     problem(fmt::format("achievable.in_graph_work_scale = {} is outside [1, 2]", a.in_graph_work_scale));
+  if (a.attention_load_scale != 0 && (a.attention_load_scale < 1 || a.attention_load_scale > 2))
+    problem(fmt::format("achievable.attention_load_scale = {} is outside [1, 2]", a.attention_load_scale));
   for (const auto& [name, curve] : a.kernel_curves) {
     // Small kernels run from L2, so a class's bandwidth may pass DRAM's, never L2's few times it.
     if (curve.gbps > 5 * d.memory_bandwidth_gbps)

@@ -7,6 +7,8 @@
 // the roofline of the achievable figures plus the kernel overhead and the gap.
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "llm/step_model.h"
 #include "roofline/matrix_efficiency.h"
@@ -27,6 +29,8 @@ struct Ceilings {
   // The idle time after the prefill's attention: in its own curve (timed back to back in a graph),
   // not in the per-node report's (kernel durations).
   double prefill_attention_gap_us = 0;
+  // The prefill's attention between compute-bound products: their power draw lowers the SM clock.
+  double attention_load_scale = 1;
   const KernelCurve *gemm_one = nullptr, *gemm_many = nullptr, *attention = nullptr, *rowwise = nullptr, *norm = nullptr;
   const KernelCurve *gemm = nullptr, *prefill_attention = nullptr;  // the per-node report's library curves
   const KernelCurve* expert_gemm = nullptr;                         // the experts' grouped product
@@ -52,6 +56,7 @@ Ceilings ceilings(const StepSetup& s) {
   c.fixed_us = deployed_fixed_us(d);
   c.gap_us = a.kernel_gap_us;
   c.sm_count = d.compute_units;
+  if (a.attention_load_scale > 0) c.attention_load_scale = a.attention_load_scale;
   // The curves describe fp16 kernels: other precisions keep the roofline.
   if (s.act == "fp16" && s.kv == "fp16") {
     c.gemm_one = curve(d, "decode_gemm_m1");
@@ -105,6 +110,13 @@ class StepPricer {
   StepPricer(const StepSetup& s, const Ceilings& c, bool by_role, StepTime& t)
       : c_(c), collective_fixed_us_(s.allreduce_calibrated ? 0 : c_.fixed_us), by_role_(by_role), t_(t) {}
   void times(double layers) { times_ = layers; }
+  // The step's products hold the GPU at its power limit where any of them is compute-bound on the
+  // gemm curve (a chunk's many rows; the skinny products of a decode's few never are).
+  void load_from(const std::vector<std::pair<Product, double>>& products) {
+    if (!c_.gemm || !(c_.gemm->tflops > 0)) return;
+    for (const auto& [p, bytes] : products)
+      if (p.rows > kSkinnyRows && c_.gemm->compute_us(p.flops()) >= c_.gemm->memory_us(bytes)) compute_bound_products_ = true;
+  }
   // Up to 32 rows the skinny products' curves (linear in the rows between 1 and 32); beyond, the
   // gemm curve with the tile model's floor; the roofline without curves.
   void product(const char* role, const Product& p, double bytes) {
@@ -118,11 +130,14 @@ class StepPricer {
     calibrated(role, t_.gemm_ms, fixed, stream, 1);
   }
   // Causal flash attention over the prefill chunks (one kernel on tensor cores): the attention
-  // curve, its K loop the longest chunk's keys; the roofline at the matrix peak without it.
+  // curve, its K loop the longest chunk's keys; the roofline at the matrix peak without it. Where
+  // the step's products are compute-bound (a long chunk's), the GPU runs at its power limit and
+  // the attention's work takes the device's attention_load_scale longer than the curve, timed alone.
   void prefill_attention(double flops, double bytes, double keys) {
     if (c_.prefill_attention && c_.prefill_attention->tflops > 0) {
       const KernelCurve& k = *c_.prefill_attention;
-      const double stream = std::max(k.compute_us(flops), k.memory_us(bytes));
+      const double load = compute_bound_products_ ? c_.attention_load_scale : 1.0;
+      const double stream = load * std::max(k.compute_us(flops), k.memory_us(bytes));
       return calibrated(kPrefillAttentionRole, t_.attention_ms, k.latency_us(keys) + c_.prefill_attention_gap_us, stream, 1);
     }
     roofline(kPrefillAttentionRole, t_.attention_ms, flops / c_.matrix_flops, bytes, 1);
@@ -201,6 +216,7 @@ class StepPricer {
   const Ceilings& c_;
   double collective_fixed_us_, times_ = 1;
   bool by_role_;
+  bool compute_bound_products_ = false;  // load_from's finding
   StepTime& t_;
 };
 
@@ -267,18 +283,25 @@ void price_attention(const StepSetup& s, const StepMix& mix, double share, const
 
 void price_layer(const StepSetup& s, const StepMix& mix, double share, const StepWork& x, bool moe, StepPricer& price) {
   const double a = x.a, w = x.w, h = x.h, b = x.rows;
+  // The layer's dense products and their bytes (the output and down products add the residual).
+  const std::pair<Product, double> qkv{{b, h, x.qkv}, h * x.qkv * w + b * (h + x.qkv) * a},
+      output{{b, x.q, h}, x.q * h * w + b * (x.q + 2 * h) * a},
+      gate_up{{b, h, x.mlp_out}, h * x.mlp_out * w + b * (h + x.mlp_out) * a},
+      down{{b, x.width, h}, x.width * h * w + b * (x.width + 2 * h) * a};
+  price.load_from(moe ? std::vector<std::pair<Product, double>>{qkv, output}
+                      : std::vector<std::pair<Product, double>>{qkv, output, gate_up, down});
   price.norm(2 * b * h * a + h * a);
-  price.product("QKV product", {b, h, x.qkv}, h * x.qkv * w + b * (h + x.qkv) * a);
+  price.product("QKV product", qkv.first, qkv.second);
   price_attention(s, mix, share, x, price);
-  price.product("output product", {b, x.q, h}, x.q * h * w + b * (x.q + 2 * h) * a);  // the residual added
+  price.product("output product", output.first, output.second);
   if (s.tp > 1) price.collective("all-reduce", x.allreduce_ms);
   price.norm(2 * b * h * a + h * a);
   if (moe) {
     price_expert_mlp(s, x, price);
   } else {
-    price.product("gate/up product", {b, h, x.mlp_out}, h * x.mlp_out * w + b * (h + x.mlp_out) * a);
+    price.product("gate/up product", gate_up.first, gate_up.second);
     price.rowwise("MLP activation", b * (x.mlp_out + x.width) * a);
-    price.product("down product", {b, x.width, h}, x.width * h * w + b * (x.width + 2 * h) * a);  // the residual added
+    price.product("down product", down.first, down.second);
   }
   if (s.tp > 1) price.collective("all-reduce", x.allreduce_ms);
 }

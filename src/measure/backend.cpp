@@ -177,6 +177,10 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
   figures.push_back("achievable.memory_bandwidth_gbps");
   if (r.kernel_overhead_us > 0) { out += fmt::format("kernel_overhead_us = {:.2f}\n", r.kernel_overhead_us); figures.push_back("achievable.kernel_overhead_us"); }
   if (r.kernel_gap_us > 0) { out += fmt::format("kernel_gap_us = {:.2f}\n", r.kernel_gap_us); figures.push_back("achievable.kernel_gap_us"); }
+  if (r.attention_load_scale > 0) {
+    out += fmt::format("attention_load_scale = {:.2f}\n", r.attention_load_scale);
+    figures.push_back("achievable.attention_load_scale");
+  }
   out += kernel_curves_toml(r, figures);
   if (r.allreduce_ranks > 1) {
     out += fmt::format("\n[interconnect]  # NCCL all-reduce over {} GPUs\n", r.allreduce_ranks);
@@ -275,6 +279,7 @@ std::string format_calibration(const CalibrationResult& r, const std::map<std::s
   row("kernel overhead", "kernel_overhead_us", r.kernel_overhead_us, "us");
   row("inter-kernel gap", "kernel_gap_us", r.kernel_gap_us, "us");
   row("library call gap in a graph", "library_gap_us", r.library_gap_us, "us");
+  row("attention under load", "attention_load_scale", r.attention_load_scale, "x");
   row("all-reduce bus bandwidth", "allreduce_bus_gbps", r.allreduce_bus_gbps, "GB/s");
   row("all-reduce step latency", "allreduce_latency_us", r.allreduce_latency_us, "us");
   // The header only over rows of figures (a refitted grid has none).

@@ -265,6 +265,15 @@ TEST(HardwareDb, AchievableCeilingsParseAndValidate) {
   EXPECT_DOUBLE_EQ(parse_device_toml(scaled, "t.toml").achievable.in_graph_work_scale, 1.1);
   EXPECT_TRUE(problems(scaled).empty()) << problems(scaled).front();
   EXPECT_TRUE(mentions(problems(replace(scaled, "in_graph_work_scale = 1.1", "in_graph_work_scale = 0.9")), "outside [1, 2]"));
+  // The attention's slowdown between compute-bound products: read, sourced, at least 1 and at most 2.
+  const std::string loaded = replace(replace(text, "kernel_gap_us = 0.8\n", "kernel_gap_us = 0.8\nattention_load_scale = 1.25\n"),
+                                     "\"achievable.kernel_gap_us\" = \"cal\"\n",
+                                     "\"achievable.kernel_gap_us\" = \"cal\"\n\"achievable.attention_load_scale\" = \"cal\"\n");
+  EXPECT_DOUBLE_EQ(parse_device_toml(loaded, "t.toml").achievable.attention_load_scale, 1.25);
+  EXPECT_TRUE(problems(loaded).empty()) << problems(loaded).front();
+  EXPECT_TRUE(mentions(problems(replace(loaded, "attention_load_scale = 1.25", "attention_load_scale = 2.5")), "outside [1, 2]"));
+  EXPECT_TRUE(mentions(problems(replace(loaded, "\"achievable.attention_load_scale\" = \"cal\"\n", "")),
+                       "'achievable.attention_load_scale' has no entry in [sources]"));
 }
 
 TEST(HardwareDb, KernelCurvesParseAndValidate) {

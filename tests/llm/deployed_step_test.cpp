@@ -99,6 +99,31 @@ TEST(DeployedStep, AMixedIterationRunsBothAttentionsBesideOneSetOfProducts) {
   EXPECT_DOUBLE_EQ(added.prefill_pairs, 256.0 * 128 + 256.0 * 257 / 2);
 }
 
+TEST(DeployedStep, AttentionBetweenComputeBoundProductsTakesTheLoadScale) {
+  const DecoderModel m = llama_model();
+  Device d = prefill_device();
+  d.achievable.kernel_curves["gemm"] = {4, 1, 10, 900};  // products compute-bound from a few dozen rows
+  Device loaded = d;
+  loaded.achievable.attention_load_scale = 1.5;
+  const auto attention_ms = [&](const Device& device, const StepMix& mix) {
+    const StepSetup s = make_step_setup(m, device, prefill_options(2048));
+    for (const KernelRoleTime& r : predict_deployed_step(s, mix).by_role)
+      if (r.role == "prefill attention") return r.ms;
+    return 0.0;
+  };
+  // A long prompt's products are compute-bound: the attention's work (not its fixed cost, its K
+  // loop and the gap: 5 + 10 x 2048 / 1000 + 1 us per layer) takes 1.5 times as long.
+  const StepMix prompt = StepMix::uniform(0, 0, 1, 2048, 0);
+  const double base = attention_ms(d, prompt), fixed_ms = 2 * (5 + 10 * 2048 / 1000.0 + 1) * 1e-3;
+  ASSERT_GT(base, fixed_ms);
+  EXPECT_NEAR(attention_ms(loaded, prompt) - base, 0.5 * (base - fixed_ms), 1e-9);
+  // A short chunk's products (16 rows, the skinny kernel's) are not compute-bound: no load.
+  const StepMix chunk = StepMix::uniform(0, 0, 1, 16, 0);
+  EXPECT_DOUBLE_EQ(attention_ms(loaded, chunk), attention_ms(d, chunk));
+  // Without the figure the attention takes its curve alone.
+  EXPECT_DOUBLE_EQ(attention_ms(d, prompt), base);
+}
+
 TEST(DeployedStep, IterationsOfThePlanArePricedAsTheirMix) {
   const DecoderModel m = llama_model();
   const Device d = prefill_device();

@@ -181,6 +181,7 @@ CalibrationResult CudaBackend::calibrate(const MeasureOptions& options) {
   calibrate_kernel_overhead(stream, r, r.dram_gbps, sms);
   calibrate_library_kernels(r);
   calibrate_decode_kernels(stream, sms, r);
+  calibrate_attention_load(stream, r);
   r.library_curves = fit_library_curves(r.library_kernels);
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
   const AllReduceFigures allreduce = calibrate_allreduce();

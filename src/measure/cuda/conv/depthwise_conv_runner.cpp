@@ -35,6 +35,7 @@ class DepthwiseConvRunner : public OperatorRunner {
                            static_cast<int>(c_.dilations[0]), static_cast<int>(c_.dilations[1]), epilogue_};
     g_.channels_last = out[0].spec.dtype != 1 && ctx.channels_last_half;
     g_.multiplier = c_.out_channels / c_.in_channels;
+    g_.multiprocessors = ctx.multiprocessors;
     if (!g_.channels_last) return;
     const int64_t taps = c_.kernel[0] * c_.kernel[1];
     transposed_.resize(static_cast<size_t>(taps * c_.out_channels) * element_bytes(type_));

@@ -7,6 +7,8 @@
 // row and reads each input pixel of a kernel row once, (kTile-1)*S + KW loads where one output
 // per thread takes kTile*KW, with the row's weights held in registers as floats. Other windows
 // take the one-output kernels. Accumulates in float.
+#include <algorithm>
+
 #include "core/cuda_check.h"
 #include "core/device_math.cuh"
 #include "core/element_types.cuh"
@@ -226,8 +228,9 @@ __global__ void depthwise_nchw_row_kernel(const T* __restrict__ x, const T* __re
 }
 
 namespace {
-constexpr int64_t kSmallWorkThreads = 132 * 64;
-int grid_of(int64_t work) { return grid_for(work) > 132 * 32 ? 132 * 32 : grid_for(work); }
+// Grid-stride kernels: at most 32 blocks per SM; work of fewer than 64 threads per SM is small.
+int grid_of(int64_t work, int sms) { return std::min(grid_for(work), 32 * sms); }
+bool small_work(int64_t threads, int sms) { return threads < int64_t(64) * sms; }
 }  // namespace
 
 // Launches the row kernel of the window's width and stride; false when the window has none.
@@ -236,7 +239,7 @@ bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, const T* 
                        cudaStream_t stream) {
   if (g.dilation_w != 1 || (g.stride_w != 1 && g.stride_w != 2)) return false;
   const int64_t threads = g.batch * g.out_h * ((g.out_w + kTile - 1) / kTile) * (channels_last ? g.channels / W : g.channels);
-  const int grid = grid_of(threads);
+  const int grid = grid_of(threads, depthwise_multiprocessors(g));
 #define MC_ROW_CASE(KW, S)                                                                                          \
   if (g.kernel_w == KW && g.stride_w == S) {                                                                        \
     if (channels_last)                                                                                              \
@@ -257,25 +260,26 @@ void launch_depthwise(const DepthwiseGeometry& g, const T* px, const T* pw, cons
   const bool tiled = g.algorithm == DepthwiseAlgorithm::kTiled || (g.algorithm == DepthwiseAlgorithm::kAuto && tiled_preferred(g));
   if (tiled && tiled_applies(g)) return launch_tiled<T, kTail>(g, px, pw, pb, py, stream);
   const int64_t outputs = g.batch * g.channels * g.out_h * g.out_w;
+  const int sms = depthwise_multiprocessors(g);
   constexpr int kWide = 16 / sizeof(T);
   // Channels-last work too small to fill the GPU with row kernel threads (batch 1, late stages:
   // 14x14x480 gives 3360) takes one output pixel and 2 channels per thread: 4x the threads of
   // the row kernel's 16-byte one-output form, 16x those of the row kernel.
   const int64_t row_threads = g.batch * g.out_h * ((g.out_w + kTile - 1) / kTile) * (g.channels / kWide);
-  if (channels_last && row_threads < kSmallWorkThreads && g.channels % 2 == 0) {
-    depthwise_nhwc_kernel<T, 2, kTail><<<grid_of(outputs / 2), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / 2);
+  if (channels_last && small_work(row_threads, sms) && g.channels % 2 == 0) {
+    depthwise_nhwc_kernel<T, 2, kTail><<<grid_of(outputs / 2, sms), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / 2);
     return;
   }
   const bool row_kernel = g.multiplier == 1 && (!channels_last || g.channels % kWide == 0) &&
                           launch_row_kernel<T, kWide, kTail>(channels_last, g, px, pw, pb, py, stream);
   if (!row_kernel && !channels_last)
-    depthwise_nchw_kernel<T, kTail><<<grid_of(outputs), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
+    depthwise_nchw_kernel<T, kTail><<<grid_of(outputs, sms), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
   else if (!row_kernel && g.channels % kWide == 0)
-    depthwise_nhwc_kernel<T, kWide, kTail><<<grid_of(outputs / kWide), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / kWide);
+    depthwise_nhwc_kernel<T, kWide, kTail><<<grid_of(outputs / kWide, sms), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / kWide);
   else if (!row_kernel && kWide > 4 && g.channels % 4 == 0)  // GhostNet's 12, 36 and 60 channels: 8-byte packs
-    depthwise_nhwc_kernel<T, 4, kTail><<<grid_of(outputs / 4), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / 4);
+    depthwise_nhwc_kernel<T, 4, kTail><<<grid_of(outputs / 4, sms), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / 4);
   else if (!row_kernel)
-    depthwise_nhwc_kernel<T, 1, kTail><<<grid_of(outputs), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
+    depthwise_nhwc_kernel<T, 1, kTail><<<grid_of(outputs, sms), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
 }
 
 void launch_depthwise_conv(ElementType type, const DepthwiseGeometry& g, const DepthwiseOperands& operands,

@@ -145,12 +145,18 @@ inline int tiled_side(const DepthwiseGeometry& g, int sms) {
   return blocks8 >= 2 * sms ? 8 : 4;
 }
 
+// The geometry's SM count, else the current device's.
+inline int depthwise_multiprocessors(const DepthwiseGeometry& g) {
+  if (g.multiprocessors > 0) return g.multiprocessors;
+  int device = 0, sms = 0;
+  MC_CUDA_CHECK(cudaGetDevice(&device));
+  MC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return std::max(1, sms);
+}
+
 template <typename T, bool kTail>
 void launch_tiled(const DepthwiseGeometry& g, const T* x, const T* w, const T* bias, T* y, cudaStream_t stream) {
-  int device = 0, sms = 132;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  int side = tiled_side(g, sms);
+  int side = tiled_side(g, depthwise_multiprocessors(g));
   DepthwiseTile t = depthwise_tile(g, side);
   if (tiled_shared_bytes(g, t) > kTiledSharedLimit) t = depthwise_tile(g, side = 4);
   const int64_t tiles = ((g.out_h + t.h - 1) / t.h) * ((g.out_w + t.w - 1) / t.w);

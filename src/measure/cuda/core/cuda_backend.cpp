@@ -36,6 +36,7 @@ CudaBackend::CudaBackend(int device) {
   MC_CUDA_CHECK(cudaSetDevice(device));
   MC_CUDA_CHECK(cudaFree(nullptr));  // the context now, inside this phase
   info_ = query_device_info(device);
+  context_.multiprocessors = info_.multiprocessors;
   MC_CUDA_CHECK(cudaStreamCreateWithFlags(&context_.stream, cudaStreamNonBlocking));
   MC_CUDNN_CHECK(cudnnCreate(&context_.cudnn));
   if (cublasLtCreate(&context_.lt) != CUBLAS_STATUS_SUCCESS) throw Error(kExitRuntime, "cublasLtCreate failed");

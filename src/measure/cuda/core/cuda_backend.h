@@ -19,6 +19,8 @@ namespace modelcost::cuda {
 void calibrate_kernel_overhead(cudaStream_t stream, CalibrationResult& result, double dram_gbps, int blocks);
 // calibrate's samples of the deployed LLM step's kernels (calibrate_decode.cpp), into the grid.
 void calibrate_decode_kernels(cudaStream_t stream, int sms, CalibrationResult& result);
+// The prefill attention's slowdown between compute-bound products (calibrate_attention_load.cpp).
+void calibrate_attention_load(cudaStream_t stream, CalibrationResult& result);
 
 struct PreparedGroups;  // deployed_runner.cpp
 

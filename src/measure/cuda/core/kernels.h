@@ -143,6 +143,7 @@ struct DepthwiseGeometry {
   bool channels_last = false;
   int64_t multiplier = 1;  // output channels per input channel; `channels` counts the outputs
   DepthwiseAlgorithm algorithm = DepthwiseAlgorithm::kAuto;
+  int multiprocessors = 0;  // the device's SMs, which size the grids (0: the launch asks the current device)
 };
 struct DepthwiseOperands {
   const void *x = nullptr, *w = nullptr, *bias = nullptr;

@@ -35,6 +35,7 @@ struct CudaContext {
   // compare values against the NCHW reference turn this off.
   bool channels_last_half = true;
   size_t max_workspace_bytes = size_t(256) << 20;
+  int multiprocessors = 0;  // the device's SM count, for kernels that size their grids by it (0: unknown)
   // The --dtype option the nodes were read with: an If's branch reads its nodes the same way.
   std::string dtype_option;
   // Choices made for identical work (timed choices between runners and algorithms, cuDNN graphs
