@@ -66,6 +66,10 @@ struct AchievableCeilings {
   std::map<std::string, double> tensor_tflops;
   double kernel_overhead_us = 0;  // least time of one kernel in a CUDA graph (launch and ramp)
   double kernel_gap_us = 0;       // idle time between two dependent kernels
+  // What a kernel priced by a class curve (its CUPTI duration) adds in a CUDA graph of back-to-back
+  // calls: calibrate's grid, time per call in a graph less the kernel's duration, median (0: not
+  // given, the kernel gap applies). Less than the kernel gap: a duration already holds the ramp.
+  double library_gap_us = 0;
   // How much longer a kernel's work (its K loop and its FLOP or byte term) takes inside a whole
   // model's graph than the same kernel replayed alone, as the curves were timed: its operands
   // come from the previous kernels, not from its own last run (0: not given, taken as 1).
@@ -80,7 +84,7 @@ struct AchievableCeilings {
   std::string derived_from;
   bool empty() const {
     return memory_bandwidth_gbps <= 0 && vector_tflops.empty() && tensor_tflops.empty() && kernel_overhead_us <= 0 &&
-           kernel_gap_us <= 0 && in_graph_work_scale <= 0 && attention_load_scale <= 0 && kernel_curves.empty();
+           kernel_gap_us <= 0 && library_gap_us <= 0 && in_graph_work_scale <= 0 && attention_load_scale <= 0 && kernel_curves.empty();
   }
 };
 

@@ -248,6 +248,9 @@ ModelMeasurement measure_model(const Analysis& analysis, Backend& backend, const
 std::string calibration_to_hwdb_toml(const CalibrationResult& result, const std::string& id);
 // The kernel curve of each class fitted to the grid's graph times (kernel_curve_fit.h).
 std::map<std::string, KernelCurve> fit_library_curves(const std::vector<LibraryKernelSample>& grid);
+// Median over the grid's samples timed both ways of graph_us less kernel_us (the LLM step's kinds,
+// timed in graphs only, excluded): what a curve-priced kernel adds in a graph (library_gap_us).
+double median_library_gap_us(const std::vector<LibraryKernelSample>& grid);
 // Reads a grid back from library_kernels_csv's text (for refitting without the GPU); throws
 // Error naming `origin` on a malformed row.
 std::vector<LibraryKernelSample> parse_library_kernels_csv(const std::string& text, const std::string& origin);

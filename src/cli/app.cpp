@@ -263,6 +263,7 @@ int refit_grid(const CliOptions& options, std::ostream& out) {
   result.device.name = options.calibrate_from_grid;
   result.library_kernels = parse_library_kernels_csv(text.str(), options.calibrate_from_grid);
   result.library_curves = fit_library_curves(result.library_kernels);
+  result.library_gap_us = median_library_gap_us(result.library_kernels);
   out << format_calibration(result);
   std::string toml = calibration_to_hwdb_toml(result, "grid");
   const size_t at = toml.find("[achievable.kernels]");

@@ -104,6 +104,7 @@ AchievableCeilings derive_ceilings(const Device& target, const Device& reference
   // The launch path (driver, front end, graph replay) is the same software on every NVIDIA GPU.
   out.kernel_overhead_us = m.kernel_overhead_us;
   out.kernel_gap_us = m.kernel_gap_us;
+  out.library_gap_us = m.library_gap_us;
   // Operands reaching a kernel from its neighbours rather than from its own last run: a property
   // of running a graph, carried over as is.
   out.in_graph_work_scale = m.in_graph_work_scale;

@@ -88,6 +88,7 @@ std::vector<std::pair<std::string, double>> device_figures(const Device& d) {
     if (auto it = a.tensor_tflops.find(dtype); it != a.tensor_tflops.end()) out.emplace_back("achievable.tensor." + dtype, it->second);
   add("achievable.kernel_overhead_us", a.kernel_overhead_us);
   add("achievable.kernel_gap_us", a.kernel_gap_us);
+  add("achievable.library_gap_us", a.library_gap_us);
   add("achievable.in_graph_work_scale", a.in_graph_work_scale);
   add("achievable.attention_load_scale", a.attention_load_scale);
   // A class's curve is one figure (its fixed cost stands for it); its other terms share its source.

@@ -80,8 +80,8 @@ void DeviceReader::read_peak_table(const toml::node& node, const std::string& pr
   }
 }
 
-// [achievable]: memory_bandwidth_gbps, kernel_overhead_us, kernel_gap_us, in_graph_work_scale,
-// attention_load_scale, [achievable.vector], [achievable.tensor].
+// [achievable]: memory_bandwidth_gbps, kernel_overhead_us, kernel_gap_us, library_gap_us,
+// in_graph_work_scale, attention_load_scale, [achievable.vector], [achievable.tensor].
 void DeviceReader::read_achievable(Device& d) const {
   const toml::node* node = root_.get("achievable");
   if (!node) return;
@@ -94,12 +94,13 @@ void DeviceReader::read_achievable(Device& d) const {
       read_peak_table(value, "achievable." + k, k == "vector" ? a.vector_tflops : a.tensor_tflops);
     } else if (k == "kernels") {
       read_kernel_curves(value, a);
-    } else if (k == "memory_bandwidth_gbps" || k == "kernel_overhead_us" || k == "kernel_gap_us" || k == "in_graph_work_scale" ||
-               k == "attention_load_scale") {
+    } else if (k == "memory_bandwidth_gbps" || k == "kernel_overhead_us" || k == "kernel_gap_us" || k == "library_gap_us" ||
+               k == "in_graph_work_scale" || k == "attention_load_scale") {
       const double v = *number_key(t, k, "achievable." + k);
       (k == "memory_bandwidth_gbps" ? a.memory_bandwidth_gbps
        : k == "kernel_overhead_us"  ? a.kernel_overhead_us
        : k == "kernel_gap_us"       ? a.kernel_gap_us
+       : k == "library_gap_us"      ? a.library_gap_us
        : k == "in_graph_work_scale" ? a.in_graph_work_scale
                                     : a.attention_load_scale) = v;
     } else {

@@ -58,7 +58,8 @@ void check_achievable(const Device& d, Report problem) {
       else if (tflops > sheet * 1.01)
         problem(fmt::format("achievable.{}.{} = {} is above the datasheet {}", math_path_name(path), dtype, tflops, sheet));
     }
-  if (a.kernel_overhead_us > 1000 || a.kernel_gap_us > 1000) problem("achievable kernel overhead and gap must be under 1000 us");
+  if (a.kernel_overhead_us > 1000 || a.kernel_gap_us > 1000 || a.library_gap_us > 1000)
+    problem("achievable kernel overhead and gaps must be under 1000 us");
   if (a.in_graph_work_scale != 0 && (a.in_graph_work_scale < 1 || a.in_graph_work_scale > 2))
     problem(fmt::format("achievable.in_graph_work_scale = {} is outside [1, 2]", a.in_graph_work_scale));
   if (a.attention_load_scale != 0 && (a.attention_load_scale < 1 || a.attention_load_scale > 2))

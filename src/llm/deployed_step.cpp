@@ -54,7 +54,8 @@ Ceilings ceilings(const StepSetup& s) {
   c.vector_flops = vector_achievable > 0 ? vector_achievable : vector.flops_per_s;
   c.bandwidth = a.memory_bandwidth_gbps > 0 ? a.memory_bandwidth_gbps * 1e9 : d.bandwidth_bytes_per_s();
   c.fixed_us = deployed_fixed_us(d);
-  c.gap_us = a.kernel_gap_us;
+  // The curves are kernel durations: in the step's graph each call adds the library gap.
+  c.gap_us = a.library_gap_us > 0 ? a.library_gap_us : a.kernel_gap_us;
   c.sm_count = d.compute_units;
   if (a.attention_load_scale > 0) c.attention_load_scale = a.attention_load_scale;
   // The curves describe fp16 kernels: other precisions keep the roofline.

@@ -77,6 +77,15 @@ std::map<std::string, KernelCurve> fit_library_curves(const std::vector<LibraryK
   return curves;
 }
 
+double median_library_gap_us(const std::vector<LibraryKernelSample>& grid) {
+  std::vector<double> gaps;
+  for (const auto& k : grid)
+    if (k.graph_us > 0 && k.kernel_us > 0 && k.graph_us != k.kernel_us) gaps.push_back(std::max(0.0, k.graph_us - k.kernel_us));
+  if (gaps.empty()) return 0;
+  std::sort(gaps.begin(), gaps.end());
+  return gaps[gaps.size() / 2];
+}
+
 std::vector<LibraryKernelSample> parse_library_kernels_csv(const std::string& text, const std::string& origin) {
   std::vector<LibraryKernelSample> out;
   std::istringstream in(text);
@@ -177,6 +186,7 @@ std::string calibration_to_hwdb_toml(const CalibrationResult& r, const std::stri
   figures.push_back("achievable.memory_bandwidth_gbps");
   if (r.kernel_overhead_us > 0) { out += fmt::format("kernel_overhead_us = {:.2f}\n", r.kernel_overhead_us); figures.push_back("achievable.kernel_overhead_us"); }
   if (r.kernel_gap_us > 0) { out += fmt::format("kernel_gap_us = {:.2f}\n", r.kernel_gap_us); figures.push_back("achievable.kernel_gap_us"); }
+  if (r.library_gap_us > 0) { out += fmt::format("library_gap_us = {:.2f}\n", r.library_gap_us); figures.push_back("achievable.library_gap_us"); }
   if (r.attention_load_scale > 0) {
     out += fmt::format("attention_load_scale = {:.2f}\n", r.attention_load_scale);
     figures.push_back("achievable.attention_load_scale");

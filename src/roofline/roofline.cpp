@@ -170,6 +170,7 @@ Ceilings ceilings_of(const Device& device, bool datasheet) {
   c.bandwidth_bytes_per_s = c.achievable && a.memory_bandwidth_gbps > 0 ? a.memory_bandwidth_gbps * 1e9 : c.datasheet_bandwidth_bytes_per_s;
   c.overhead_us = c.achievable && a.kernel_overhead_us > 0 ? a.kernel_overhead_us : device.launch_overhead_us;
   c.gap_us = c.achievable ? a.kernel_gap_us : 0;
+  c.curve_gap_us = c.achievable && a.library_gap_us > 0 ? a.library_gap_us : c.gap_us;
   c.work_scale = c.achievable && a.in_graph_work_scale > 0 ? a.in_graph_work_scale : 1;
   if (c.achievable && device.kind == "gpu")
     for (const auto& [name, curve] : a.kernel_curves) c.kernel_curves.push_back(name);
@@ -219,7 +220,7 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
     nr.attainable_flops = nr.bytes > 0 ? std::min(flops_per_s, nr.intensity * bandwidth) : flops_per_s;
     nr.bound = (nr.flops > 0 && nr.compute_us >= nr.memory_us) ? Bound::kCompute : Bound::kMemory;
     if (nr.overhead_us > std::max(nr.compute_us, nr.memory_us)) nr.bound = Bound::kOverhead;
-    nr.predicted_us = nr.overhead_us + std::max(nr.compute_us, nr.memory_us) + ceilings.gap_us;
+    nr.predicted_us = nr.overhead_us + std::max(nr.compute_us, nr.memory_us) + ceilings.curve_gap_us;
     return;
   }
   if (work.group && work.matrix && device.kind == "gpu" && peak.path == MathPath::kTensor) {

@@ -274,6 +274,13 @@ TEST(HardwareDb, AchievableCeilingsParseAndValidate) {
   EXPECT_TRUE(mentions(problems(replace(loaded, "attention_load_scale = 1.25", "attention_load_scale = 2.5")), "outside [1, 2]"));
   EXPECT_TRUE(mentions(problems(replace(loaded, "\"achievable.attention_load_scale\" = \"cal\"\n", "")),
                        "'achievable.attention_load_scale' has no entry in [sources]"));
+  // The library gap: read, sourced, under 1000 us.
+  const std::string gapped = replace(replace(text, "kernel_gap_us = 0.8\n", "kernel_gap_us = 0.8\nlibrary_gap_us = 0.25\n"),
+                                     "\"achievable.kernel_gap_us\" = \"cal\"\n",
+                                     "\"achievable.kernel_gap_us\" = \"cal\"\n\"achievable.library_gap_us\" = \"cal\"\n");
+  EXPECT_DOUBLE_EQ(parse_device_toml(gapped, "t.toml").achievable.library_gap_us, 0.25);
+  EXPECT_TRUE(problems(gapped).empty()) << problems(gapped).front();
+  EXPECT_TRUE(mentions(problems(replace(gapped, "library_gap_us = 0.25", "library_gap_us = 5000")), "under 1000 us"));
 }
 
 TEST(HardwareDb, KernelCurvesParseAndValidate) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <deque>
 
 #include "modelcost/errors.h"
@@ -154,6 +155,23 @@ Device curved_device_with_gap() {
   Device d = curved_device();
   d.achievable.kernel_gap_us = 0.5;
   return d;
+}
+
+TEST(Roofline, CurvePricedKernelsAddTheLibraryGapOthersTheKernelGap) {
+  HandAnalysis h;
+  add_matmul(h, kFloat16);
+  Device d = curved_device_with_gap();
+  const double curve_only = compute_roofline(h.done(), d).nodes[0].predicted_us - 0.5;
+  d.achievable.library_gap_us = 0.2;
+  const RooflineReport r = compute_roofline(h.done(), d);
+  EXPECT_DOUBLE_EQ(r.nodes[0].predicted_us, curve_only + 0.2);
+  EXPECT_DOUBLE_EQ(r.ceilings.gap_us, 0.5);
+  EXPECT_DOUBLE_EQ(r.ceilings.curve_gap_us, 0.2);
+  // Without the curves (datasheet ceilings) nothing is added; a device without curves keeps the kernel gap.
+  Device plain = d;
+  plain.achievable.kernel_curves.clear();
+  const RooflineReport p = compute_roofline(h.done(), plain);
+  EXPECT_DOUBLE_EQ(p.nodes[0].predicted_us, std::max({p.nodes[0].compute_us, p.nodes[0].memory_us, p.nodes[0].overhead_us}) + 0.5);
 }
 
 TEST(Roofline, CalibratedCurvesTimeEachKernelByItsClass) {

@@ -183,6 +183,7 @@ CalibrationResult CudaBackend::calibrate(const MeasureOptions& options) {
   calibrate_decode_kernels(stream, sms, r);
   calibrate_attention_load(stream, r);
   r.library_curves = fit_library_curves(r.library_kernels);
+  r.library_gap_us = median_library_gap_us(r.library_kernels);
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
   const AllReduceFigures allreduce = calibrate_allreduce();
   r.allreduce_ranks = allreduce.ranks;

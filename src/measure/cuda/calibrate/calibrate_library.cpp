@@ -315,7 +315,6 @@ void CudaBackend::calibrate_library_kernels(CalibrationResult& r) {
   const bool autotune = context_.autotune, channels_last = context_.channels_last_half;
   context_.autotune = true;  // the algorithm a deployment's timed choice (cudnn.benchmark) finds
   context_.channels_last_half = true;
-  std::vector<double> gaps;
   for (const GridPoint& p : grid_points()) {
     LibraryKernelSample s;
     s.kind = p.kind;
@@ -329,19 +328,12 @@ void CudaBackend::calibrate_library_kernels(CalibrationResult& r) {
       cudaStreamSynchronize(context_.stream);
       continue;
     }
-    gaps.push_back(std::max(0.0, s.graph_us - s.kernel_us));
     r.library_kernels.push_back(s);
   }
   slots_.clear();
   calibrate_attention_kernels(r.library_kernels);
-  for (size_t i = gaps.size(); i < r.library_kernels.size(); ++i)
-    gaps.push_back(std::max(0.0, r.library_kernels[i].graph_us - r.library_kernels[i].kernel_us));
   context_.autotune = autotune;
   context_.channels_last_half = channels_last;
-  if (!gaps.empty()) {
-    std::sort(gaps.begin(), gaps.end());
-    r.library_gap_us = gaps[gaps.size() / 2];
-  }
   r.library_curves = fit_library_curves(r.library_kernels);
   r.notes.push_back("library kernels: " + std::to_string(r.library_kernels.size()) +
                     " fp16 cuBLASLt GEMMs, dense, grouped and depthwise convolutions (timed choice, NHWC), flash attention, "
