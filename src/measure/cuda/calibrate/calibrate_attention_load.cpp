@@ -8,19 +8,20 @@
 // way after an idle pause (differences of whole graphs would carry the products' own drift).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "timing/captured_graph.h"
 #include "core/cuda_backend.h"
 #include "core/cuda_check.h"
 #include "core/device_buffer.h"
 #include "core/kernels.h"
 #include "llm/step_gemm.h"
 #include "pointwise/fused_kernels.h"
+#include "timing/captured_graph.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -42,7 +43,7 @@ AttentionShape prefill_shape() {
   sh.sk = kTokens;
   sh.d = kHeadDim;
   sh.group = kHeads / kKvHeads;
-  sh.scale = 0.088f;
+  sh.scale = 1.f / std::sqrt(static_cast<float>(kHeadDim));
   sh.causal = true;
   sh.token_major_out = true;
   return sh;
