@@ -61,6 +61,9 @@ std::string shape_limit_violation(const Shape& shape);
 
 // Number of elements as a double: products of large dims never wrap.
 double element_count(const Shape& shape);
+// True where `view` is another view of rows [M, C]: as many elements, its last dim C (a Flatten
+// and a Reshape back around a per-channel op over the rows). Rows equal to the view are not "another".
+bool is_rows_view(const Shape& rows, const Shape& view);
 // Bytes per element of an ONNX dtype (0.5 for 4-bit types, 0 when unknown).
 double dtype_size(int32_t dtype);
 // Short lowercase name ("float32", "int64", ...).

@@ -123,9 +123,7 @@ bool folded_batch_norm(const FusionGraph& g, size_t anchor, size_t m) {
 // chain iterates: it fits a chain over any shape of M * C elements whose last dim is C (LeViT's
 // linear: MatMul, Flatten, BatchNorm, Reshape back, activation). Other members fit their own shape.
 bool fits_chain(const FusionGraph& g, size_t m, const Shape& own, const Shape& chain) {
-  if (own == chain) return true;
-  return g.traits(m).stored_statistics && own.size() == 2 && !chain.empty() && chain.back() == own.back() &&
-         element_count(chain) == element_count(own);
+  return own == chain || (g.traits(m).stored_statistics && is_rows_view(own, chain));
 }
 
 // A run of consecutive elementwise members the runtime generates as one chain kernel.

@@ -10,6 +10,11 @@ double element_count(const Shape& shape) {
   return n;
 }
 
+bool is_rows_view(const Shape& rows, const Shape& view) {
+  return rows.size() == 2 && rows != view && !view.empty() && view.back() == rows.back() &&
+         element_count(view) == element_count(rows);
+}
+
 // Rank a tensor may have (numpy's limit): a file cannot make every tensor a 65,536-dim shape.
 constexpr size_t kMaxTensorRank = 64;
 

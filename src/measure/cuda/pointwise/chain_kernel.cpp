@@ -143,8 +143,7 @@ class ChainBuilder {
   bool add_batch_norm(size_t m, std::string* why) {
     const NodeSpec& spec = view_.spec(m);
     const Shape& own = spec.outputs[0].shape;
-    const bool rows = own.size() == 2 && own != dims_ && !dims_.empty() && dims_.back() == own.back() &&
-                      element_count(dims_) == element_count(own);
+    const bool rows = is_rows_view(own, dims_);  // as the kernel plan's fusion admitted it
     if (!admit(rows ? dims_ : own, 2, why)) return false;
     const int x_id = view_.source(view_.node(m).inputs[0]);
     const int x = operand(x_id, broadcast_strides(rows ? dims_ : spec.inputs[0].shape, dims_), view_.buffers.data(x_id),
