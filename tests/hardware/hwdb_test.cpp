@@ -258,26 +258,26 @@ TEST(HardwareDb, AchievableCeilingsParseAndValidate) {
   EXPECT_TRUE(mentions(problems(replace(text, "\"achievable.kernel_gap_us\" = \"cal\"\n", "")),
                        "'achievable.kernel_gap_us' has no entry in [sources]"));
   EXPECT_THROW(parse_device_toml(replace(text, "kernel_gap_us = 0.8", "kernel_gaps_us = 0.8"), "t.toml"), Error);
+  // The entry with one more [achievable] figure after kernel_gap_us, sourced as it is.
+  const auto with_figure = [&](const std::string& key, const std::string& value) {
+    return replace(replace(text, "kernel_gap_us = 0.8\n", "kernel_gap_us = 0.8\n" + key + " = " + value + "\n"),
+                   "\"achievable.kernel_gap_us\" = \"cal\"\n",
+                   "\"achievable.kernel_gap_us\" = \"cal\"\n\"achievable." + key + "\" = \"cal\"\n");
+  };
   // The in-graph work scale: read, sourced, and a stretch of at most 2x.
-  const std::string scaled = replace(replace(text, "kernel_gap_us = 0.8\n", "kernel_gap_us = 0.8\nin_graph_work_scale = 1.1\n"),
-                                     "\"achievable.kernel_gap_us\" = \"cal\"\n",
-                                     "\"achievable.kernel_gap_us\" = \"cal\"\n\"achievable.in_graph_work_scale\" = \"cal\"\n");
+  const std::string scaled = with_figure("in_graph_work_scale", "1.1");
   EXPECT_DOUBLE_EQ(parse_device_toml(scaled, "t.toml").achievable.in_graph_work_scale, 1.1);
   EXPECT_TRUE(problems(scaled).empty()) << problems(scaled).front();
   EXPECT_TRUE(mentions(problems(replace(scaled, "in_graph_work_scale = 1.1", "in_graph_work_scale = 0.9")), "outside [1, 2]"));
   // The attention's slowdown between compute-bound products: read, sourced, at least 1 and at most 2.
-  const std::string loaded = replace(replace(text, "kernel_gap_us = 0.8\n", "kernel_gap_us = 0.8\nattention_load_scale = 1.25\n"),
-                                     "\"achievable.kernel_gap_us\" = \"cal\"\n",
-                                     "\"achievable.kernel_gap_us\" = \"cal\"\n\"achievable.attention_load_scale\" = \"cal\"\n");
+  const std::string loaded = with_figure("attention_load_scale", "1.25");
   EXPECT_DOUBLE_EQ(parse_device_toml(loaded, "t.toml").achievable.attention_load_scale, 1.25);
   EXPECT_TRUE(problems(loaded).empty()) << problems(loaded).front();
   EXPECT_TRUE(mentions(problems(replace(loaded, "attention_load_scale = 1.25", "attention_load_scale = 2.5")), "outside [1, 2]"));
   EXPECT_TRUE(mentions(problems(replace(loaded, "\"achievable.attention_load_scale\" = \"cal\"\n", "")),
                        "'achievable.attention_load_scale' has no entry in [sources]"));
   // The library gap: read, sourced, under 1000 us.
-  const std::string gapped = replace(replace(text, "kernel_gap_us = 0.8\n", "kernel_gap_us = 0.8\nlibrary_gap_us = 0.25\n"),
-                                     "\"achievable.kernel_gap_us\" = \"cal\"\n",
-                                     "\"achievable.kernel_gap_us\" = \"cal\"\n\"achievable.library_gap_us\" = \"cal\"\n");
+  const std::string gapped = with_figure("library_gap_us", "0.25");
   EXPECT_DOUBLE_EQ(parse_device_toml(gapped, "t.toml").achievable.library_gap_us, 0.25);
   EXPECT_TRUE(problems(gapped).empty()) << problems(gapped).front();
   EXPECT_TRUE(mentions(problems(replace(gapped, "library_gap_us = 0.25", "library_gap_us = 5000")), "under 1000 us"));

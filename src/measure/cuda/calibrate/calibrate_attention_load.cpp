@@ -8,7 +8,6 @@
 // way after an idle pause (differences of whole graphs would carry the products' own drift).
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -34,20 +33,6 @@ constexpr int kLoadWarmups = 60;      // ~0.5 s of the loaded graph first: a col
 // Llama-3-8B's layer at a 2048-token prefill: its gate/up product and its attention.
 constexpr int kTokens = 2048, kHidden = 4096, kProductWidth = 14336;
 constexpr int kHeads = 32, kKvHeads = 8, kHeadDim = 128;
-
-AttentionShape prefill_shape() {
-  AttentionShape sh;
-  sh.bh = kHeads;
-  sh.heads = kHeads;
-  sh.sq = kTokens;
-  sh.sk = kTokens;
-  sh.d = kHeadDim;
-  sh.group = kHeads / kKvHeads;
-  sh.scale = 1.f / std::sqrt(static_cast<float>(kHeadDim));
-  sh.causal = true;
-  sh.token_major_out = true;
-  return sh;
-}
 
 // Median time of the attention over kReplays replays (after `warmups` untimed ones) of a graph of
 // kRounds rounds, each round `before` (maybe nothing) then the attention between two event nodes.
@@ -100,7 +85,7 @@ class TimedRounds {
 }  // namespace
 
 void calibrate_attention_load(cudaStream_t stream, CalibrationResult& r) {
-  const AttentionShape sh = prefill_shape();
+  const AttentionShape sh = causal_prefill_shape(1, kHeads, kKvHeads, kHeadDim, kTokens, 0);
   const size_t q_elements = size_t(kHeads) * kTokens * kHeadDim, kv_elements = size_t(kKvHeads) * kTokens * kHeadDim;
   DeviceBuffer q(q_elements * 2), k(kv_elements * 2), v(kv_elements * 2), o(q_elements * 2);
   DeviceBuffer x(size_t(kTokens) * kHidden * 2), w(size_t(kProductWidth) * kHidden * 2), y(size_t(kTokens) * kProductWidth * 2);

@@ -246,17 +246,8 @@ void prefill_attention(cudaStream_t stream, std::vector<LibraryKernelSample>& ou
                           {8, 32, 4, 64, 128, 0},   {1, 32, 8, 128, 128, 0},  {16, 32, 8, 128, 256, 0},
                           {8, 32, 8, 128, 2048, 0}, {8, 14, 2, 64, 1024, 0}};
   for (const Shape& s : shapes) {
-    AttentionShape sh;
-    sh.bh = int64_t(s.batch) * s.heads;
-    sh.heads = s.heads;
-    sh.sq = s.tokens;
-    sh.sk = s.past + s.tokens;
-    sh.d = s.head_dim;
-    sh.group = s.heads / s.kv_heads;
-    sh.scale = 0.125f;
-    sh.causal = true;
-    sh.causal_offset = s.past;
-    sh.token_major_out = true;
+    AttentionShape sh = causal_prefill_shape(s.batch, s.heads, s.kv_heads, s.head_dim, s.tokens, s.past);
+    sh.scale = 0.125f;  // the grid's scale since its first calibration (the kernel's time does not depend on it)
     const size_t q_elements = size_t(sh.bh) * s.tokens * s.head_dim, kv_elements = size_t(s.batch) * s.kv_heads * sh.sk * s.head_dim;
     DeviceBuffer q(q_elements * 2), k(kv_elements * 2), v(kv_elements * 2), o(q_elements * 2);
     for (DeviceBuffer* b : {&q, &k, &v})

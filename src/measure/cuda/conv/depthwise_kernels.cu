@@ -235,11 +235,11 @@ bool small_work(int64_t threads, int sms) { return threads < int64_t(64) * sms; 
 
 // Launches the row kernel of the window's width and stride; false when the window has none.
 template <typename T, int W, bool kTail>
-bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, const T* x, const T* w, const T* bias, T* y,
+bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, int sms, const T* x, const T* w, const T* bias, T* y,
                        cudaStream_t stream) {
   if (g.dilation_w != 1 || (g.stride_w != 1 && g.stride_w != 2)) return false;
   const int64_t threads = g.batch * g.out_h * ((g.out_w + kTile - 1) / kTile) * (channels_last ? g.channels / W : g.channels);
-  const int grid = grid_of(threads, depthwise_multiprocessors(g));
+  const int grid = grid_of(threads, sms);
 #define MC_ROW_CASE(KW, S)                                                                                          \
   if (g.kernel_w == KW && g.stride_w == S) {                                                                        \
     if (channels_last)                                                                                              \
@@ -271,7 +271,7 @@ void launch_depthwise(const DepthwiseGeometry& g, const T* px, const T* pw, cons
     return;
   }
   const bool row_kernel = g.multiplier == 1 && (!channels_last || g.channels % kWide == 0) &&
-                          launch_row_kernel<T, kWide, kTail>(channels_last, g, px, pw, pb, py, stream);
+                          launch_row_kernel<T, kWide, kTail>(channels_last, g, sms, px, pw, pb, py, stream);
   if (!row_kernel && !channels_last)
     depthwise_nchw_kernel<T, kTail><<<grid_of(outputs, sms), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
   else if (!row_kernel && g.channels % kWide == 0)

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 
 #include "calibrate/nccl_api.h"
 #include "core/buffer_carver.h"
@@ -258,17 +257,8 @@ void StepRank::enqueue_attention(int layer) const {
   }
   mark(kRotary);
   if (s_.prefills > 0) {
-    AttentionShape sh;
-    sh.bh = s_.prefills * s_.heads;
-    sh.heads = s_.heads;
-    sh.sq = s_.prefill_tokens;
-    sh.sk = s_.prefill_cache_len();
-    sh.d = s_.head_dim;
-    sh.group = s_.heads / s_.kv_heads;
-    sh.scale = 1.f / std::sqrt(static_cast<float>(s_.head_dim));
-    sh.causal = true;
-    sh.causal_offset = s_.prefill_past;
-    sh.token_major_out = true;
+    const AttentionShape sh =
+        causal_prefill_shape(s_.prefills, s_.heads, s_.kv_heads, s_.head_dim, s_.prefill_tokens, s_.prefill_past);
     launch_flash_attention(sh, q_, prefill_k, prefill_k + prefill_one, attn_, stream_);
     mark(kPrefillAttention);
   }

@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "core/kernels.h"
@@ -65,5 +66,23 @@ struct AttentionShape {
 };
 void launch_flash_attention(const AttentionShape& shape, const void* q, const void* k, const void* v, void* o,
                             cudaStream_t stream);
+// A prefill's causal attention as the LLM step runs it: `sequences` chunks of `tokens` new query
+// rows, each after `past` cached positions, `heads` query heads grouped on `kv_heads`, scale
+// 1 / sqrt(head_dim), O written token-major.
+inline AttentionShape causal_prefill_shape(int64_t sequences, int64_t heads, int64_t kv_heads, int64_t head_dim,
+                                           int64_t tokens, int64_t past) {
+  AttentionShape sh;
+  sh.bh = sequences * heads;
+  sh.heads = heads;
+  sh.sq = tokens;
+  sh.sk = past + tokens;
+  sh.d = head_dim;
+  sh.group = heads / kv_heads;
+  sh.scale = 1.f / std::sqrt(static_cast<float>(head_dim));
+  sh.causal = true;
+  sh.causal_offset = past;
+  sh.token_major_out = true;
+  return sh;
+}
 
 }  // namespace modelcost::cuda
