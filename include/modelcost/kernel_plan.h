@@ -41,12 +41,22 @@ struct KernelShape {
   KernelClass cls = KernelClass::kNone;
   double k = 0;            // reduction length: a GEMM's K, a conv's input channels per group x taps,
                            // a depthwise conv's taps, attention's key length
+  double n = 0;            // GEMMs: output columns (0: unknown)
   double taps = 0;         // convolutions: window elements
   double group_width = 0;  // grouped convolutions: output channels per group
   double groups = 0;       // grouped and depthwise convolutions
   double math_padding = 1; // the math the kernel does over the math counted: attention of a head
                            // size its kernel pads (48 runs as 64: 4/3)
 };
+
+// Whether library kernels tile the shape well, which decides the curve that prices it and the one
+// calibrate's sample of it fits (docs/roofline.md, "Unaligned shapes"): a GEMM or 1x1 conv whose N
+// and K are whole 16-byte units (what TMA loads and vectorised stores need); a dense conv whose
+// channels in and out are multiples of 32 (cuDNN's Hopper conv tiles; an image stem's 3 input
+// channels are padded by an extra kernel first); a grouped conv whose
+// channels per group are that or a power of two (its narrow group tiles). Other classes, and
+// dimensions not known, count as aligned.
+bool tile_aligned(const KernelShape& kernel, double element_bytes);
 
 // `count` independent GEMMs of M x N outputs, each summing over K (groups, heads, batch).
 struct GemmShape {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "modelcost/fusion.h"
 #include "fusion/tensor_access.h"
@@ -120,6 +121,7 @@ KernelShape node_kernel(const NodeAnalysis& node) {
       const std::vector<GemmShape> gemms = gemm_shapes(node);
       s.cls = KernelClass::kGemm;
       s.k = gemms.empty() ? k_from_outputs(node) : gemms.front().k;
+      s.n = gemms.empty() ? 0 : gemms.front().n;
       return s;
     }
     case OpForm::kAttention:
@@ -138,6 +140,45 @@ KernelShape node_kernel(const NodeAnalysis& node) {
     case OpForm::kOther: s.cls = KernelClass::kOther; return s;
   }
   return s;
+}
+
+namespace {
+
+bool whole_units(double elements, double element_bytes) {
+  return !(elements > 0) || std::fmod(elements * element_bytes, 16) == 0;
+}
+
+bool conv_channels_tile(double channels, bool grouped) {
+  if (!(channels > 0)) return true;
+  const double c = std::round(channels);
+  const auto n = static_cast<uint64_t>(c);
+  return std::fmod(c, 32) == 0 || (grouped && (n & (n - 1)) == 0);
+}
+
+}  // namespace
+
+bool tile_aligned(const KernelShape& kernel, double element_bytes) {
+  switch (kernel.cls) {
+    case KernelClass::kGemm: return whole_units(kernel.n, element_bytes) && whole_units(kernel.k, element_bytes);
+    case KernelClass::kConv1x1: return whole_units(kernel.group_width, element_bytes) && whole_units(kernel.k, element_bytes);
+    case KernelClass::kConv:
+    case KernelClass::kGroupedConv: {
+      const bool grouped = kernel.cls == KernelClass::kGroupedConv;
+      return conv_channels_tile(kernel.group_width, grouped) &&
+             (!(kernel.taps > 0) || conv_channels_tile(kernel.k / kernel.taps, grouped));
+    }
+    case KernelClass::kNone:
+    case KernelClass::kDepthwise:
+    case KernelClass::kAttention:
+    case KernelClass::kPointwise:
+    case KernelClass::kReduction:
+    case KernelClass::kNorm:
+    case KernelClass::kPooling:
+    case KernelClass::kLayoutCopy:
+    case KernelClass::kGatherScatter:
+    case KernelClass::kOther: return true;
+  }
+  return true;
 }
 
 namespace {

@@ -65,14 +65,28 @@ ModelMeasurement measure_model(const Analysis& analysis, Backend& backend, const
   return m;
 }
 
+namespace {
+
+// The grid's calls of one curve. A grouped conv that ran fastest as a dense conv over
+// block-diagonal filters is left out: the roofline prices that tactic on the dense curve beside
+// the grouped one, as the runtime times both.
+std::vector<KernelSample> curve_samples(const std::vector<LibraryKernelSample>& grid, const std::string& name) {
+  const bool matrix = kernel_class_is_matrix(name);
+  const bool grouped = name.rfind("grouped_conv", 0) == 0;
+  std::vector<KernelSample> samples;
+  for (const auto& k : grid)
+    if (k.kind == name && !(grouped && k.implementation.rfind("block-diagonal", 0) == 0))
+      samples.push_back({matrix ? k.k : 0, k.flops, k.bytes, k.model_us()});
+  return samples;
+}
+
+}  // namespace
+
 std::map<std::string, KernelCurve> fit_library_curves(const std::vector<LibraryKernelSample>& grid) {
   std::map<std::string, KernelCurve> curves;
   for (const auto& name : kernel_class_names()) {
-    const bool matrix = kernel_class_is_matrix(name);
-    std::vector<KernelSample> samples;
-    for (const auto& k : grid)
-      if (k.kind == name) samples.push_back({matrix ? k.k : 0, k.flops, k.bytes, k.model_us()});
-    if (!samples.empty()) curves[name] = fit_kernel_curve(samples, matrix);
+    const std::vector<KernelSample> samples = curve_samples(grid, name);
+    if (!samples.empty()) curves[name] = fit_kernel_curve(samples, kernel_class_is_matrix(name));
   }
   return curves;
 }
@@ -242,9 +256,7 @@ std::string curves_table(const CalibrationResult& r) {
   std::string out = fmt::format("\n{:<26}{:>7}{:>6}{:>10}  {}\n", "kernel class", "calls", "fit", "held out",
                                 "time per call (median errors)");
   for (const auto& [name, c] : r.library_curves) {
-    std::vector<KernelSample> samples;
-    for (const auto& k : r.library_kernels)
-      if (k.kind == name) samples.push_back({kernel_class_is_matrix(name) ? k.k : 0, k.flops, k.bytes, k.model_us()});
+    const std::vector<KernelSample> samples = curve_samples(r.library_kernels, name);
     const double fit = median_abs(relative_errors(c, samples));
     const std::vector<double> held_out = held_out_errors(samples, kernel_class_is_matrix(name));
     // Fewer calls than folds: nothing to hold out.

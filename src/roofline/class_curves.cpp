@@ -10,14 +10,23 @@ namespace modelcost {
 
 namespace {
 
-// The curves that may price a kernel class, in order: its own where calibrate measured one, else
-// the curve of the library kernel it is built like (docs/roofline.md, "Kernel classes").
-std::vector<const char*> curve_keys(KernelClass c) {
+// The curves that may price a kernel, in order: an unaligned shape's own where calibrate measured
+// one, then its class's, else the curve of the library kernel it is built like (docs/roofline.md,
+// "Kernel classes").
+std::vector<const char*> curve_keys(KernelClass c, bool aligned) {
   switch (c) {
-    case KernelClass::kGemm: return {"gemm"};
-    case KernelClass::kConv: return {"conv"};
-    case KernelClass::kConv1x1: return {"conv1x1", "gemm"};
-    case KernelClass::kGroupedConv: return {"grouped_conv", "conv"};
+    case KernelClass::kGemm:
+      if (!aligned) return {"gemm_unaligned", "gemm"};
+      return {"gemm"};
+    case KernelClass::kConv:
+      if (!aligned) return {"conv_unaligned", "conv"};
+      return {"conv"};
+    case KernelClass::kConv1x1:
+      if (!aligned) return {"conv1x1_unaligned", "gemm_unaligned", "conv1x1", "gemm"};
+      return {"conv1x1", "gemm"};
+    case KernelClass::kGroupedConv:
+      if (!aligned) return {"grouped_conv_unaligned", "grouped_conv", "conv"};
+      return {"grouped_conv", "conv"};
     case KernelClass::kDepthwise: return {"depthwise"};
     case KernelClass::kAttention: return {"attention", "gemm"};
     case KernelClass::kReduction: return {"reduction", "pointwise"};
@@ -37,7 +46,7 @@ std::vector<const char*> curve_keys(KernelClass c) {
 // curve is calibrated; docs/roofline.md).
 constexpr double kGroupTileChannels = 32;
 double grouped_conv_padding(const KernelShape& kernel, const char* key) {
-  if (kernel.cls != KernelClass::kGroupedConv || std::string(key) == "grouped_conv" || !(kernel.group_width > 0)) return 1;
+  if (kernel.cls != KernelClass::kGroupedConv || std::string(key) != "conv" || !(kernel.group_width > 0)) return 1;
   return std::max(1.0, std::ceil(kernel.group_width / kGroupTileChannels) * kGroupTileChannels / kernel.group_width);
 }
 
@@ -54,9 +63,10 @@ double dtype_rate_scale(const Device& device, KernelClass c, const PeakChoice& p
 
 }  // namespace
 
-std::optional<KernelCurve> class_curve(const Device& device, const KernelShape& kernel, const PeakChoice& peak) {
+std::optional<KernelCurve> class_curve(const Device& device, const KernelShape& kernel, const PeakChoice& peak,
+                                       double element_bytes) {
   const auto& curves = device.achievable.kernel_curves;
-  for (const char* key : curve_keys(kernel.cls)) {
+  for (const char* key : curve_keys(kernel.cls, tile_aligned(kernel, element_bytes))) {
     auto it = curves.find(key);
     if (it == curves.end()) continue;
     KernelCurve curve = it->second;
@@ -70,17 +80,19 @@ std::optional<KernelCurve> class_curve(const Device& device, const KernelShape& 
 }
 
 std::optional<PricedCurve> fastest_curve(const Device& device, const KernelShape& kernel, const PeakChoice& peak,
-                                         double flops, double bytes, double weight_bytes) {
-  const std::optional<KernelCurve> own = class_curve(device, kernel, peak);
+                                         const CurveWork& work) {
+  const std::optional<KernelCurve> own = class_curve(device, kernel, peak, work.element_bytes);
   if (!own) return std::nullopt;
-  PricedCurve best{*own, kernel.k, flops, bytes};
+  PricedCurve best{*own, kernel.k, work.flops, work.bytes};
   const double g = kernel.groups;
   if (kernel.cls != KernelClass::kGroupedConv || !(g > 1) || g > kMaxBlockDiagonalGroups) return best;
   KernelShape dense = kernel;
   dense.cls = KernelClass::kConv;
   dense.groups = 1;
-  if (const std::optional<KernelCurve> conv = class_curve(device, dense, peak)) {
-    const PricedCurve block_diagonal{*conv, kernel.k * g, flops * g, bytes + weight_bytes * (g - 1)};
+  dense.group_width = kernel.group_width * g;
+  dense.k = kernel.k * g;
+  if (const std::optional<KernelCurve> conv = class_curve(device, dense, peak, work.element_bytes)) {
+    const PricedCurve block_diagonal{*conv, dense.k, work.flops * g, work.bytes + work.weight_bytes * (g - 1)};
     if (block_diagonal.us() < best.us()) best = block_diagonal;
   }
   return best;

@@ -17,4 +17,10 @@ std::string canonical_dtype_name(const std::string& text) {
   return it == aliases.end() ? lower : it->second;
 }
 
+double dtype_name_bytes(const std::string& dtype) {
+  if (dtype == "fp32" || dtype == "tf32") return 4;
+  if (dtype == "fp16" || dtype == "bf16") return 2;
+  return 1;  // fp8, int8
+}
+
 }  // namespace modelcost

@@ -9,4 +9,8 @@ namespace modelcost {
 // "float8", "e4m3", "e5m2" -> "fp8". Other names come back lower-cased, for the option's own check.
 std::string canonical_dtype_name(const std::string& text);
 
+// Bytes per element of a canonical name: 4 for fp32 and tf32 (fp32 storage), 2 for fp16 and bf16,
+// 1 for the 8-bit types.
+double dtype_name_bytes(const std::string& dtype);
+
 }  // namespace modelcost

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "class_curves.h"
+#include "dtype_names.h"
 #include "matrix_efficiency.h"
 #include "modelcost/errors.h"
 #include "ops/op_registry.h"
@@ -51,12 +52,6 @@ std::string peak_dtype_of(int32_t onnx_dtype) {
 
 namespace {
 
-double option_element_size(const std::string& dtype) {
-  if (dtype == "fp32" || dtype == "tf32") return 4;  // tf32 lives in fp32 storage
-  if (dtype == "fp16" || dtype == "bf16") return 2;
-  return 1;  // fp8, int8
-}
-
 bool is_recastable_float(int32_t onnx_dtype) {
   return dtype_is_float(onnx_dtype) && onnx_dtype != onnx::TensorProto::COMPLEX64 &&
          onnx_dtype != onnx::TensorProto::COMPLEX128;
@@ -70,7 +65,7 @@ bool is_float_peak(const std::string& dtype) {
 
 double recast_element_size(int32_t onnx_dtype, const std::string& dtype_option) {
   if (dtype_option.empty() || !is_recastable_float(onnx_dtype)) return dtype_size(onnx_dtype);
-  return option_element_size(dtype_option);
+  return dtype_name_bytes(dtype_option);
 }
 
 bool is_matrix_op(const std::string& op_type, const std::string& domain) { return op_traits(domain, op_type).matrix(); }
@@ -184,8 +179,8 @@ std::optional<PricedCurve> curve_for(const KernelWork& work, const PeakChoice& p
                                      const Ceilings& ceilings) {
   if (!ceilings.achievable || device.kind != "gpu") return std::nullopt;
   const KernelShape& k = work.kernel;
-  const double filter_bytes = k.groups * k.group_width * k.k * option_element_size(work.compute_dtype);
-  return fastest_curve(device, k, peak, work.flops, work.bytes, filter_bytes);
+  const double element_bytes = dtype_name_bytes(work.compute_dtype);
+  return fastest_curve(device, k, peak, {work.flops, work.bytes, k.groups * k.group_width * k.k * element_bytes, element_bytes});
 }
 
 // Without a calibrated curve: time = max(flops / peak, bytes / bandwidth, overhead) + gap.

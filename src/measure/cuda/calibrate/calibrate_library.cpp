@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "calibrate/calibrate_graph.h"
@@ -15,6 +16,7 @@
 #include "core/cuda_check.h"
 #include "core/kernels.h"
 #include "core/tensor_transfer.h"
+#include "modelcost/kernel_plan.h"
 #include "timing/cupti_timer.h"
 
 namespace modelcost::cuda {
@@ -54,6 +56,11 @@ GridPoint gemm_point(int64_t batch, int64_t m, int64_t n, int64_t k) {
   }
   p.flops = 2.0 * batch * m * n * k;
   p.k = static_cast<double>(k);
+  KernelShape shape;
+  shape.cls = KernelClass::kGemm;
+  shape.k = p.k;
+  shape.n = static_cast<double>(n);
+  if (!tile_aligned(shape, 2)) p.kind = "gemm_unaligned";
   char buf[96];
   std::snprintf(buf, sizeof(buf), "B=%lld M=%lld N=%lld K=%lld", (long long)batch, (long long)m, (long long)n, (long long)k);
   p.shape = buf;
@@ -63,6 +70,18 @@ GridPoint gemm_point(int64_t batch, int64_t m, int64_t n, int64_t k) {
 struct ConvShape {
   int64_t batch, in_channels, out_channels, size, kernel, stride, groups;
 };
+
+// The plan's kernel for the conv: names the curve its sample fits, as the roofline picks it.
+KernelShape conv_shape(const ConvShape& c) {
+  KernelShape s;
+  s.taps = static_cast<double>(c.kernel * c.kernel);
+  s.groups = static_cast<double>(c.groups);
+  s.group_width = static_cast<double>(c.out_channels / c.groups);
+  s.k = static_cast<double>(c.in_channels / c.groups) * s.taps;
+  s.cls = c.groups == 1 ? (c.kernel == 1 ? KernelClass::kConv1x1 : KernelClass::kConv)
+          : c.in_channels == c.groups ? KernelClass::kDepthwise : KernelClass::kGroupedConv;
+  return s;
+}
 
 GridPoint conv_point(const ConvShape& c) {
   GridPoint p;
@@ -82,6 +101,7 @@ GridPoint conv_point(const ConvShape& c) {
   p.spec.attributes.ints["group"] = c.groups;
   p.flops = 2.0 * c.batch * c.out_channels * out * out * (c.in_channels / c.groups) * c.kernel * c.kernel;
   p.k = static_cast<double>(c.in_channels / c.groups * c.kernel * c.kernel);
+  if (!tile_aligned(conv_shape(c), 2)) p.kind += "_unaligned";
   char buf[128];
   std::snprintf(buf, sizeof(buf), "N=%lld C=%lld>%lld %lldx%lld k%lld s%lld g%lld", (long long)c.batch,
                 (long long)c.in_channels, (long long)c.out_channels, (long long)c.size, (long long)c.size,
@@ -205,6 +225,30 @@ void add_grouped_conv_points(std::vector<GridPoint>& points) {
   }
 }
 
+// Shapes libraries tile badly (each fits the curve tile_aligned names, as the roofline prices it):
+// GEMMs and 1x1 convs with a dimension that is not a multiple of 8 elements, image stems (3 input
+// channels), 3x3 convs of 16 to 408 channels, grouped convs of 24 or 48 channels per group.
+void add_alignment_points(std::vector<GridPoint>& points) {
+  for (int64_t m : {256, 4096, 32768})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{384, 196}, {196, 384}, {1024, 196}, {196, 1024}, {100, 100}, {36, 256}, {256, 36}})
+      points.push_back(gemm_point(1, m, n, k));
+  for (int64_t batch : {1, 32}) {
+    for (int64_t size : {14, 56}) {
+      for (auto [cin, cout] : {std::pair<int64_t, int64_t>{36, 144}, {144, 36}, {20, 120}})
+        points.push_back(conv_point({batch, cin, cout, size, 1, 1, 1}));
+      for (int64_t c : {16, 20, 24, 32, 36, 48, 72, 96, 136, 192, 200, 408}) points.push_back(conv_point({batch, c, c, size, 3, 1, 1}));
+      for (int64_t width : {24, 48})
+        for (int64_t groups : {4, 16, 32})
+          if (size < 56 || width * groups <= 384) points.push_back(conv_point({batch, width * groups, width * groups, size, 3, 1, groups}));
+    }
+    for (int64_t c : {16, 32}) points.push_back(conv_point({batch, c, c, 112, 3, 1, 1}));
+    for (int64_t cout : {16, 32, 64}) {
+      points.push_back(conv_point({batch, 3, cout, 224, 3, 2, 1}));
+      points.push_back(conv_point({batch, 3, cout, 224, 7, 2, 1}));
+    }
+  }
+}
+
 // Generic shapes: powers of two for the GEMMs, the channel and size ranges of image networks for
 // the convolutions; no model's layer list.
 std::vector<GridPoint> grid_points() {
@@ -223,6 +267,7 @@ std::vector<GridPoint> grid_points() {
       for (int64_t c : {64, 256}) points.push_back(conv_point({batch, c, c, size * 2, 3, 2, 1}));
     }
   add_grouped_conv_points(points);
+  add_alignment_points(points);
   add_pointwise_points(points);
   add_norm_points(points);
   add_reduction_points(points);
