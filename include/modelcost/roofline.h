@@ -79,6 +79,7 @@ struct Ceilings {
   double gap_us = 0;                // idle time between dependent kernels
   double curve_gap_us = 0;          // what a kernel priced by a class curve adds in a graph (library_gap_us, else gap_us)
   double work_scale = 1;            // a calibrated kernel's work inside a whole-model graph over its work alone
+  double attention_load_scale = 1;  // an attention kernel's work between compute-bound products over its work alone
   // Kernel classes whose calibrated curve times kernels (hwdb [achievable.kernels]); empty: none.
   std::vector<std::string> kernel_curves;
   // Where those figures come from: "calibrated" (measured on this GPU), "derived from <entry>"

@@ -167,6 +167,7 @@ Ceilings ceilings_of(const Device& device, bool datasheet) {
   c.gap_us = c.achievable ? a.kernel_gap_us : 0;
   c.curve_gap_us = c.achievable && a.library_gap_us > 0 ? a.library_gap_us : c.gap_us;
   c.work_scale = c.achievable && a.in_graph_work_scale > 0 ? a.in_graph_work_scale : 1;
+  c.attention_load_scale = c.achievable && a.attention_load_scale > 0 ? a.attention_load_scale : 1;
   if (c.achievable && device.kind == "gpu")
     for (const auto& [name, curve] : a.kernel_curves) c.kernel_curves.push_back(name);
   if (c.achievable) c.calibration = calibration_state(device);
@@ -305,6 +306,35 @@ void place_nodes(const Analysis& analysis, const Device& device, const RooflineO
   set_shares(r.nodes, r.totals);
 }
 
+// A product whose math outlasts its traffic, as the deployed LLM step counts one (its fixed cost
+// may still be the largest term).
+bool is_compute_bound_product(const FusedGroup& g, const NodeRoofline& gr) {
+  const KernelClass c = g.kernel.cls;
+  return gr.launches && gr.flops > 0 && gr.compute_us >= gr.memory_us && (c == KernelClass::kGemm || c == KernelClass::kConv1x1);
+}
+
+// An attention kernel launched right after or right before a compute-bound product runs while the
+// GPU sits at its power limit: its work takes the device's attention_load_scale longer than the
+// curve, which times it alone (docs/roofline.md; the deployed LLM step prices its prefill
+// attention the same way).
+void load_attention_between_products(const FusionPlan& plan, const Ceilings& ceilings, std::vector<NodeRoofline>& groups) {
+  if (!(ceilings.attention_load_scale > 1)) return;
+  std::vector<size_t> launched;
+  for (size_t k = 0; k < groups.size(); ++k)
+    if (groups[k].launches) launched.push_back(k);
+  for (size_t i = 0; i < launched.size(); ++i) {
+    const size_t k = launched[i];
+    if (plan.groups[k].kernel.cls != KernelClass::kAttention || plan.groups[k].library_tail) continue;
+    auto product = [&](size_t j) { return is_compute_bound_product(plan.groups[launched[j]], groups[launched[j]]); };
+    if (!((i > 0 && product(i - 1)) || (i + 1 < launched.size() && product(i + 1)))) continue;
+    NodeRoofline& a = groups[k];
+    const double work = std::max(a.compute_us, a.memory_us);
+    a.compute_us *= ceilings.attention_load_scale;
+    a.memory_us *= ceilings.attention_load_scale;
+    a.predicted_us += (ceilings.attention_load_scale - 1) * work;
+  }
+}
+
 void place_groups(const Analysis& analysis, const Device& device, const RooflineOptions& options, RooflineReport& r) {
   r.groups.resize(r.fusion->groups.size());
   r.deployed.uncosted = r.totals.uncosted;
@@ -324,8 +354,9 @@ void place_groups(const Analysis& analysis, const Device& device, const Roofline
       place_library_call_and_chain(work, device, r.ceilings, options.dtype, gr);
     else
       place(work, device, r.ceilings, gr);
-    count(gr, r.deployed);
   }
+  load_attention_between_products(*r.fusion, r.ceilings, r.groups);
+  for (const NodeRoofline& gr : r.groups) count(gr, r.deployed);
   set_shares(r.groups, r.deployed);
 }
 

@@ -30,6 +30,23 @@ std::unique_ptr<AnalysisRun> attention_model() {
   return analyse(b);
 }
 
+// The same attention with q from a product of 4096 inputs: compute-bound on the curved device
+// (about 55 FLOPs per byte against its gemm curve's 50).
+std::unique_ptr<AnalysisRun> projected_attention_model() {
+  ModelBuilder b;
+  b.input("x", kFloat16, Shape{1, kHeads, kSeq, 4096});
+  b.weight("wq", kFloat16, Shape{4096, kDim});
+  b.input("k", kFloat16, Shape{1, kHeads, kSeq, kDim});
+  b.input("v", kFloat16, Shape{1, kHeads, kSeq, kDim});
+  b.node("MatMul", {"x", "wq"}, {"q"});
+  set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  b.node("MatMul", {"q", "kt"}, {"s"});
+  set_attr(b.node("Softmax", {"s"}, {"p"}), "axis", int64_t{-1});
+  b.node("MatMul", {"p", "v"}, {"o"});
+  b.output("o");
+  return analyse(b);
+}
+
 const NodeRoofline& attention_kernel(const RooflineReport& r) {
   for (size_t k = 0; k < r.groups.size(); ++k)
     if (r.fusion->groups[k].pattern == "attention") return r.groups[k];
@@ -50,6 +67,30 @@ TEST(KernelClass, AttentionGroupsRunOnTheAttentionCurveWithTheKeyLengthAsK) {
   EXPECT_DOUBLE_EQ(a.compute_us, a.flops / 20e12 * 1e6);
   EXPECT_DOUBLE_EQ(a.memory_us, a.bytes / 500e9 * 1e6);
   EXPECT_DOUBLE_EQ(a.predicted_us, a.overhead_us + std::max(a.compute_us, a.memory_us));  // no gap given
+}
+
+// Attention next to a compute-bound product (its math outlasting its traffic, as the LLM step
+// counts it) runs at the GPU's power limit: its work (not its fixed
+// cost or K loop) takes the device's attention_load_scale; without such a neighbour it does not.
+TEST(KernelClass, AttentionBesideAComputeBoundProductTakesTheLoadScale) {
+  Device d = curved_device();
+  d.achievable.attention_load_scale = 1.3;
+  const auto projected = projected_attention_model();
+  const RooflineReport r = compute_roofline(projected->analysis, d);
+  const RooflineReport alone = compute_roofline(projected->analysis, curved_device());
+  bool product_is_compute_bound = false;
+  for (size_t k = 0; k < r.groups.size(); ++k)
+    if (r.fusion->groups[k].kernel.cls == KernelClass::kGemm && r.groups[k].launches)
+      product_is_compute_bound = r.groups[k].compute_us >= r.groups[k].memory_us;
+  ASSERT_TRUE(product_is_compute_bound);
+  const NodeRoofline &a = attention_kernel(r), &base = attention_kernel(alone);
+  const double work = std::max(base.compute_us, base.memory_us);
+  EXPECT_NEAR(a.predicted_us, base.predicted_us + 0.3 * work, 1e-9);
+  EXPECT_NEAR(a.overhead_us, base.overhead_us, 1e-12);
+  // The attention alone (no product beside it) keeps its curve.
+  const auto plain = attention_model();
+  const RooflineReport loaded = compute_roofline(plain->analysis, d), unloaded = compute_roofline(plain->analysis, curved_device());
+  EXPECT_DOUBLE_EQ(attention_kernel(loaded).predicted_us, attention_kernel(unloaded).predicted_us);
 }
 
 // Inside a whole model's graph a kernel's work runs longer than in the curve's replays of it
