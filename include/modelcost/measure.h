@@ -207,10 +207,6 @@ struct ServingStepTiming {
   std::string implementation;      // the attention split and the GEMM algorithms chosen
 };
 
-// Runs the step on the GPU through the CUDA module (throws Error(kExitRuntime) when no module or
-// GPU is usable; a step that cannot run is measured=false with the reason).
-ServingStepTiming measure_serving_step(const ServingStepSpec& spec);
-
 // A measuring device. GPU or CPU; make_backend picks one.
 class Backend {
  public:
@@ -227,6 +223,10 @@ class Backend {
   // groups as one CUDA graph. The default (CPU): measured=false, the GPU only.
   virtual DeployedMeasurement measure_deployed(const Analysis& analysis, const FusionPlan& plan,
                                                const MeasureOptions& options);
+  // Times an LLM's deployed serving step (decode, prefill or both: CUDA graph replays, NCCL over
+  // GPUs 0..tp-1) with this backend's timer. A step that cannot run is measured=false with the
+  // reason; the default (CPU): measured=false, the GPU only.
+  virtual ServingStepTiming measure_serving_step(const ServingStepSpec& spec);
   // Where this process's measurement wall time went so far: seconds per phase and counts, in
   // first-seen order (empty where the backend keeps none). Phases nest (docs/measurement.md).
   virtual std::vector<std::pair<std::string, double>> wall_breakdown() const { return {}; }

@@ -108,8 +108,16 @@ std::vector<LlmMeasuredStep::RoleComparison> compare_roles(const std::vector<Ker
   return out;
 }
 
+// Where the deployed steps run: the backend that times them, the GPU memory a step may fill (less
+// the runtime's reserve) and the tensor-parallel degree.
+struct StepGpu {
+  Backend& backend;
+  double free_bytes = 0;
+  int64_t tp = 1;
+};
+
 // One run of the deployed step at `layers` layers (the model's own, or fewer when it does not fit).
-ServingStepTiming run_deployed_step(const DecoderModel& m, const IterationMix& shape, int64_t tp, int64_t layers) {
+ServingStepTiming run_deployed_step(const DecoderModel& m, const IterationMix& shape, StepGpu& gpu, int64_t layers) {
   ServingStepSpec spec;
   spec.layers = layers;
   spec.hidden = m.hidden;
@@ -132,13 +140,13 @@ ServingStepTiming run_deployed_step(const DecoderModel& m, const IterationMix& s
   spec.prefills = shape.prefills;
   spec.prefill_tokens = shape.chunk;
   spec.prefill_past = shape.past;
-  spec.tensor_parallel = tp;
+  spec.tensor_parallel = gpu.tp;
   // A prefill of thousands of tokens runs for milliseconds: fewer replays keep the run short.
   if (shape.prefills * shape.chunk > 256) {
     spec.warmup = 3;
     spec.repeats = 20;
   }
-  return measure_serving_step(spec);
+  return gpu.backend.measure_serving_step(spec);
 }
 
 // The step at the model's depth from runs at two reduced depths: every time, the kernel count and
@@ -180,7 +188,7 @@ double step_activation_bytes(const DecoderModel& m, int64_t rows, int64_t sequen
 }
 
 // The deployed step at one shape, at the model's depth or extrapolated from two that fit.
-ServingStepTiming time_deployed_step(const DecoderModel& m, const IterationMix& shape, int64_t tp, double free_bytes) {
+ServingStepTiming time_deployed_step(const DecoderModel& m, const IterationMix& shape, StepGpu& gpu) {
   ServingStepTiming t;
   // Counted in doubles: an --iteration's counts may be far beyond anything a GPU holds.
   const double positions = static_cast<double>(shape.decodes) * static_cast<double>(shape.context) +
@@ -190,17 +198,17 @@ ServingStepTiming time_deployed_step(const DecoderModel& m, const IterationMix& 
     t.reason = "the step's cache or rows are far beyond any GPU's memory";
     return t;
   }
-  const double activations = step_activation_bytes(m, static_cast<int64_t>(rows), shape.decodes + shape.prefills, tp);
+  const double activations = step_activation_bytes(m, static_cast<int64_t>(rows), shape.decodes + shape.prefills, gpu.tp);
   // measurable_depths sizes the cache of `batch` sequences at `context`: one sequence of all the positions.
   const std::vector<int64_t> depths =
-      measurable_depths(m, 1, std::max<int64_t>(1, static_cast<int64_t>(positions)), tp, free_bytes - activations);
+      measurable_depths(m, 1, std::max<int64_t>(1, static_cast<int64_t>(positions)), gpu.tp, gpu.free_bytes - activations);
   if (depths.empty()) {
-    t.reason = fmt::format("two layers of this step do not fit the GPU's {:.1f} GB", free_bytes / 1e9);
+    t.reason = fmt::format("two layers of this step do not fit the GPU's {:.1f} GB", gpu.free_bytes / 1e9);
     return t;
   }
-  t = run_deployed_step(m, shape, tp, depths.front());
+  t = run_deployed_step(m, shape, gpu, depths.front());
   if (depths.size() == 2 && t.measured) {
-    const ServingStepTiming shallow = run_deployed_step(m, shape, tp, depths.back());
+    const ServingStepTiming shallow = run_deployed_step(m, shape, gpu, depths.back());
     t = shallow.measured ? extrapolated_step(t, depths.front(), shallow, depths.back(), m.layers) : shallow;
   }
   return t;
@@ -220,7 +228,7 @@ void record_timing(const ServingStepTiming& t, const std::vector<KernelRoleTime>
 }
 
 // The deployed decode step (docs/llm.md) at one batch and context, beside its prediction.
-LlmMeasuredStep measure_deployed_step(const LlmPlan& plan, int64_t batch, const LlmContextRow& c, double free_bytes) {
+LlmMeasuredStep measure_deployed_step(const LlmPlan& plan, int64_t batch, const LlmContextRow& c, StepGpu& gpu) {
   const DecoderModel& m = plan.model;
   LlmMeasuredStep step;
   step.phase = "decode";
@@ -236,7 +244,7 @@ LlmMeasuredStep measure_deployed_step(const LlmPlan& plan, int64_t batch, const 
     IterationMix shape;
     shape.decodes = batch;
     shape.context = c.context;
-    record_timing(time_deployed_step(m, shape, step.tensor_parallel, free_bytes), c.decode.by_role, step);
+    record_timing(time_deployed_step(m, shape, gpu), c.decode.by_role, step);
   } catch (const Error& e) {
     step.reason = e.what();
   }
@@ -265,7 +273,7 @@ void add_chunk(const ServingStepTiming& chunk, ServingStepTiming& total) {
 constexpr int64_t kMostMeasuredChunks = 16;
 
 // The deployed prefill (TTFT) at one batch: the prompt in one step, or chunk by chunk.
-LlmMeasuredStep measure_deployed_prefill(const LlmPlan& plan, const LlmBatchRow& row, double free_bytes) {
+LlmMeasuredStep measure_deployed_prefill(const LlmPlan& plan, const LlmBatchRow& row, StepGpu& gpu) {
   const DecoderModel& m = plan.model;
   const int64_t prompt = plan.options.prompt;
   const int64_t chunk = plan.options.prefill_chunk > 0 ? std::min(plan.options.prefill_chunk, prompt) : prompt;
@@ -287,7 +295,7 @@ LlmMeasuredStep measure_deployed_prefill(const LlmPlan& plan, const LlmBatchRow&
     ServingStepTiming total;
     total.measured = true;
     for (int64_t past = 0; past < prompt && total.measured; past += chunk) {
-      const ServingStepTiming t = time_deployed_step(m, {row.batch, std::min(chunk, prompt - past), past, 0, 1}, step.tensor_parallel, free_bytes);
+      const ServingStepTiming t = time_deployed_step(m, {row.batch, std::min(chunk, prompt - past), past, 0, 1}, gpu);
       if (!t.measured) total = t;
       else add_chunk(t, total);
     }
@@ -300,7 +308,7 @@ LlmMeasuredStep measure_deployed_prefill(const LlmPlan& plan, const LlmBatchRow&
 }
 
 // A serving iteration (--iteration): its prefill chunks and decodes in one deployed step.
-LlmMeasuredStep measure_deployed_iteration(const LlmPlan& plan, const LlmIterationRow& row, double free_bytes) {
+LlmMeasuredStep measure_deployed_iteration(const LlmPlan& plan, const LlmIterationRow& row, StepGpu& gpu) {
   const IterationMix& mix = row.mix;
   LlmMeasuredStep step;
   step.phase = "iteration";
@@ -318,7 +326,7 @@ LlmMeasuredStep measure_deployed_iteration(const LlmPlan& plan, const LlmIterati
   try {
     IterationMix shape = mix;
     shape.context = std::max<int64_t>(1, shape.context);  // a step without decodes still names a context
-    record_timing(time_deployed_step(plan.model, shape, step.tensor_parallel, free_bytes), row.step.by_role, step);
+    record_timing(time_deployed_step(plan.model, shape, gpu), row.step.by_role, step);
   } catch (const Error& e) {
     step.reason = e.what();
   }
@@ -369,11 +377,11 @@ std::vector<LlmMeasuredStep> measure_llm_steps(const LlmMeasureRequest& request,
   // A config.json has no graph: only the deployed step runs.
   if (plan.options.tensor_parallel == 1 && plan.model.source == "onnx") measure_exported_graph(request, plan, backend, steps);
   // The GPU's memory less the runtime reserve: a deeper model runs at reduced depth.
-  const double free_bytes = backend.device().memory_bytes - plan.options.workspace_bytes;
-  for (const LlmIterationRow& row : plan.iterations) steps.push_back(measure_deployed_iteration(plan, row, free_bytes));
+  StepGpu gpu{backend, backend.device().memory_bytes - plan.options.workspace_bytes, plan.options.tensor_parallel};
+  for (const LlmIterationRow& row : plan.iterations) steps.push_back(measure_deployed_iteration(plan, row, gpu));
   for (const LlmBatchRow& row : plan.rows) {
-    steps.push_back(measure_deployed_prefill(plan, row, free_bytes));
-    for (const LlmContextRow& c : row.contexts) steps.push_back(measure_deployed_step(plan, row.batch, c, free_bytes));
+    steps.push_back(measure_deployed_prefill(plan, row, gpu));
+    for (const LlmContextRow& c : row.contexts) steps.push_back(measure_deployed_step(plan, row.batch, c, gpu));
   }
   return steps;
 }

@@ -22,12 +22,6 @@ std::unique_ptr<Backend> make_backend(bool cpu, int device) {
   return cuda_module().make_backend(device);
 }
 
-ServingStepTiming measure_serving_step(const ServingStepSpec& spec) {
-  const CudaModuleApi& module = cuda_module();
-  if (!module.device_available()) throw Error(kExitRuntime, "no NVIDIA GPU is visible");
-  return module.measure_serving_step(spec);
-}
-
 std::vector<NodeMeasurement> measure_nodes(const Analysis& analysis, Backend& backend, const MeasureOptions& options) {
   std::vector<NodeMeasurement> results;
   results.reserve(analysis.nodes.size());

@@ -30,8 +30,6 @@ struct CudaModuleApi {
   bool (*device_available)();
   // Runs one node once on device 0 (tests that check the GPU operators against the CPU reference).
   std::vector<HostTensor> (*run_node)(const NodeSpec& spec, const std::vector<HostTensor>& inputs, bool channels_last);
-  // Times the deployed step: decode, prefill or both (CUDA graph replays; NCCL over GPUs 0..tp-1).
-  ServingStepTiming (*measure_serving_step)(const ServingStepSpec& spec);
 };
 
 // The C entry point the module exports.

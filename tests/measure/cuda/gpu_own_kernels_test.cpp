@@ -29,7 +29,7 @@ void check_own_runner(const ModelBuilder& builder, const std::string& name, cons
   for (const auto& t : inputs) in.push_back(&t);
   auto expected = make_outputs(spec);
   run_cpu_reference(spec, plan, in, expected);
-  static cuda::CudaBackend backend(0);
+  cuda::CudaBackend backend(0);  // the check's own: a static one would keep CUPTI from later tests
   backend.context().channels_last_half = channels_last;
   std::vector<HostTensor> gpu_inputs = inputs;
   for (size_t i = 0; i < gpu_inputs.size() && channels_last; ++i)

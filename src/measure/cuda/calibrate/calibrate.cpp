@@ -178,7 +178,7 @@ CalibrationResult CudaBackend::calibrate(const MeasureOptions& options) {
   calibrate_dram(stream, sms, r);
   calibrate_vector_peaks(stream, sms, r);
   calibrate_tensor_peaks(context_, info_, options.autotune, r);
-  calibrate_kernel_overhead(stream, r, r.dram_gbps, sms);
+  calibrate_kernel_overhead(timing_, stream, r, r.dram_gbps, sms);
   calibrate_library_kernels(r);
   calibrate_decode_kernels(stream, sms, r);
   calibrate_attention_load(stream, r);

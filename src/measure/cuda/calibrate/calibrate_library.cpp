@@ -17,7 +17,7 @@
 #include "core/kernels.h"
 #include "core/tensor_transfer.h"
 #include "modelcost/kernel_plan.h"
-#include "timing/cupti_timer.h"
+#include "timing/timing.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -276,28 +276,28 @@ std::vector<GridPoint> grid_points() {
 }
 
 // Time per call in a CUDA graph of kGraphCalls back-to-back calls, median of the replays.
-double graph_call_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream) {
-  return graph_time_per_launch_us(stream, kGraphCalls, [&](int) { launch(stream); }, 1, kGraphReplays);
+double graph_call_us(Timing& timing, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream) {
+  return graph_time_per_launch_us(timing, stream, {kGraphCalls, 1, kGraphReplays}, [&](int) { launch(stream); });
 }
 
 constexpr int kFreshSamples = 15;
 
 // Median summed kernel durations of `launch` when only its first input is in L2, as in a model:
 // the previous kernel just wrote it, while the weights and any other input come from DRAM. Before
-// each call L2 is flushed and the first input read once (outside the timed kernels).
-double fresh_kernel_us(const std::function<void(cudaStream_t)>& launch, const DeviceTensor& first, DeviceBuffer& scratch,
+// each call L2 is flushed and the first input read once (outside the timed kernels). 0 where
+// `timer` is off.
+double fresh_kernel_us(CuptiTimer& timer, const std::function<void(cudaStream_t)>& launch, const DeviceTensor& first,
                        L2Flush& flush, cudaStream_t stream) {
-  CuptiTimer& timer = CuptiTimer::instance();
   if (!timer.ok()) return 0;
   const size_t touch = first.bytes() / 16 * 16;
-  scratch.resize(std::max<size_t>(touch, 16));
+  DeviceBuffer scratch(std::max<size_t>(touch, 16));
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
   timer.collect();
   std::vector<uint64_t> ids;
   for (int i = 0; i < kFreshSamples; ++i) {
     flush.flush(stream);
     if (touch > 0) launch_stream_copy(first.data, scratch.data(), touch, 264, stream);
-    ids.push_back(next_external_id());
+    ids.push_back(timer.next_external_id());
     timer.push(ids.back());
     launch(stream);
     timer.pop();
@@ -347,12 +347,11 @@ bool CudaBackend::time_grid_call(const std::function<void(cudaStream_t)>& launch
   config.rule.max_noise = 0.02;
   config.rule.convergence = Convergence::kSpread;
   config.rule.max_seconds = 0.05;
-  const NodeMeasurement m = sample_launches(launch, context_.stream, config, nullptr);
+  const NodeMeasurement m = sample_launches(timing_, launch, context_.stream, config, nullptr);
   sample.kernel_us = m.median_us;
   sample.kernels = static_cast<int>(m.kernels.size());
-  sample.graph_us = graph_call_us(launch, context_.stream);
-  DeviceBuffer scratch(16);
-  sample.fresh_us = fresh_kernel_us(launch, first, scratch, l2_flush(), context_.stream);
+  sample.graph_us = graph_call_us(timing_, launch, context_.stream);
+  sample.fresh_us = fresh_kernel_us(timing_.cupti(), launch, first, l2_flush(), context_.stream);
   return sample.kernel_us > 0;
 }
 

@@ -10,6 +10,7 @@
 #include "core/cuda_backend.h"
 #include "core/cuda_check.h"
 #include "core/kernels.h"
+#include "timing/timing.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -26,9 +27,10 @@ struct GraphRun {
 
 // Captures `enqueue(i)` for i < kKernels into one graph and times its replays; the gaps come
 // from the stamps the last replay left.
-GraphRun time_graph(cudaStream_t stream, const std::function<void(int)>& enqueue, const unsigned long long* d_stamps) {
+GraphRun time_graph(Timing& timing, cudaStream_t stream, const std::function<void(int)>& enqueue,
+                    const unsigned long long* d_stamps) {
   GraphRun run;
-  run.per_kernel_us = graph_time_per_launch_us(stream, kKernels, enqueue, 3, kReplays);
+  run.per_kernel_us = graph_time_per_launch_us(timing, stream, {kKernels, 3, kReplays}, enqueue);
   if (!d_stamps) return run;
   std::vector<unsigned long long> host(2 * kKernels);
   MC_CUDA_CHECK(cudaMemcpy(host.data(), d_stamps, host.size() * sizeof(host[0]), cudaMemcpyDeviceToHost));
@@ -42,28 +44,28 @@ GraphRun time_graph(cudaStream_t stream, const std::function<void(int)>& enqueue
   return run;
 }
 
-GraphRun timestamp_chain(cudaStream_t stream, unsigned spin_ns) {
+GraphRun timestamp_chain(Timing& timing, cudaStream_t stream, unsigned spin_ns) {
   DeviceBuffer stamps(sizeof(unsigned long long) * 2 * kKernels);
   auto* d_stamps = static_cast<unsigned long long*>(stamps.data());
-  return time_graph(stream, [&](int i) { launch_timestamp_kernel(d_stamps, i, spin_ns, stream); }, d_stamps);
+  return time_graph(timing, stream, [&](int i) { launch_timestamp_kernel(d_stamps, i, spin_ns, stream); }, d_stamps);
 }
 
 // Each kernel copies its own 256 KiB slice, so every one reads memory no earlier kernel left in L2.
-GraphRun small_copy_chain(cudaStream_t stream, int blocks) {
+GraphRun small_copy_chain(Timing& timing, cudaStream_t stream, int blocks) {
   DeviceBuffer src(kSmallCopyBytes * kKernels), dst(kSmallCopyBytes * kKernels);
   auto* s = static_cast<char*>(src.data());
   auto* d = static_cast<char*>(dst.data());
-  return time_graph(stream, [&](int i) {
+  return time_graph(timing, stream, [&](int i) {
     launch_stream_copy(s + i * kSmallCopyBytes, d + i * kSmallCopyBytes, kSmallCopyBytes, blocks, stream);
   }, nullptr);
 }
 
 }  // namespace
 
-void calibrate_kernel_overhead(cudaStream_t stream, CalibrationResult& r, double dram_gbps, int blocks) {
-  const GraphRun empty = timestamp_chain(stream, 0);
-  const GraphRun spinning = timestamp_chain(stream, kSpinNs);
-  const GraphRun small = small_copy_chain(stream, blocks);
+void calibrate_kernel_overhead(Timing& timing, cudaStream_t stream, CalibrationResult& r, double dram_gbps, int blocks) {
+  const GraphRun empty = timestamp_chain(timing, stream, 0);
+  const GraphRun spinning = timestamp_chain(timing, stream, kSpinNs);
+  const GraphRun small = small_copy_chain(timing, stream, blocks);
   r.graph_kernel_us = empty.per_kernel_us;
   r.small_kernel_us = small.per_kernel_us;
   r.kernel_gap_us = spinning.gap_us;

@@ -177,7 +177,7 @@ class ConvGraphKernel : public GroupKernel {
     for (size_t i = 0; i < set_->plans.size(); ++i) {
       if (set_->plans[i].workspace > workspace_bytes_ || !runs_and_captures(i, ctx.stream)) continue;
       set_->chosen = i;
-      const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream);
+      const double us = quick_median_us(*ctx.timing, [this](cudaStream_t s) { launch(s); }, ctx.stream);
       times += fmt::format("{}engine {} {:.1f} us", times.empty() ? "" : ", ", set_->plans[i].engine, us);
       if (us < best_us) {
         best_us = us;

@@ -19,7 +19,7 @@
 #include "core/cudnn_util.h"
 #include "core/runner.h"
 #include "timing/sampler.h"
-#include "timing/wall_ledger.h"
+#include "timing/timing.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -126,7 +126,7 @@ class CudnnConvRunner : public OperatorRunner {
     std::string candidates;
     double best_us = std::numeric_limits<double>::infinity();
     auto consider = [&](bool fused) {
-      const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream);
+      const double us = quick_median_us(*ctx.timing, [this](cudaStream_t s) { launch(s); }, ctx.stream);
       candidates += fmt::format("{}{} {} {:.1f} us", candidates.empty() ? "" : ", ", channels_last_ ? "NHWC" : "NCHW",
                                 fused ? "fused" : "algo " + std::to_string(static_cast<int>(algo_)), us);
       if (us < best_us) {
@@ -182,7 +182,7 @@ class CudnnConvRunner : public OperatorRunner {
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(count);
     int returned = 0;
     if (find) {
-      LedgerScope finding("timed choices: cudnnFind");
+      LedgerScope finding(ctx.timing->ledger, "timed choices: cudnnFind");
       DeviceBuffer scratch(ctx.max_workspace_bytes);
       MC_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
       MC_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle_, d_.x, x_ptr_, d_.w, w_ptr_, d_.conv, d_.y, y_ptr_, count,
@@ -207,7 +207,7 @@ class CudnnConvRunner : public OperatorRunner {
     double best_us = std::numeric_limits<double>::infinity();
     for (size_t i = 0; i < usable.size(); ++i) {
       use(usable[i]);
-      const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream);
+      const double us = quick_median_us(*ctx.timing, [this](cudaStream_t s) { launch(s); }, ctx.stream);
       if (us < best_us) {
         best_us = us;
         best = i;

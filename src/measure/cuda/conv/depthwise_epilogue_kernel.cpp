@@ -146,7 +146,7 @@ std::unique_ptr<GroupKernel> make_depthwise_epilogue_kernel(const GroupView& vie
   std::vector<DeviceTensor> out = view.buffers.outputs(rest.back());
   runner->prepare(view.buffers.inputs(anchor), {out[0]}, view.cuda);
   auto fused = std::make_unique<RunnerKernel>(std::move(runner), std::move(folded));
-  return make_timed_choice(std::move(fused), std::move(separate), view.cuda.stream,
+  return make_timed_choice(std::move(fused), std::move(separate), view.cuda,
                            group_measurement_key(view, "depthwise epilogue"));
 }
 

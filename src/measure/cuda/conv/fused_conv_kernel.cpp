@@ -93,7 +93,7 @@ class FusedConvKernel : public GroupKernel {
         cudaGetLastError();
         continue;
       }
-      const double us = quick_median_us([this](cudaStream_t s) { launch(s); }, ctx.stream,
+      const double us = quick_median_us(*ctx.timing, [this](cudaStream_t s) { launch(s); }, ctx.stream,
                                         memo_key_ + " algo " + std::to_string(static_cast<int>(algo)));
       if (us < best_us) {
         best_us = us;

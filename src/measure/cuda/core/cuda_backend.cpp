@@ -8,7 +8,6 @@
 #include "core/tensor_transfer.h"
 #include "measure/cuda_entry.h"
 #include "timing/range_profiler.h"
-#include "timing/wall_ledger.h"
 
 namespace modelcost {
 
@@ -24,7 +23,9 @@ std::unique_ptr<Backend> make_cuda_backend(int device) {
 bool cuda_device_available() { return cuda::device_count() > 0; }
 
 std::vector<HostTensor> run_node_on_gpu(const NodeSpec& spec, const std::vector<HostTensor>& inputs, bool channels_last) {
-  static cuda::CudaBackend backend(0);
+  // A backend of the call's own: one kept for the process would hold CUPTI's kernel records (one
+  // timer at a time takes them) from the first timed choice on, away from the backends that measure.
+  cuda::CudaBackend backend(0);
   backend.context().channels_last_half = channels_last;
   return backend.run_once(spec, inputs);
 }
@@ -32,7 +33,8 @@ std::vector<HostTensor> run_node_on_gpu(const NodeSpec& spec, const std::vector<
 namespace cuda {
 
 CudaBackend::CudaBackend(int device) {
-  LedgerScope start("backend start: CUDA context, cuDNN and cuBLASLt handles");
+  LedgerScope start(timing_.ledger, "backend start: CUDA context, cuDNN and cuBLASLt handles");
+  context_.timing = &timing_;
   MC_CUDA_CHECK(cudaSetDevice(device));
   MC_CUDA_CHECK(cudaFree(nullptr));  // the context now, inside this phase
   info_ = query_device_info(device);
@@ -50,7 +52,7 @@ CudaBackend::~CudaBackend() {
   if (context_.stream) cudaStreamDestroy(context_.stream);
 }
 
-std::vector<std::pair<std::string, double>> CudaBackend::wall_breakdown() const { return WallLedger::instance().entries(); }
+std::vector<std::pair<std::string, double>> CudaBackend::wall_breakdown() const { return timing_.ledger.entries(); }
 
 L2Flush& CudaBackend::l2_flush() {
   if (!flush_) flush_ = std::make_unique<L2Flush>(static_cast<size_t>(info_.l2_bytes));
@@ -92,7 +94,7 @@ NodeMeasurement CudaBackend::measure_node(const NodeAnalysis& node, const Measur
       m.has_counters = options.counters;  // nothing runs: no DRAM traffic, no FLOPs
       return m;
     }
-    std::optional<LedgerScope> preparing(std::in_place, "nodes: runners prepared (timed choices included)");
+    std::optional<LedgerScope> preparing(std::in_place, timing_.ledger, "nodes: runners prepared (timed choices included)");
     std::string reason;
     auto runner = make_runner(spec, plan, &reason);
     if (!runner) return not_measured(reason);
@@ -114,10 +116,10 @@ NodeMeasurement CudaBackend::measure_node(const NodeAnalysis& node, const Measur
     }
     runner->prepare(in, out, context_);
     preparing.reset();
-    LedgerScope sampling("nodes: sampling");
+    LedgerScope sampling(timing_.ledger, "nodes: sampling");
     SampleConfig config = sample_config(options);
     config.tally = "nodes";
-    NodeMeasurement m = sample_launches([&](cudaStream_t s) { runner->launch(s); }, context_.stream, config,
+    NodeMeasurement m = sample_launches(timing_, [&](cudaStream_t s) { runner->launch(s); }, context_.stream, config,
                                         options.cold ? &l2_flush() : nullptr);
     m.implementation = runner->implementation() + (m.implementation.empty() ? "" : ", " + m.implementation);
     node_figures_[measurement_key(spec) + "|" + runner->implementation()] = m;
@@ -133,7 +135,7 @@ NodeMeasurement CudaBackend::measure_node(const NodeAnalysis& node, const Measur
 void CudaBackend::add_counters(NodeMeasurement& m, const std::function<void(cudaStream_t)>& launch) {
   // One more run after the timing, from a cleaned L2 in every profiler pass, so the DRAM bytes
   // are the node's own traffic rather than whatever the timing runs left in L2.
-  RangeProfiler& profiler = RangeProfiler::instance();
+  RangeProfiler& profiler = timing_.profiler();
   CounterValues values;
   std::string why;
   if (!profiler.profile(launch, context_.stream, &values, &why)) {

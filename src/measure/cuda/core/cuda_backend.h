@@ -1,4 +1,5 @@
-// The GPU measuring backend: owns the stream and library handles, measures nodes one at a time
+// The GPU measuring backend: owns the stream, the library handles and its timing state (CUPTI
+// timer, wall ledger, timed choices' figures: timing/timing.h), measures nodes one at a time
 // (cuda_backend.cpp), runs the whole model as a CUDA graph (model_runner.cpp) and calibrates
 // the device's roofline (calibrate.cpp).
 #pragma once
@@ -11,16 +12,20 @@
 #include "modelcost/measure.h"
 #include "timing/l2_flush.h"
 #include "timing/sampler.h"
+#include "timing/timing.h"
 
 namespace modelcost::cuda {
 
 // Per-kernel overhead and inter-kernel gap of CUDA-graph launches (calibrate_overhead.cpp); the
 // small-copy kernels use `blocks` blocks and have their traffic timed at `dram_gbps`.
-void calibrate_kernel_overhead(cudaStream_t stream, CalibrationResult& result, double dram_gbps, int blocks);
+void calibrate_kernel_overhead(Timing& timing, cudaStream_t stream, CalibrationResult& result, double dram_gbps, int blocks);
 // calibrate's samples of the deployed LLM step's kernels (calibrate_decode.cpp), into the grid.
 void calibrate_decode_kernels(cudaStream_t stream, int sms, CalibrationResult& result);
 // The prefill attention's slowdown between compute-bound products (calibrate_attention_load.cpp).
 void calibrate_attention_load(cudaStream_t stream, CalibrationResult& result);
+
+// The LLM's deployed serving step timed with `timing`'s CUPTI timer (llm/step_timing.cpp).
+ServingStepTiming time_serving_step(const ServingStepSpec& spec, Timing& timing);
 
 struct PreparedGroups;  // deployed_runner.cpp
 
@@ -34,9 +39,11 @@ class CudaBackend : public Backend {
   CalibrationResult calibrate(const MeasureOptions& options) override;
   DeployedMeasurement measure_deployed(const Analysis& analysis, const FusionPlan& plan,
                                        const MeasureOptions& options) override;
+  ServingStepTiming measure_serving_step(const ServingStepSpec& spec) override { return time_serving_step(spec, timing_); }
   std::vector<std::pair<std::string, double>> wall_breakdown() const override;
 
   CudaContext& context() { return context_; }
+  Timing& timing() { return timing_; }
   // Runs a node once on the given inputs and returns its outputs (tests compare them with the
   // CPU reference). Throws Error when the node has no GPU runner.
   std::vector<HostTensor> run_once(const NodeSpec& spec, const std::vector<HostTensor>& inputs);
@@ -63,6 +70,9 @@ class CudaBackend : public Backend {
   void add_counters(NodeMeasurement& m, const std::function<void(cudaStream_t)>& launch);
   L2Flush& l2_flush();
 
+  // First: constructed before the context that points to it, destroyed after everything that
+  // times (the runners' choices in context_ included).
+  Timing timing_;
   DeviceInfo info_;
   CudaContext context_;
   std::unique_ptr<L2Flush> flush_;

@@ -6,7 +6,7 @@ namespace modelcost {
 
 extern "C" __attribute__((visibility("default"))) const CudaModuleApi* modelcost_cuda_module_api() {
   static const CudaModuleApi api = {cuda_module_abi_stamp(), kModelcostVersion, &make_cuda_backend,
-                                    &cuda_device_available, &run_node_on_gpu, &measure_serving_step_on_gpu};
+                                    &cuda_device_available, &run_node_on_gpu};
   return &api;
 }
 

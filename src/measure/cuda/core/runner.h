@@ -19,6 +19,8 @@
 
 namespace modelcost::cuda {
 
+class Timing;
+
 struct DeviceTensor {
   void* data = nullptr;
   TensorSpec spec;  // present == false for an omitted optional tensor
@@ -38,6 +40,9 @@ struct CudaContext {
   int multiprocessors = 0;  // the device's SM count, for kernels that size their grids by it (0: unknown)
   // The --dtype option the nodes were read with: an If's branch reads its nodes the same way.
   std::string dtype_option;
+  // The owner's timing state (timing/timing.h), which timed choices in prepare() use; set by
+  // whoever makes the context (the backend), and outliving it.
+  Timing* timing = nullptr;
   // Choices made for identical work (timed choices between runners and algorithms, cuDNN graphs
   // with their compiled plans), by a key naming the work and the layout: an identical node or
   // group takes the earlier choice instead of timing (and compiling) it again. Cleared with the

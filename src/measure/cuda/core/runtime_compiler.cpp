@@ -82,7 +82,7 @@ std::vector<char> compile_cubin(const Nvrtc& nvrtc, const std::string& source, s
 
 }  // namespace
 
-cudaKernel_t compile_kernel(const std::string& source, const std::string& name, std::string* why) {
+cudaKernel_t compile_kernel(WallLedger& ledger, const std::string& source, const std::string& name, std::string* why) {
   static const Nvrtc nvrtc;
   static std::mutex mutex;
   static std::map<std::string, cudaKernel_t> compiled;  // by source + name; libraries stay loaded
@@ -94,7 +94,7 @@ cudaKernel_t compile_kernel(const std::string& source, const std::string& name, 
   const std::string key = name + '\n' + source;
   auto it = compiled.find(key);
   if (it != compiled.end()) return it->second;
-  LedgerScope compiling("NVRTC: chain kernels compiled and loaded");
+  LedgerScope compiling(ledger, "NVRTC: chain kernels compiled and loaded");
   const std::vector<char> cubin = compile_cubin(nvrtc, source, why);
   if (cubin.empty()) return nullptr;
   cudaLibrary_t library = nullptr;

@@ -8,7 +8,10 @@
 
 namespace modelcost::cuda {
 
+class WallLedger;
+
 // The kernel `name` (extern "C") of `source`, or nullptr with *why (NVRTC missing, or its log).
-cudaKernel_t compile_kernel(const std::string& source, const std::string& name, std::string* why);
+// A compilation's time is booked in `ledger`.
+cudaKernel_t compile_kernel(WallLedger& ledger, const std::string& source, const std::string& name, std::string* why);
 
 }  // namespace modelcost::cuda

@@ -11,7 +11,6 @@
 #include "measure/sampling.h"
 #include "timing/graph_replay.h"
 #include "timing/sampler.h"
-#include "timing/wall_ledger.h"
 
 namespace modelcost::cuda {
 
@@ -57,7 +56,7 @@ PreparedGroups prepare_groups(const Analysis& analysis, const FusionPlan& plan, 
 // Each group alone: nothing for a layout-only group, the figure of an identical earlier group,
 // the per-node figure where the group is one node run by its per-node runner, else sampled.
 void CudaBackend::time_groups(const PreparedGroups& prepared, const MeasureOptions& options, DeployedMeasurement& result) {
-  LedgerScope sampling("deployed: group sampling");
+  LedgerScope sampling(timing_.ledger, "deployed: group sampling");
   SampleConfig config = sample_config(options);
   config.tally = "groups";
   std::map<std::string, size_t> first_of;
@@ -78,9 +77,9 @@ void CudaBackend::time_groups(const PreparedGroups& prepared, const MeasureOptio
     } else if (node != node_figures_.end() && node->second.measured) {
       g.timing = node->second;
       g.timing.implementation = g.runner + " (figure of the node's own measurement: the same kernel)";
-      WallLedger::instance().add("groups: node figure reused (count)", 1);
+      timing_.ledger.add("groups: node figure reused (count)", 1);
     } else {
-      g.timing = sample_launches([&](cudaStream_t s) { prepared.kernels[i]->launch(s); }, context_.stream, config,
+      g.timing = sample_launches(timing_, [&](cudaStream_t s) { prepared.kernels[i]->launch(s); }, context_.stream, config,
                                  options.cold ? &l2_flush() : nullptr);
       g.timing.implementation = g.runner;
     }
@@ -100,14 +99,16 @@ DeployedMeasurement CudaBackend::measure_deployed(const Analysis& analysis, cons
   context_.autotune = options.autotune;
   context_.channels_last_half = true;
   try {
-    std::optional<LedgerScope> preparing(std::in_place, "deployed: buffers and group kernels prepared (timed choices included)");
+    std::optional<LedgerScope> preparing(std::in_place, timing_.ledger,
+                                         "deployed: buffers and group kernels prepared (timed choices included)");
     ModelBuffers buffers(analysis, options.dtype, context_.stream);
     const PreparedGroups prepared = prepare_groups(analysis, plan, buffers, context_, result);
     preparing.reset();
     time_groups(prepared, options, result);
-    LedgerScope replaying("deployed: whole-model graph");
+    LedgerScope replaying(timing_.ledger, "deployed: whole-model graph");
     const std::string method = result.whole.method;
     GraphReplays replays = time_graph_replays(
+        timing_,
         [&](cudaStream_t s) {
           for (auto& k : prepared.kernels)
             if (k) k->launch(s);

@@ -3,12 +3,15 @@
 #include "core/cuda_check.h"
 #include "core/tensor_transfer.h"
 #include "deployed/group_runner.h"
+#include "timing/timing.h"
 
 namespace modelcost::cuda {
 
 GroupRun run_group_kernel_on_gpu(const Analysis& analysis, const FusedGroup& group, const std::map<int, HostTensor>& inputs,
                                  const std::string& dtype, bool channels_last, const GroupKernelFactory& make) {
+  Timing timing;  // the run's own: timed choices among the group's candidates
   CudaContext ctx;
+  ctx.timing = &timing;
   MC_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
   cudnnCreate(&ctx.cudnn);
   cublasLtCreate(&ctx.lt);

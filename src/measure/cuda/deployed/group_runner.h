@@ -78,11 +78,11 @@ std::unique_ptr<GroupKernel> make_node_sequence(const GroupView& view, const std
 std::unique_ptr<GroupKernel> make_depthwise_epilogue_kernel(const GroupView& view, size_t anchor,
                                                             const std::vector<size_t>& rest,
                                                             std::unique_ptr<GroupKernel> separate);
-// The faster of two ways to run a group (each timed as measurements time), the other's time
-// noted in its implementation. `work` (group_measurement_key of the group, or empty) keys
-// quick_median_us's memo: identical groups time their candidates once.
+// The faster of two ways to run a group (each timed as measurements time, on cuda.stream by
+// cuda.timing), the other's time noted in its implementation. `work` (group_measurement_key of
+// the group, or empty) keys quick_median_us's memo: identical groups time their candidates once.
 std::unique_ptr<GroupKernel> make_timed_choice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b,
-                                               cudaStream_t stream, const std::string& work = {});
+                                               CudaContext& cuda, const std::string& work = {});
 // Runs several kernels in order as one.
 std::unique_ptr<GroupKernel> make_kernel_sequence(std::vector<std::unique_ptr<GroupKernel>> kernels);
 

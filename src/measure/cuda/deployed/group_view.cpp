@@ -89,7 +89,7 @@ GroupKernelChoice make_group_kernel(const GroupView& view) {
   if (launching.size() == 1 && std::holds_alternative<ElementwisePlan>(view.plan(launching[0]))) {
     std::string chain_why;
     if (auto chain = make_chain_kernel(view, launching, &chain_why))
-      choice.kernel = make_timed_choice(std::move(chain), std::move(choice.kernel), view.cuda.stream,
+      choice.kernel = make_timed_choice(std::move(chain), std::move(choice.kernel), view.cuda,
                                         group_measurement_key(view, "lone elementwise op"));
   }
   // One running member is already one kernel: nothing fell back.

@@ -47,18 +47,16 @@ ModelMeasurement CudaBackend::measure_model(const Analysis& analysis, const Meas
   context_.channels_last_half = true;
   context_.dtype_option = options.dtype;
   try {
-    std::optional<LedgerScope> preparing(std::in_place, "as-written: buffers and runners prepared (timed choices included)");
+    std::optional<LedgerScope> preparing(std::in_place, timing_.ledger,
+                                         "as-written: buffers and runners prepared (timed choices included)");
     result.reason = pass.prepare(analysis.nodes, pointer, context_);
     if (!result.reason.empty()) return result;
     MC_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
     preparing.reset();
-    LedgerScope replaying("as-written: whole-model graph");
+    LedgerScope replaying(timing_.ledger, "as-written: whole-model graph");
     const std::string method = result.method;
-    result = time_graph_replays(
-                 [&](cudaStream_t s) {
-                   pass.launch(s);
-                 },
-                 context_.stream, options, options.cold ? &l2_flush() : nullptr)
+    result = time_graph_replays(timing_, [&](cudaStream_t s) { pass.launch(s); }, context_.stream, options,
+                                options.cold ? &l2_flush() : nullptr)
                  .timing;
     result.method = method + assumed_sizes_note(analysis);
   } catch (const Error& e) {

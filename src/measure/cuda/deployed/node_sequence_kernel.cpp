@@ -45,10 +45,10 @@ class KernelSequence : public GroupKernel {
 // The faster of two ways to run a group, the other's time noted.
 class TimedChoice : public GroupKernel {
  public:
-  TimedChoice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b, cudaStream_t stream, const std::string& work) {
+  TimedChoice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b, CudaContext& cuda, const std::string& work) {
     auto memo = [&](const GroupKernel& k) { return work.empty() ? std::string() : "group|" + work + "|" + k.implementation(); };
-    const double a_us = quick_median_us([&](cudaStream_t s) { a->launch(s); }, stream, memo(*a));
-    const double b_us = quick_median_us([&](cudaStream_t s) { b->launch(s); }, stream, memo(*b));
+    const double a_us = quick_median_us(*cuda.timing, [&](cudaStream_t s) { a->launch(s); }, cuda.stream, memo(*a));
+    const double b_us = quick_median_us(*cuda.timing, [&](cudaStream_t s) { b->launch(s); }, cuda.stream, memo(*b));
     const bool first = a_us <= b_us;
     note_ = fmt::format(" (timed choice: {:.1f} us against {:.1f} us for {})", first ? a_us : b_us, first ? b_us : a_us,
                         (first ? b : a)->implementation());
@@ -83,8 +83,8 @@ std::unique_ptr<GroupKernel> make_kernel_sequence(std::vector<std::unique_ptr<Gr
 }
 
 std::unique_ptr<GroupKernel> make_timed_choice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b,
-                                               cudaStream_t stream, const std::string& work) {
-  return std::make_unique<TimedChoice>(std::move(a), std::move(b), stream, work);
+                                               CudaContext& cuda, const std::string& work) {
+  return std::make_unique<TimedChoice>(std::move(a), std::move(b), cuda, work);
 }
 
 }  // namespace modelcost::cuda

@@ -135,7 +135,7 @@ std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const
   if (!kernel->prepare(view, e, m, conv, why)) return nullptr;
   auto thin = conv ? nullptr : make_thin_gemm_kernel(view, e, m);
   if (!thin) return kernel;
-  return make_timed_choice(std::move(thin), std::move(kernel), view.cuda.stream, group_measurement_key(view, "thin product or cublasLt"));
+  return make_timed_choice(std::move(thin), std::move(kernel), view.cuda, group_measurement_key(view, "thin product or cublasLt"));
 }
 
 }  // namespace modelcost::cuda

@@ -15,12 +15,13 @@
 #include <thread>
 
 #include "calibrate/nccl_api.h"
+#include "core/cuda_backend.h"
 #include "core/cuda_check.h"
 #include "llm/step_rank.h"
 #include "measure/step_roles.h"
 #include "measure/cuda_entry.h"
-#include "timing/cupti_timer.h"
 #include "timing/sampler.h"
+#include "timing/timing.h"
 
 namespace modelcost {
 namespace cuda {
@@ -110,16 +111,17 @@ std::vector<float> time_replays(cudaGraphExec_t exec, cudaStream_t stream, int r
   return samples;
 }
 
-// One replay with CUPTI kernel records (rank 0; the others replay alongside for the collectives).
-KernelProfile profile_replay(cudaGraphExec_t exec, cudaStream_t stream, bool record, const KernelRoles& roles) {
+// One replay with `timer`'s kernel records (rank 0; the others, without a timer, replay alongside
+// for the collectives).
+KernelProfile profile_replay(cudaGraphExec_t exec, cudaStream_t stream, CuptiTimer* timer, const KernelRoles& roles) {
   KernelProfile p;
-  CuptiTimer* timer = record ? &CuptiTimer::instance() : nullptr;
-  const uint64_t id = next_external_id();
-  if (timer && timer->ok()) timer->push(id);
+  const bool record = timer && timer->ok();
+  const uint64_t id = record ? timer->next_external_id() : 0;
+  if (record) timer->push(id);
   MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-  if (timer && timer->ok()) timer->pop();
+  if (record) timer->pop();
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (!timer || !timer->ok()) return p;
+  if (!record) return p;
   const KernelSpan span = timer->collect()[id];
   std::map<std::string, std::pair<int, double>> kinds;  // short name -> (count, ns)
   for (size_t i = 0; i < span.names.size(); ++i) {
@@ -158,7 +160,18 @@ double time_collectives_alone(const StepRank& step, const char* role, cudaStream
   return samples[samples.size() / 2] * 1e3;
 }
 
-void run_rank(const ServingStepSpec& spec, int rank, ncclComm_t comm, Barrier& barrier, RankResult& result) {
+// One GPU's place in the group: its rank, its communicator (nullptr alone), the group's barrier,
+// and the timing state whose CUPTI timer rank 0 pauses and profiles the replays with.
+struct RankSeat {
+  int rank;
+  ncclComm_t comm;
+  Barrier& barrier;
+  Timing& timing;
+};
+
+void run_rank(const ServingStepSpec& spec, const RankSeat& seat, RankResult& result) {
+  const int rank = seat.rank;
+  Barrier& barrier = seat.barrier;
   cudaStream_t stream = nullptr;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -167,7 +180,7 @@ void run_rank(const ServingStepSpec& spec, int rank, ncclComm_t comm, Barrier& b
     prepare_flash_decoding();
     MC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     {
-      StepRank step(spec, rank, comm, stream);
+      StepRank step(spec, rank, seat.comm, stream);
       step.autotune();
       barrier.wait();
       step.enqueue();  // eager once: NCCL and the libraries set up outside the capture
@@ -182,17 +195,17 @@ void run_rank(const ServingStepSpec& spec, int rank, ncclComm_t comm, Barrier& b
       for (int i = 0; i < spec.warmup; ++i) MC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
       MC_CUDA_CHECK(cudaStreamSynchronize(stream));
       {
-        // CUPTI's records (on since an earlier measurement) stay off while the replays are timed.
+        // CUPTI's records (on from the timer's first use here) stay off while the replays are timed.
         std::optional<CuptiTimer::Pause> pause;
-        if (rank == 0) pause.emplace(CuptiTimer::instance());
+        if (rank == 0) pause.emplace(seat.timing.cupti());
         barrier.wait();
         result.samples_ms = time_replays(exec, stream, spec.repeats);
         barrier.wait();
       }
       barrier.wait();
-      result.profile = profile_replay(exec, stream, rank == 0, step.kernel_roles());
+      result.profile = profile_replay(exec, stream, rank == 0 ? &seat.timing.cupti() : nullptr, step.kernel_roles());
       // Every rank times both (the collectives need them all); rank 0's profile keeps the times.
-      if (comm)
+      if (seat.comm)
         for (const char* role : {step_role::kAllReduce, step_role::kGather}) {
           const double us = time_collectives_alone(step, role, stream, barrier);
           for (KernelRoleTiming& r : result.profile.by_role)
@@ -208,12 +221,12 @@ void run_rank(const ServingStepSpec& spec, int rank, ncclComm_t comm, Barrier& b
   if (stream) cudaStreamDestroy(stream);
 }
 
-std::vector<RankResult> run_ranks(const ServingStepSpec& spec) {
+std::vector<RankResult> run_ranks(const ServingStepSpec& spec, Timing& timing) {
   const int tp = static_cast<int>(spec.tensor_parallel);
   std::vector<RankResult> results(tp);
   Barrier barrier(tp);
   if (tp == 1) {
-    run_rank(spec, 0, nullptr, barrier, results[0]);
+    run_rank(spec, {0, nullptr, barrier, timing}, results[0]);
     return results;
   }
   int devices = 0;
@@ -234,7 +247,7 @@ std::vector<RankResult> run_ranks(const ServingStepSpec& spec) {
         MC_CUDA_CHECK(cudaSetDevice(r));
         check_nccl(nccl->comm_init_rank(&comms[r], tp, id, r), "ncclCommInitRank");
         ++ready;
-        run_rank(spec, r, comms[r], barrier, results[r]);
+        run_rank(spec, {r, comms[r], barrier, timing}, results[r]);
       } catch (...) {
         results[r].error = std::current_exception();
         barrier.abort();
@@ -264,14 +277,13 @@ double quantile(const std::vector<float>& sorted, double q) {
 }
 
 }  // namespace
-}  // namespace cuda
 
-ServingStepTiming measure_serving_step_on_gpu(const ServingStepSpec& spec) {
+ServingStepTiming time_serving_step(const ServingStepSpec& spec, Timing& timing) {
   ServingStepTiming t;
   try {
     cuda::rank_shape(spec);  // refuses a spec that cannot run before any allocation
     if (spec.repeats < 1) throw Error(kExitUsage, "the deployed step needs at least one timed replay");
-    std::vector<cuda::RankResult> ranks = cuda::run_ranks(spec);
+    std::vector<cuda::RankResult> ranks = cuda::run_ranks(spec, timing);
     for (const auto& r : ranks)
       if (r.error) std::rethrow_exception(r.error);
     std::vector<float> s = ranks[0].samples_ms;
@@ -295,6 +307,15 @@ ServingStepTiming measure_serving_step_on_gpu(const ServingStepSpec& spec) {
     t.reason = e.what();
   }
   return t;
+}
+
+}  // namespace cuda
+
+// The tests' entry: the step with a timer of its own, attached at rank 0's first use and gone on
+// return (a backend's timer live in the process meanwhile would get CUPTI's records instead).
+ServingStepTiming measure_serving_step_on_gpu(const ServingStepSpec& spec) {
+  cuda::Timing timing;
+  return cuda::time_serving_step(spec, timing);
 }
 
 }  // namespace modelcost

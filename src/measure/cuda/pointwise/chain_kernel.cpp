@@ -11,6 +11,7 @@
 #include "deployed/group_runner.h"
 #include "pointwise/chain_source.h"
 #include "pointwise/fused_kernels.h"
+#include "timing/timing.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -19,10 +20,11 @@ namespace {
 // refuses it, the precompiled kernel that interprets the program (pointwise_chain.cu).
 class ChainKernel : public GroupKernel {
  public:
-  ChainKernel(const ChainProgram& program, std::string ops, std::vector<FoldedBatchNorm> owned, cudaStream_t stream)
+  // Compiled (its time booked in cuda.timing's ledger) and launched once on cuda.stream.
+  ChainKernel(const ChainProgram& program, std::string ops, std::vector<FoldedBatchNorm> owned, CudaContext& cuda)
       : program_(program), ops_(std::move(ops)), owned_(std::move(owned)) {
     const ChainSource source = chain_source(program_);
-    kernel_ = compile_kernel(source.text, kChainKernelName, &interpreted_because_);
+    kernel_ = compile_kernel(cuda.timing->ledger, source.text, kChainKernelName, &interpreted_because_);
     if (!kernel_) return;
     args_ = chain_args(program_);
     vector_ = source.vector;
@@ -30,7 +32,7 @@ class ChainKernel : public GroupKernel {
     MC_CUDA_CHECK(cudaGetDevice(&device));
     MC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     blocks_ = static_cast<int>(std::min<int64_t>((source.work_items + kChainThreads - 1) / kChainThreads, int64_t(sms) * 8));
-    if (launch_generated(stream) != cudaSuccess) {  // a launch the driver refuses: interpret instead
+    if (launch_generated(cuda.stream) != cudaSuccess) {  // a launch the driver refuses: interpret instead
       cudaGetLastError();
       kernel_ = nullptr;
       interpreted_because_ = "the generated kernel did not launch";
@@ -87,7 +89,7 @@ class ChainBuilder {
     p_.rank = static_cast<int>(dims_.size());
     for (int d = 0; d < p_.rank; ++d) p_.dims[d] = dims_[d];
     p_.set_flat();
-    return std::make_unique<ChainKernel>(p_, ops_, std::move(owned_), view_.cuda.stream);
+    return std::make_unique<ChainKernel>(p_, ops_, std::move(owned_), view_.cuda);
   }
 
  private:

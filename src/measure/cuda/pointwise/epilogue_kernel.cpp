@@ -190,9 +190,9 @@ std::unique_ptr<GroupKernel> fastest_dense_conv(const GroupView& view, const Mat
   const bool graph_only = act == EpilogueActivation::kSwish || act == EpilogueActivation::kSigmoid ||
                           act == EpilogueActivation::kClippedRelu || whole->second_residual >= 0;
   if (auto graph = graph_only ? make_conv_graph_kernel(view, *whole, &why) : nullptr)
-    separate = make_timed_choice(std::move(graph), std::move(separate), view.cuda.stream);
+    separate = make_timed_choice(std::move(graph), std::move(separate), view.cuda);
   if (auto gemm = make_fused_gemm_kernel(view, *whole, &why))
-    separate = make_timed_choice(std::move(gemm), std::move(separate), view.cuda.stream);
+    separate = make_timed_choice(std::move(gemm), std::move(separate), view.cuda);
   return separate;
 }
 
@@ -209,7 +209,7 @@ std::unique_ptr<GroupKernel> fastest_grouped_conv(const GroupView& view, size_t 
   std::string why;
   auto graph = whole ? make_conv_graph_kernel(view, *whole, &why) : nullptr;
   if (!graph) return separate;
-  return make_timed_choice(std::move(graph), std::move(separate), view.cuda.stream);
+  return make_timed_choice(std::move(graph), std::move(separate), view.cuda);
 }
 
 }  // namespace

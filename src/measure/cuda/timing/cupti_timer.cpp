@@ -7,59 +7,17 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <mutex>
 #include <unordered_map>
 
 namespace modelcost::cuda {
-
-uint64_t next_external_id() {
-  static uint64_t id = 1;
-  return id++;
-}
-
 namespace {
 
 constexpr size_t kBufferBytes = 8u << 20;
 
-struct KernelRecord {
-  uint32_t correlation;
-  uint64_t start, end;
-  std::string name;
-};
-
-// Filled by CUPTI's buffer-completed callback, which may run on CUPTI's own thread.
-struct Collected {
-  std::mutex mutex;
-  std::unordered_map<uint32_t, uint64_t> external_of;  // API correlation id -> external id
-  std::vector<KernelRecord> kernels;
-};
-
-Collected& collected() {
-  static Collected c;
-  return c;
-}
-
-void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-  *size = kBufferBytes;
-  *max_records = 0;
-}
-
-void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  Collected& c = collected();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  CUpti_Activity* record = nullptr;
-  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
-      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      c.kernels.push_back({k->correlationId, k->start, k->end, k->name ? k->name : "?"});
-    } else if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
-      const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
-      if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) c.external_of[e->correlationId] = e->externalId;
-    }
-  }
-  std::free(buffer);
-}
+// The kinds enable_records() turns on, which Pause and the destructor turn off again.
+constexpr CUpti_ActivityKind kRecordKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                               CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME,
+                                               CUPTI_ACTIVITY_KIND_DRIVER};
 
 // True on success; otherwise *error names the call and CUPTI's reason.
 bool succeeded(CUptiResult r, const char* what, std::string* error) {
@@ -72,24 +30,84 @@ bool succeeded(CUptiResult r, const char* what, std::string* error) {
 
 }  // namespace
 
-CuptiTimer& CuptiTimer::instance() {
-  static CuptiTimer timer;
-  return timer;
-}
+// Filled by the buffer-completed callback, which may run on CUPTI's own thread.
+struct CuptiTimer::Records {
+  struct KernelRecord {
+    uint32_t correlation;
+    uint64_t start, end;
+    std::string name;
+  };
+  std::mutex mutex;
+  std::unordered_map<uint32_t, uint64_t> external_of;  // API correlation id -> external id
+  std::vector<KernelRecord> kernels;
+};
 
-CuptiTimer::CuptiTimer() {
-  LedgerScope start("CUPTI start");
+struct CuptiTimer::Delivery {
+  static void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+    *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+    *size = kBufferBytes;
+    *max_records = 0;
+  }
+
+  static void CUPTIAPI completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+    std::lock_guard<std::mutex> live(live_mutex_);
+    if (live_) {
+      Records& r = *live_->records_;
+      std::lock_guard<std::mutex> lock(r.mutex);
+      CUpti_Activity* record = nullptr;
+      while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+        if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+          const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+          r.kernels.push_back({k->correlationId, k->start, k->end, k->name ? k->name : "?"});
+        } else if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
+          const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
+          if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) r.external_of[e->correlationId] = e->externalId;
+        }
+      }
+    }
+    std::free(buffer);
+  }
+};
+
+CuptiTimer* CuptiTimer::live_ = nullptr;
+std::mutex CuptiTimer::live_mutex_;
+
+CuptiTimer::CuptiTimer(WallLedger& ledger) : ledger_(ledger), records_(std::make_unique<Records>()) {
+  LedgerScope start(ledger_, "CUPTI start");
   // MODELCOST_CUPTI=0: no CUPTI in the process (CUDA events time everything; no kernel breakdown).
   if (const char* env = std::getenv("MODELCOST_CUPTI"); env && std::string(env) == "0") {
     error_ = "CUPTI turned off (MODELCOST_CUPTI=0)";
     return;
   }
+  {
+    std::lock_guard<std::mutex> lock(live_mutex_);
+    if (live_) {
+      error_ = "another CuptiTimer is live in this process (CUPTI delivers its records to one)";
+      return;
+    }
+    live_ = this;
+  }
   ok_ = attach();
 }
 
+CuptiTimer::~CuptiTimer() {
+  if (!is_live()) return;
+  if (!detached_) {
+    cuptiActivityFlushAll(1);  // what CUPTI still holds reaches this timer, not a later one
+    disable_records();
+  }
+  std::lock_guard<std::mutex> lock(live_mutex_);
+  live_ = nullptr;
+}
+
+bool CuptiTimer::is_live() const {
+  std::lock_guard<std::mutex> lock(live_mutex_);
+  return live_ == this;
+}
+
 bool CuptiTimer::attach() {
-  return succeeded(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks",
-                   &error_) &&
+  return succeeded(cuptiActivityRegisterCallbacks(Delivery::requested, Delivery::completed),
+                   "cuptiActivityRegisterCallbacks", &error_) &&
          enable_records();
 }
 
@@ -103,13 +121,15 @@ bool CuptiTimer::enable_records() {
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "enable driver records");
 }
 
+void CuptiTimer::disable_records() {
+  for (CUpti_ActivityKind kind : kRecordKinds) cuptiActivityDisable(kind);
+}
+
 CuptiTimer::Pause::Pause(CuptiTimer& timer) : timer_(timer) {
   if (!timer_.ok_ || timer_.detached_) return;
   active_ = true;
   cuptiActivityFlushAll(1);
-  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-                                  CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
-    cuptiActivityDisable(kind);
+  timer_.disable_records();
 }
 
 CuptiTimer::Pause::~Pause() {
@@ -123,16 +143,16 @@ CuptiTimer::Detach::Detach(CuptiTimer& timer) : timer_(timer) {
     pause_.emplace(timer_);
     return;
   }
-  LedgerScope phase("CUPTI detached and attached again");
+  LedgerScope phase(timer_.ledger_, "CUPTI detached and attached again");
   cudaDeviceSynchronize();   // nothing in flight that CUPTI would still record
-  cuptiActivityFlushAll(1);  // the buffers so far reach buffer_completed, so collect() still sees them
+  cuptiActivityFlushAll(1);  // the buffers so far reach the callback, so collect() still sees them
   if (cuptiFinalize() != CUPTI_SUCCESS) return;  // still attached: the replays run under it, as before
   active_ = timer_.detached_ = true;
 }
 
 CuptiTimer::Detach::~Detach() {
   if (!active_) return;
-  LedgerScope phase("CUPTI detached and attached again");
+  LedgerScope phase(timer_.ledger_, "CUPTI detached and attached again");
   timer_.detached_ = false;
   timer_.ok_ = timer_.attach();
 }
@@ -146,12 +166,13 @@ void CuptiTimer::pop() {
 
 std::map<uint64_t, KernelSpan> CuptiTimer::collect() {
   cuptiActivityFlushAll(1);
-  Collected& c = collected();
+  Records& c = *records_;
   std::lock_guard<std::mutex> lock(c.mutex);
-  std::sort(c.kernels.begin(), c.kernels.end(), [](const KernelRecord& a, const KernelRecord& b) { return a.start < b.start; });
+  using Kernel = Records::KernelRecord;
+  std::sort(c.kernels.begin(), c.kernels.end(), [](const Kernel& a, const Kernel& b) { return a.start < b.start; });
   std::map<uint64_t, KernelSpan> spans;
   unattributed_ = 0;
-  for (const KernelRecord& k : c.kernels) {
+  for (const Kernel& k : c.kernels) {
     auto it = c.external_of.find(k.correlation);
     if (it == c.external_of.end()) {
       ++unattributed_;

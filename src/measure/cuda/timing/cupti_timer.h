@@ -6,11 +6,15 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace modelcost::cuda {
+
+class WallLedger;
 
 struct KernelSpan {
   double kernel_ns = 0;      // sum of kernel durations
@@ -20,17 +24,23 @@ struct KernelSpan {
   std::vector<uint64_t> starts;            // GPU start timestamp of each (ns), in the same order
 };
 
-// A fresh external correlation id (process-wide, never reused).
-uint64_t next_external_id();
-
 class CuptiTimer {
  public:
-  // The process-wide timer (CUPTI's callbacks are global). Enables kernel and API records on
-  // first use; ok() is false when CUPTI refused (then callers fall back to CUDA events).
-  static CuptiTimer& instance();
+  // Attaches CUPTI and enables kernel and API records; its start and its detaches are booked in
+  // `ledger`, which must outlive it. CUPTI's buffer callbacks are process-global, so one timer
+  // at a time receives the records: while another is live this one stays off. ok() is false
+  // then, or when CUPTI refused (callers fall back to CUDA events); error() says which.
+  explicit CuptiTimer(WallLedger& ledger);
+  // Flushes CUPTI's buffers and disables the records it enabled: a timer made later attaches.
+  ~CuptiTimer();
+  CuptiTimer(const CuptiTimer&) = delete;
+  CuptiTimer& operator=(const CuptiTimer&) = delete;
+
   bool ok() const { return ok_; }
   const std::string& error() const { return error_; }
 
+  // A fresh external correlation id, never reused during this timer's life.
+  uint64_t next_external_id() { return next_external_id_++; }
   void push(uint64_t external_id);
   void pop();
   // Flushes CUPTI's buffers (call after synchronising) and returns the kernels of each external
@@ -71,9 +81,21 @@ class CuptiTimer {
   };
 
  private:
-  CuptiTimer();
+  struct Records;   // what CUPTI delivered, kernels and correlations (cupti_timer.cpp)
+  struct Delivery;  // CUPTI's buffer callbacks, which hand the records to live_
   bool attach();
   bool enable_records();
+  void disable_records();
+  bool is_live() const;
+
+  // The timer CUPTI's callbacks deliver to (nullptr: none; records delivered then are dropped).
+  // Guarded by live_mutex_: the buffer-completed callback may run on CUPTI's own thread.
+  static CuptiTimer* live_;
+  static std::mutex live_mutex_;
+
+  WallLedger& ledger_;
+  std::unique_ptr<Records> records_;
+  uint64_t next_external_id_ = 1;
   bool ok_ = false;
   bool detached_ = false;
   std::string error_;

@@ -9,23 +9,22 @@
 #include "measure/sampling.h"
 #include "measure/statistics.h"
 #include "timing/captured_graph.h"
-#include "timing/cupti_timer.h"
 #include "timing/sampler.h"
-#include "timing/wall_ledger.h"
+#include "timing/timing.h"
 
 namespace modelcost::cuda {
 namespace {
 
 // Kernel count, busy time and span of one replay, from CUPTI records of 11 more replays (their
 // kernels carry the graph launch's external id); medians. False where CUPTI recorded none.
-bool add_kernel_breakdown(ModelMeasurement& result, const CapturedGraph& graph, cudaStream_t stream) {
-  LedgerScope phase("graph replays: kernel breakdown (CUPTI records)");
-  CuptiTimer& timer = CuptiTimer::instance();
+bool add_kernel_breakdown(Timing& timing, ModelMeasurement& result, const CapturedGraph& graph, cudaStream_t stream) {
+  LedgerScope phase(timing.ledger, "graph replays: kernel breakdown (CUPTI records)");
+  CuptiTimer& timer = timing.cupti();
   if (!timer.ok()) return false;
   timer.collect();
   std::vector<uint64_t> ids;
   for (int i = 0; i < 11; ++i) {
-    ids.push_back(next_external_id());
+    ids.push_back(timer.next_external_id());
     timer.push(ids.back());
     graph.launch(stream);
     timer.pop();
@@ -56,19 +55,19 @@ bool add_kernel_breakdown(ModelMeasurement& result, const CapturedGraph& graph, 
 
 }  // namespace
 
-GraphReplays time_graph_replays(const std::function<void(cudaStream_t)>& enqueue, cudaStream_t stream,
+GraphReplays time_graph_replays(Timing& timing, const std::function<void(cudaStream_t)>& enqueue, cudaStream_t stream,
                                 const MeasureOptions& options, L2Flush* flush) {
   GraphReplays result;
   std::optional<CapturedGraph> graph;
   {
-    CuptiTimer::Detach no_cupti(CuptiTimer::instance());
+    CuptiTimer::Detach no_cupti(timing.cupti());
     {
-      LedgerScope phase("graph replays: capture, instantiate, warm-up");
+      LedgerScope phase(timing.ledger, "graph replays: capture, instantiate, warm-up");
       graph.emplace(enqueue, stream);
       for (int i = 0; i < 3; ++i) graph->launch(stream);
       MC_CUDA_CHECK(cudaStreamSynchronize(stream));
     }
-    LedgerScope phase("graph replays: timed replays");
+    LedgerScope phase(timing.ledger, "graph replays: timed replays");
     SampleConfig replays;
     replays.rule.min_samples = std::max(options.min_samples, 20);
     replays.rule.max_noise = options.max_noise;
@@ -76,16 +75,16 @@ GraphReplays time_graph_replays(const std::function<void(cudaStream_t)>& enqueue
     replays.rule.max_seconds = std::max(2.0, options.max_seconds_per_node);
     replays.cold = options.cold;
     replays.tally = "replays";
-    set_model_timing(result.timing, sample_with_events([&](cudaStream_t s) { graph->launch(s); }, stream, replays,
+    set_model_timing(result.timing, sample_with_events(timing, [&](cudaStream_t s) { graph->launch(s); }, stream, replays,
                                                        options.cold ? flush : nullptr));
   }
   result.non_kernel_nodes = graph->non_kernel_nodes();
-  if (!add_kernel_breakdown(result.timing, *graph, stream) && CuptiTimer::instance().ok()) {
+  if (!add_kernel_breakdown(timing, result.timing, *graph, stream) && timing.cupti().ok()) {
     // A graph instantiated while CUPTI was detached may run unrecorded: the same pass, captured anew.
     const CapturedGraph recorded(enqueue, stream);
     recorded.launch(stream);
     MC_CUDA_CHECK(cudaStreamSynchronize(stream));
-    add_kernel_breakdown(result.timing, recorded, stream);
+    add_kernel_breakdown(timing, result.timing, recorded, stream);
   }
   return result;
 }

@@ -106,12 +106,7 @@ struct RangeProfiler::State {
   size_t clean_bytes = 0;
 };
 
-RangeProfiler& RangeProfiler::instance() {
-  static RangeProfiler profiler;
-  return profiler;
-}
-
-RangeProfiler::RangeProfiler() : state_(std::make_unique<State>()) {
+RangeProfiler::RangeProfiler(CuptiTimer& records) : records_(records), state_(std::make_unique<State>()) {
   try {
     State& s = *state_;
     s.context = current_context();
@@ -198,7 +193,8 @@ RangeProfiler::~RangeProfiler() {
       p.pHostObject = c.host;
       cuptiProfilerHostDeinitialize(&p);
     }
-  // Process exit may have torn the CUDA runtime down already; these only release memory.
+  // A backend kept in a static dies at process exit, perhaps after the CUDA runtime; these only
+  // release memory.
   if (state_ && state_->device_buffer) cudaFree(state_->device_buffer);
   if (state_ && state_->sink) cudaFree(state_->sink);
 }
@@ -211,7 +207,7 @@ bool RangeProfiler::profile(const std::function<void(cudaStream_t)>& launch, cud
   }
   std::vector<std::string> names;
   std::vector<double> raw;
-  CuptiTimer::Pause no_records(CuptiTimer::instance());  // kernel records zero the SASS counters
+  CuptiTimer::Pause no_records(records_);  // kernel records zero the SASS counters
   for (const MetricConfig& config : state_->configs) {
     if (config.metric_names.empty()) continue;
     std::vector<double> config_values(config.metric_names.size());

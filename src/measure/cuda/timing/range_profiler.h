@@ -37,11 +37,17 @@ const std::vector<std::string>& counter_metric_names();
 // tensor ops as they are.
 CounterValues counters_from_metrics(const std::vector<std::string>& names, const std::vector<double>& values);
 
+class CuptiTimer;
+
 class RangeProfiler {
  public:
-  // The process-wide profiler of the current device (CUPTI's profiler state is global). Set up
-  // on first use; ok() false (error() says why) when the profiler is unsupported or refused.
-  static RangeProfiler& instance();
+  // The profiler of the current device, set up here (CUPTI's profiler initialised, twice the L2
+  // allocated for cleaning it); ok() false (error() says why) when the profiler is unsupported
+  // or refused. `records` is the kernel timer whose records profile() pauses; it outlives this.
+  explicit RangeProfiler(CuptiTimer& records);
+  ~RangeProfiler();
+  RangeProfiler(const RangeProfiler&) = delete;
+  RangeProfiler& operator=(const RangeProfiler&) = delete;
   bool ok() const { return ok_; }
   const std::string& error() const { return error_; }
 
@@ -53,16 +59,14 @@ class RangeProfiler {
   bool profile(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream, CounterValues* values,
                std::string* why);
 
-  ~RangeProfiler();
-
  private:
   struct MetricConfig;
-  RangeProfiler();
   // One configuration's metrics of one launch, replayed for as many passes as they need.
   bool profile_config(const MetricConfig& metrics, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                       double* values, std::string* why);
   void clean_l2(cudaStream_t stream);
   struct State;
+  CuptiTimer& records_;
   std::unique_ptr<State> state_;
   bool ok_ = false;
   std::string error_;

@@ -4,31 +4,27 @@
 
 #include <cstdlib>
 #include <memory>
-#include <mutex>
-#include <unordered_map>
 
 #include "core/cuda_check.h"
 #include "measure/sampling.h"
-#include "timing/cupti_timer.h"
-#include "timing/wall_ledger.h"
+#include "timing/timing.h"
 
 namespace modelcost::cuda {
 namespace {
 
-void tally_stop(const SampleConfig& config, const StoppingCriterion& criterion, double elapsed_seconds) {
+void tally_stop(WallLedger& ledger, const SampleConfig& config, const StoppingCriterion& criterion, double elapsed_seconds) {
   if (!config.tally) return;
-  WallLedger& ledger = WallLedger::instance();
   ledger.add(std::string(config.tally) + ": stopped at " + criterion.reason(elapsed_seconds) + " (count)", 1);
   ledger.add(std::string(config.tally) + ": samples (count)", static_cast<double>(criterion.samples().size()));
 }
 
 }  // namespace
 
-NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+NodeMeasurement sample_with_events(Timing& timing, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                    const SampleConfig& config, L2Flush* flush) {
   // Events time what a run without a profiler takes: with CUPTI's kernel records on, each kernel
   // of a graph replay waits longer for the next one.
-  CuptiTimer::Pause no_records(CuptiTimer::instance());
+  CuptiTimer::Pause no_records(timing.cupti());
   cudaEvent_t begin, end;
   MC_CUDA_CHECK(cudaEventCreate(&begin));
   MC_CUDA_CHECK(cudaEventCreate(&end));
@@ -46,7 +42,7 @@ NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& laun
   });
   cudaEventDestroy(begin);
   cudaEventDestroy(end);
-  tally_stop(config, criterion, seconds_since(start));
+  tally_stop(timing.ledger, config, criterion, seconds_since(start));
   NodeMeasurement m = measurement_of(criterion.samples());
   m.implementation = "cuda events";
   return m;
@@ -69,12 +65,12 @@ std::string short_kernel_name(const std::string& mangled) {
   return out.size() > 100 ? out.substr(0, 100) : out;
 }
 
-NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+NodeMeasurement sample_launches(Timing& timing, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                 const SampleConfig& config, L2Flush* flush) {
   for (int i = 0; i < config.warmup_launches; ++i) launch(stream);
   MC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  CuptiTimer& timer = CuptiTimer::instance();
-  if (!timer.ok()) return sample_with_events(launch, stream, config, flush);
+  CuptiTimer& timer = timing.cupti();
+  if (!timer.ok()) return sample_with_events(timing, launch, stream, config, flush);
   timer.collect();  // drop records of the warm-up
 
   StoppingCriterion criterion(config.rule);
@@ -86,7 +82,7 @@ NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch,
     std::vector<uint64_t> ids;
     for (int i = 0; i < batch; ++i) {
       if (config.cold && flush) flush->flush(stream);
-      ids.push_back(next_external_id());
+      ids.push_back(timer.next_external_id());
       timer.push(ids.back());
       launch(stream);
       timer.pop();
@@ -102,7 +98,7 @@ NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch,
     // Wall time per sample, launch overhead included, sizes the next batch.
     typical_seconds = seconds_since(start) / static_cast<double>(criterion.samples().size());
   }
-  tally_stop(config, criterion, seconds_since(start));
+  tally_stop(timing.ledger, config, criterion, seconds_since(start));
   NodeMeasurement m = measurement_of(criterion.samples());
   for (const auto& k : kernels) m.kernels.push_back(short_kernel_name(k));
   return m;
@@ -112,28 +108,22 @@ NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch,
 
 namespace modelcost::cuda {
 
-double quick_median_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream, const std::string& memo) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, double> timed;
-  if (!memo.empty()) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = timed.find(memo); it != timed.end()) {
-      WallLedger::instance().add("timed choices: candidates reused (count)", 1);
-      return it->second;
-    }
+double quick_median_us(Timing& timing, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                       const std::string& memo) {
+  const auto& known = timing.candidate_medians;
+  if (auto it = memo.empty() ? known.end() : known.find(memo); it != known.end()) {
+    timing.ledger.add("timed choices: candidates reused (count)", 1);
+    return it->second;
   }
-  LedgerScope choosing("timed choices: candidates timed");
+  LedgerScope choosing(timing.ledger, "timed choices: candidates timed");
   SampleConfig config;
   config.rule.min_samples = 5;
   config.rule.max_samples = 20;
   config.rule.max_noise = 0.02;
   config.rule.convergence = Convergence::kSpread;
   config.rule.max_seconds = 0.02;
-  const double us = sample_launches(launch, stream, config, nullptr).median_us;
-  if (!memo.empty()) {
-    std::lock_guard<std::mutex> lock(mutex);
-    timed.emplace(memo, us);
-  }
+  const double us = sample_launches(timing, launch, stream, config, nullptr).median_us;
+  if (!memo.empty()) timing.candidate_medians.emplace(memo, us);
   return us;
 }
 

@@ -13,32 +13,37 @@
 
 namespace modelcost::cuda {
 
+class Timing;
+
 struct SampleConfig {
   StoppingRule rule;
   bool cold = false;
   int warmup_launches = 2;
-  // Where set, the wall ledger counts under this prefix how sampling stopped and the samples.
+  // Where set, timing's wall ledger counts under this prefix how sampling stopped and the samples.
   const char* tally = nullptr;
 };
 
-NodeMeasurement sample_launches(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+// The samples are timed by timing.cupti() (CUDA events where it is off) and tallied in its ledger.
+NodeMeasurement sample_launches(Timing& timing, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                 const SampleConfig& config, L2Flush* flush);
 
 // Times each launch with a pair of CUDA events (no warm-up; config.warmup_launches is ignored),
-// an L2 flush before each when config.cold and flush is given, until config.rule is met; CUPTI's
-// kernel records are off meanwhile.
-NodeMeasurement sample_with_events(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+// an L2 flush before each when config.cold and flush is given, until config.rule is met;
+// timing.cupti()'s kernel records are off meanwhile.
+NodeMeasurement sample_with_events(Timing& timing, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                    const SampleConfig& config, L2Flush* flush);
 
 // Median GPU time in us of `launch` over a short burst (2 warm-ups, 5 to 20 samples, CUPTI kernel
 // durations like every measurement; CUDA events where CUPTI refused): how candidate
 // implementations are compared. Events around a lone library call would time its host-side
 // submission too, which for a short cuDNN kernel is most of the interval. With a `memo` key the
-// figure is kept for the process: a later call with the same key returns it without running
-// (the per-node, as-written and deployed passes prepare the same candidates on the same shapes;
-// each is timed once, as cudnn.benchmark's cache times each shape once). The key names the
-// candidate and its work: the chooser, the node's measurement key, the candidate's settings.
-double quick_median_us(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream, const std::string& memo = {});
+// figure is kept in timing.candidate_medians: a later call with the same key returns it without
+// running (the per-node, as-written and deployed passes prepare the same candidates on the same
+// shapes; each is timed once per backend, as cudnn.benchmark's cache times each shape once). The
+// key names the candidate and its work: the chooser, the node's measurement key, the candidate's
+// settings.
+double quick_median_us(Timing& timing, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                       const std::string& memo = {});
 
 // Readable kernel name: demangled, template arguments elided, at most 100 characters.
 std::string short_kernel_name(const std::string& mangled);

@@ -2,11 +2,6 @@
 
 namespace modelcost::cuda {
 
-WallLedger& WallLedger::instance() {
-  static WallLedger ledger;
-  return ledger;
-}
-
 void WallLedger::add(const std::string& entry, double value) {
   for (auto& [name, total] : entries_)
     if (name == entry) {

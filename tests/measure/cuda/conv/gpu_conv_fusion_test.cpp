@@ -71,7 +71,7 @@ TEST(MeasureGpuConvFusion, PointwiseConvRunsAsOneGemmChannelsLast) {
   for (const auto& t : inputs) in.push_back(&t);
   auto expected = make_outputs(spec);
   run_cpu_reference(spec, plan, in, expected);
-  static cuda::CudaBackend backend(0);
+  cuda::CudaBackend backend(0);  // the check's own: a static one would keep CUPTI from later tests
   backend.context().channels_last_half = true;
   std::vector<HostTensor> gpu_inputs = inputs;
   for (size_t i = 0; i < 2; ++i) gpu_inputs[i] = relayout(gpu_inputs[i], true);

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include "timing/cupti_timer.h"
+#include "timing/wall_ledger.h"
 
 namespace modelcost::testing {
 namespace {
@@ -35,11 +36,17 @@ ServingStepSpec small_step() {
   return spec;
 }
 
+// Whether CUPTI records here, for a failure message: the step's own timer is gone by now, so a
+// fresh one attaches as the step's did (or fails for the same reason).
+std::string cupti_state() {
+  cuda::WallLedger ledger;
+  const cuda::CuptiTimer probe(ledger);
+  return probe.ok() ? "CUPTI records on" : "CUPTI records off: " + probe.error();
+}
+
 // Every kernel of the profiled replay has a known role; the roles in launch order.
 std::vector<std::string> checked_roles(const ServingStepTiming& t) {
-  const cuda::CuptiTimer& timer = cuda::CuptiTimer::instance();
-  EXPECT_FALSE(t.by_role.empty()) << (timer.ok() ? "CUPTI records on; kernels: " + t.kernel_breakdown
-                                                 : "CUPTI records off: " + timer.error());
+  EXPECT_FALSE(t.by_role.empty()) << cupti_state() << "; kernels: " << t.kernel_breakdown;
   std::vector<std::string> names;
   int64_t labelled = 0;
   for (const KernelRoleTiming& r : t.by_role) {

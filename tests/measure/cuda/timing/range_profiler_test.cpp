@@ -10,8 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "core/kernels.h"
-#include "timing/cupti_timer.h"
-#include "timing/range_profiler.h"
+#include "timing/timing.h"
 
 namespace modelcost::testing {
 namespace {
@@ -98,9 +97,9 @@ TEST(MeasureCountersGpu, LargeFp16AddReadsItsInputsFromDram) {
 // them exactly (each SASS metric in a configuration of its own; kernel records paused).
 TEST(MeasureCountersGpu, CountsTheFmaKernelsInstructionsExactly) {
   if (!cuda_device_available()) GTEST_SKIP() << "no NVIDIA GPU";
-  cuda::RangeProfiler& profiler = cuda::RangeProfiler::instance();
+  cuda::Timing timing;
+  cuda::RangeProfiler& profiler = timing.profiler();  // after the kernel timer, records on, as during --measure
   if (!profiler.ok()) GTEST_SKIP() << "profiler refused: " << profiler.error();
-  cuda::CuptiTimer::instance();  // kernel records on, as during --measure
   void* sink = nullptr;
   ASSERT_EQ(cudaMalloc(&sink, 1 << 20), cudaSuccess);
   const int blocks = 132, threads = 256, iterations = 1000;
@@ -163,9 +162,10 @@ TEST(MeasureCountersGpu, ConvExecutesAboutTwiceItsMacs) {
 // are recorded again, each under the external id of the launch, as the decode step reads them.
 TEST(MeasureCountersGpu, GraphReplayKernelsKeepTheirExternalIdAfterProfiling) {
   if (!cuda_device_available()) GTEST_SKIP() << "no NVIDIA GPU";
-  cuda::RangeProfiler& profiler = cuda::RangeProfiler::instance();
+  cuda::Timing timing;
+  cuda::RangeProfiler& profiler = timing.profiler();
   if (!profiler.ok()) GTEST_SKIP() << "profiler refused: " << profiler.error();
-  cuda::CuptiTimer& timer = cuda::CuptiTimer::instance();
+  cuda::CuptiTimer& timer = timing.cupti();
   ASSERT_TRUE(timer.ok()) << timer.error();
   float* sink = nullptr;
   ASSERT_EQ(cudaMalloc(&sink, 1 << 20), cudaSuccess);
@@ -183,7 +183,7 @@ TEST(MeasureCountersGpu, GraphReplayKernelsKeepTheirExternalIdAfterProfiling) {
   ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
   timer.collect();
-  const uint64_t id = cuda::next_external_id();
+  const uint64_t id = timer.next_external_id();
   timer.push(id);
   ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
   timer.pop();
