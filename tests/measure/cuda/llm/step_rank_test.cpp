@@ -11,6 +11,7 @@
 #ifdef MODELCOST_HAVE_CUDA
 #include <cuda_runtime.h>
 
+#include "core/cuda_backend.h"
 #include "timing/cupti_timer.h"
 #include "timing/wall_ledger.h"
 
@@ -85,6 +86,19 @@ TEST(ServingStep, DecodeRunsAsOneGraphOfTenKernelsPerLayerAndThree) {
   const ServingStepTiming refused = measure_serving_step_on_gpu(spec);
   EXPECT_FALSE(refused.measured);
   EXPECT_NE(refused.reason.find("head_dim 80"), std::string::npos) << refused.reason;
+}
+
+// `modelcost llm --measure`'s order: the backend's CUPTI timer is attached (it timed the exported
+// graph) when the serving step runs; the step, timed through that backend, keeps its kernel profile.
+TEST(ServingStep, ABackendWhoseTimerIsLiveProfilesTheStepItTimes) {
+  SKIP_WITHOUT_GPU();
+  cuda::CudaBackend backend(0);
+  ASSERT_TRUE(backend.timing().cupti().ok()) << backend.timing().cupti().error();
+  const ServingStepTiming t = backend.measure_serving_step(small_step());
+  ASSERT_TRUE(t.measured) << t.reason;
+  EXPECT_EQ(t.kernels, 10 * small_step().layers + 3) << t.implementation;
+  EXPECT_FALSE(checked_roles(t).empty());
+  EXPECT_GT(t.kernel_busy_us, 0);
 }
 
 // A prefill of two prompts of 150 tokens: per layer one rotary and one causal attention kernel,
