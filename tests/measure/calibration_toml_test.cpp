@@ -1,11 +1,14 @@
 // `modelcost calibrate` writes a hwdb entry that the hardware database loads (--hwdb DIR).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "modelcost/errors.h"
 #include "modelcost/hardware.h"
+#include "modelcost/kernel_plan.h"
 #include "modelcost/measure.h"
 
 namespace modelcost {
@@ -122,6 +125,49 @@ TEST_P(ShippedGrid, EntryCurvesAreTheFitOfTheGrid) {
     if (fit.tflops > 0) EXPECT_NEAR(shipped.tflops / fit.tflops, 1, 0.01) << name;
     if (fit.k_us_per_1000 > 0) EXPECT_NEAR(shipped.k_us_per_1000 / fit.k_us_per_1000, 1, 0.01) << name;
   }
+}
+
+// The kernel plan's shape of a grid call, read back from its shape text ("B=1 M=256 N=384 K=196",
+// "N=32 C=408>408 14x14 k3 s1 g17"); nullopt for the byte classes' calls.
+std::optional<KernelShape> grid_call_shape(const std::string& text) {
+  long long b, m, n, k, batch, cin, cout, size, window, stride, groups;
+  KernelShape s;
+  if (std::sscanf(text.c_str(), "B=%lld M=%lld N=%lld K=%lld", &b, &m, &n, &k) == 4) {
+    s.cls = KernelClass::kGemm;
+    s.n = static_cast<double>(n);
+    s.k = static_cast<double>(k);
+    return s;
+  }
+  if (std::sscanf(text.c_str(), "N=%lld C=%lld>%lld %lldx%*lld k%lld s%lld g%lld", &batch, &cin, &cout, &size, &window, &stride,
+                  &groups) != 7)
+    return std::nullopt;
+  s.taps = static_cast<double>(window * window);
+  s.groups = static_cast<double>(groups);
+  s.group_width = static_cast<double>(cout / groups);
+  s.k = static_cast<double>(cin / groups) * s.taps;
+  s.cls = groups == 1 ? (window == 1 ? KernelClass::kConv1x1 : KernelClass::kConv)
+          : cin == groups ? KernelClass::kDepthwise : KernelClass::kGroupedConv;
+  return s;
+}
+
+// Each matrix call of a shipped grid fits the curve its shape is priced by: the unaligned curve
+// exactly where the kernel plan's tile_aligned rule says the shape is unaligned.
+TEST_P(ShippedGrid, EveryCallFitsTheCurveItsShapeIsPricedBy) {
+  const std::string entry = GetParam();
+  std::ifstream in(std::string(MODELCOST_SOURCE_DIR) + "/docs/calibration/" + entry + "-grid.csv");
+  ASSERT_TRUE(in) << entry;
+  std::stringstream text;
+  text << in.rdbuf();
+  int checked = 0;
+  for (const LibraryKernelSample& call : parse_library_kernels_csv(text.str(), entry + "-grid.csv")) {
+    const std::optional<KernelShape> shape = grid_call_shape(call.shape);
+    if (!shape || call.kind.rfind("decode", 0) == 0 || call.kind.rfind("expert", 0) == 0) continue;
+    const std::string base = kernel_class_name(shape->cls);
+    const std::string expected = tile_aligned(*shape, 2) ? base : base + "_unaligned";
+    EXPECT_EQ(call.kind, expected) << call.shape;
+    ++checked;
+  }
+  EXPECT_GT(checked, 100) << entry;
 }
 
 INSTANTIATE_TEST_SUITE_P(MeasureCalibrationToml, ShippedGrid, ::testing::Values("h100-sxm", "h200"));
