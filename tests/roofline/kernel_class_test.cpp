@@ -16,10 +16,8 @@ namespace {
 
 constexpr int64_t kHeads = 4, kSeq = 96, kDim = 64;
 
-// q k^T -> Softmax -> @ v, fp16: one attention group.
-std::unique_ptr<AnalysisRun> attention_model() {
-  ModelBuilder b;
-  b.input("q", kFloat16, Shape{1, kHeads, kSeq, kDim});
+// q k^T -> Softmax -> @ v over inputs k and v and a q the caller gives, fp16: one attention group.
+std::unique_ptr<AnalysisRun> attention_over(ModelBuilder& b) {
   b.input("k", kFloat16, Shape{1, kHeads, kSeq, kDim});
   b.input("v", kFloat16, Shape{1, kHeads, kSeq, kDim});
   set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
@@ -30,21 +28,20 @@ std::unique_ptr<AnalysisRun> attention_model() {
   return analyse(b);
 }
 
+std::unique_ptr<AnalysisRun> attention_model() {
+  ModelBuilder b;
+  b.input("q", kFloat16, Shape{1, kHeads, kSeq, kDim});
+  return attention_over(b);
+}
+
 // The same attention with q from a product of 4096 inputs: compute-bound on the curved device
 // (about 55 FLOPs per byte against its gemm curve's 50).
 std::unique_ptr<AnalysisRun> projected_attention_model() {
   ModelBuilder b;
   b.input("x", kFloat16, Shape{1, kHeads, kSeq, 4096});
   b.weight("wq", kFloat16, Shape{4096, kDim});
-  b.input("k", kFloat16, Shape{1, kHeads, kSeq, kDim});
-  b.input("v", kFloat16, Shape{1, kHeads, kSeq, kDim});
   b.node("MatMul", {"x", "wq"}, {"q"});
-  set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
-  b.node("MatMul", {"q", "kt"}, {"s"});
-  set_attr(b.node("Softmax", {"s"}, {"p"}), "axis", int64_t{-1});
-  b.node("MatMul", {"p", "v"}, {"o"});
-  b.output("o");
-  return analyse(b);
+  return attention_over(b);
 }
 
 const NodeRoofline& attention_kernel(const RooflineReport& r) {

@@ -7,6 +7,7 @@
 // these samples (docs/hwdb.md, "Kernel curves").
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -41,9 +42,15 @@ struct GridPoint {
   double flops = 0, k = 0;
 };
 
+// The curve a call of this kernel fits: its class's, or the class's unaligned one where the
+// roofline prices the shape so (tile_aligned).
+std::string curve_kind(const KernelShape& shape) {
+  const std::string base = kernel_class_name(shape.cls);
+  return tile_aligned(shape, 2) ? base : base + "_unaligned";
+}
+
 GridPoint gemm_point(int64_t batch, int64_t m, int64_t n, int64_t k) {
   GridPoint p;
-  p.kind = "gemm";
   p.spec.name = "grid_gemm";
   p.spec.op_type = "MatMul";
   p.spec.opset = 17;
@@ -60,7 +67,7 @@ GridPoint gemm_point(int64_t batch, int64_t m, int64_t n, int64_t k) {
   shape.cls = KernelClass::kGemm;
   shape.k = p.k;
   shape.n = static_cast<double>(n);
-  if (!tile_aligned(shape, 2)) p.kind = "gemm_unaligned";
+  p.kind = curve_kind(shape);
   char buf[96];
   std::snprintf(buf, sizeof(buf), "B=%lld M=%lld N=%lld K=%lld", (long long)batch, (long long)m, (long long)n, (long long)k);
   p.shape = buf;
@@ -84,8 +91,9 @@ KernelShape conv_shape(const ConvShape& c) {
 }
 
 GridPoint conv_point(const ConvShape& c) {
+  const KernelShape shape = conv_shape(c);
   GridPoint p;
-  p.kind = c.groups == 1 ? (c.kernel == 1 ? "conv1x1" : "conv") : c.in_channels == c.groups ? "depthwise" : "grouped_conv";
+  p.kind = curve_kind(shape);
   p.spec.name = "grid_conv";
   p.spec.op_type = "Conv";
   p.spec.opset = 17;
@@ -100,8 +108,7 @@ GridPoint conv_point(const ConvShape& c) {
   p.spec.attributes.int_lists["pads"] = {pad, pad, pad, pad};
   p.spec.attributes.ints["group"] = c.groups;
   p.flops = 2.0 * c.batch * c.out_channels * out * out * (c.in_channels / c.groups) * c.kernel * c.kernel;
-  p.k = static_cast<double>(c.in_channels / c.groups * c.kernel * c.kernel);
-  if (!tile_aligned(conv_shape(c), 2)) p.kind += "_unaligned";
+  p.k = shape.k;
   char buf[128];
   std::snprintf(buf, sizeof(buf), "N=%lld C=%lld>%lld %lldx%lld k%lld s%lld g%lld", (long long)c.batch,
                 (long long)c.in_channels, (long long)c.out_channels, (long long)c.size, (long long)c.size,
