@@ -25,6 +25,7 @@ struct Case {
   int64_t batch, in_channels, size;
   int kernel, stride;
   int64_t multiplier = 1;
+  int dilation = 1;
 };
 
 // Each case at batch 1 and 32 (the zoo's two batches).
@@ -40,21 +41,23 @@ const std::vector<Case>& cases() {
       {"mixnet 3x3 300ch", 1, 300, 7, 3, 1},     {"mixnet 9x9 7", 1, 144, 7, 9, 1},
       {"ghostnet 3x3 36ch", 1, 36, 56, 3, 1},    {"ghostnet 3x3 12ch", 1, 12, 56, 3, 1},
       {"ghostnet 3x3 60ch", 1, 60, 28, 3, 1},    {"ghostnet 5x5 36ch", 1, 36, 56, 5, 2},
+      {"deeplab 5x5 d2", 1, 960, 32, 5, 1, 1, 2}, {"deeplab 3x3 d2", 1, 480, 32, 3, 1, 1, 2},
   };
   return list;
 }
 
 DepthwiseGeometry geometry(const Case& c, int64_t batch) {
   DepthwiseGeometry g{};
-  const int64_t out = (c.size + 2 * (c.kernel / 2) - c.kernel) / c.stride + 1;
+  const int64_t span = int64_t(c.kernel - 1) * c.dilation + 1, pad = span / 2;
+  const int64_t out = (c.size + 2 * pad - span) / c.stride + 1;
   g.batch = batch;
   g.channels = c.in_channels * c.multiplier;
   g.in_h = g.in_w = c.size;
   g.out_h = g.out_w = out;
   g.kernel_h = g.kernel_w = c.kernel;
   g.stride_h = g.stride_w = c.stride;
-  g.pad_h = g.pad_w = c.kernel / 2;
-  g.dilation_h = g.dilation_w = 1;
+  g.pad_h = g.pad_w = static_cast<int>(pad);
+  g.dilation_h = g.dilation_w = c.dilation;
   g.channels_last = true;
   g.multiplier = c.multiplier;
   return g;

@@ -43,6 +43,7 @@ struct KernelShape {
                            // a depthwise conv's taps, attention's key length
   double n = 0;            // GEMMs: output columns (0: unknown)
   double taps = 0;         // convolutions: window elements
+  double dilation = 1;     // convolutions: the window's largest dilation
   double group_width = 0;  // grouped convolutions: output channels per group
   double groups = 0;       // grouped and depthwise convolutions
   double math_padding = 1; // the math the kernel does over the math counted: attention of a head
@@ -53,10 +54,16 @@ struct KernelShape {
 // calibrate's sample of it fits (docs/roofline.md, "Unaligned shapes"): a GEMM or 1x1 conv whose N
 // and K are whole 16-byte units (what TMA loads and vectorised stores need); a dense conv whose
 // channels in and out are multiples of 32 (cuDNN's Hopper conv tiles; an image stem's 3 input
-// channels are padded by an extra kernel first); a grouped conv whose
-// channels per group are that or a power of two (its narrow group tiles). Other classes, and
-// dimensions not known, count as aligned.
+// channels are padded by an extra kernel first) and whose window is not dilated (a dilated window
+// gathers its implicit GEMM's rows from scattered pixels); a grouped conv whose channels per group
+// are that or a power of two (its narrow group tiles). Other classes, and dimensions not known,
+// count as aligned.
 bool tile_aligned(const KernelShape& kernel, double element_bytes);
+
+// The kernel curve a kernel of this shape is priced by first and a calibrate call of it is fitted
+// to: its class's, "<class>_unaligned" where tile_aligned says no, "conv_dilated" for a dense conv
+// of a dilated window (its own curve: the gathered pixels cost more than the channel counts say).
+std::string kernel_curve_name(const KernelShape& kernel, double element_bytes);
 
 // `count` independent GEMMs of M x N outputs, each summing over K (groups, heads, batch).
 struct GemmShape {

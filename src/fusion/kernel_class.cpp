@@ -54,8 +54,6 @@ bool kernel_class_is_matrix(KernelClass c) {
 
 namespace {
 
-
-
 int64_t int_attribute(const Node& node, const char* name, int64_t fallback) {
   if (!node.proto) return fallback;
   for (const auto& a : node.proto->attribute())
@@ -76,6 +74,16 @@ double conv_taps(const NodeAnalysis& node) {
   return w && w->shape.size() >= 3 ? fusion::dims_product(w->shape, 2, w->shape.size()) : 0;
 }
 
+// The largest of the dilations attribute's values (1 without it).
+double conv_dilation(const Node& node) {
+  double largest = 1;
+  if (node.proto)
+    for (const auto& a : node.proto->attribute())
+      if (a.name() == "dilations")
+        for (int64_t v : a.ints()) largest = std::max(largest, static_cast<double>(v));
+  return largest;
+}
+
 // K of a matrix node when its GEMM shapes are unknown: its MACs over its output elements.
 double k_from_outputs(const NodeAnalysis& node) {
   const TensorInfo* y = fusion::shaped_operand(node, 0, true);
@@ -86,6 +94,7 @@ double k_from_outputs(const NodeAnalysis& node) {
 KernelShape conv_kernel(const NodeAnalysis& node) {
   KernelShape s;
   s.taps = conv_taps(node);
+  s.dilation = conv_dilation(*node.node);
   s.groups = static_cast<double>(std::max<int64_t>(int_attribute(*node.node, "group", 0), 0));
   const TensorInfo* x = fusion::shaped_operand(node, 0, false);
   const TensorInfo* w = fusion::shaped_operand(node, 1, false);
@@ -164,6 +173,7 @@ bool tile_aligned(const KernelShape& kernel, double element_bytes) {
     case KernelClass::kConv:
     case KernelClass::kGroupedConv: {
       const bool grouped = kernel.cls == KernelClass::kGroupedConv;
+      if (kernel.dilation > 1) return false;
       return conv_channels_tile(kernel.group_width, grouped) &&
              (!(kernel.taps > 0) || conv_channels_tile(kernel.k / kernel.taps, grouped));
     }
@@ -179,6 +189,12 @@ bool tile_aligned(const KernelShape& kernel, double element_bytes) {
     case KernelClass::kOther: return true;
   }
   return true;
+}
+
+std::string kernel_curve_name(const KernelShape& kernel, double element_bytes) {
+  const std::string base = kernel_class_name(kernel.cls);
+  if (kernel.cls == KernelClass::kConv && kernel.dilation > 1) return base + "_dilated";
+  return tile_aligned(kernel, element_bytes) ? base : base + "_unaligned";
 }
 
 namespace {

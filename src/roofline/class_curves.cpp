@@ -12,13 +12,15 @@ namespace {
 
 // The curves that may price a kernel, in order: an unaligned shape's own where calibrate measured
 // one, then its class's, else the curve of the library kernel it is built like (docs/roofline.md,
-// "Kernel classes").
-std::vector<const char*> curve_keys(KernelClass c, bool aligned) {
-  switch (c) {
+// "Kernel classes"). A depthwise window of one tap is a per-channel scale and bias: it streams its
+// input to its output as a pointwise kernel does, with none of a window's reuse to pay for.
+std::vector<const char*> curve_keys(const KernelShape& kernel, bool aligned) {
+  switch (kernel.cls) {
     case KernelClass::kGemm:
       if (!aligned) return {"gemm_unaligned", "gemm"};
       return {"gemm"};
     case KernelClass::kConv:
+      if (kernel.dilation > 1) return {"conv_dilated", "conv_unaligned", "conv"};
       if (!aligned) return {"conv_unaligned", "conv"};
       return {"conv"};
     case KernelClass::kConv1x1:
@@ -27,7 +29,9 @@ std::vector<const char*> curve_keys(KernelClass c, bool aligned) {
     case KernelClass::kGroupedConv:
       if (!aligned) return {"grouped_conv_unaligned", "grouped_conv", "conv"};
       return {"grouped_conv", "conv"};
-    case KernelClass::kDepthwise: return {"depthwise"};
+    case KernelClass::kDepthwise:
+      if (kernel.k > 0 && kernel.k <= 1) return {"pointwise"};
+      return {"depthwise"};
     case KernelClass::kAttention: return {"attention", "gemm"};
     case KernelClass::kReduction: return {"reduction", "pointwise"};
     case KernelClass::kNorm: return {"norm", "pointwise"};
@@ -66,7 +70,7 @@ double dtype_rate_scale(const Device& device, KernelClass c, const PeakChoice& p
 std::optional<KernelCurve> class_curve(const Device& device, const KernelShape& kernel, const PeakChoice& peak,
                                        double element_bytes) {
   const auto& curves = device.achievable.kernel_curves;
-  for (const char* key : curve_keys(kernel.cls, tile_aligned(kernel, element_bytes))) {
+  for (const char* key : curve_keys(kernel, tile_aligned(kernel, element_bytes))) {
     auto it = curves.find(key);
     if (it == curves.end()) continue;
     KernelCurve curve = it->second;

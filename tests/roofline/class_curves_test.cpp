@@ -79,6 +79,21 @@ TEST(ClassCurves, LayoutCopiesFallBackToThePointwiseCurve) {
   EXPECT_DOUBLE_EQ(class_curve(d, copy, peak)->gbps, 4000);
 }
 
+// A depthwise window of one tap (a per-channel scale and bias) streams as a pointwise kernel; wider
+// windows take the depthwise curve.
+TEST(ClassCurves, OneTapDepthwiseWindowsStreamAsPointwiseKernels) {
+  Device d = curved_device();
+  d.achievable.kernel_curves["pointwise"] = curve(2, 0, 0, 3000);
+  d.achievable.kernel_curves["depthwise"] = curve(4, 80, 10, 1000);
+  const PeakChoice peak = choose_peak(d, MathPath::kVector, "fp16");
+  KernelShape depthwise;
+  depthwise.cls = KernelClass::kDepthwise;
+  depthwise.k = 1;
+  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 3000);
+  depthwise.k = 9;
+  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000);
+}
+
 // Attention of a head size its kernel pads runs the padded math: the rate falls by the padding.
 TEST(ClassCurves, PaddedAttentionHeadsRunAtThePaddedRate) {
   Device d = curved_device();
@@ -110,7 +125,8 @@ KernelShape dense_conv(double in_channels, double out_channels, double taps) {
   return s;
 }
 
-// GEMM rows in whole 16-byte units; conv channels in multiples of 32, or for groups a power of two.
+// GEMM rows in whole 16-byte units; conv channels in multiples of 32, or for groups a power of two;
+// dense windows undilated.
 TEST(ClassCurves, TileAlignmentFollowsTheLibrariesTiles) {
   EXPECT_TRUE(tile_aligned(gemm_shape(384, 200), 2));
   EXPECT_FALSE(tile_aligned(gemm_shape(384, 196), 2));
@@ -126,6 +142,9 @@ TEST(ClassCurves, TileAlignmentFollowsTheLibrariesTiles) {
   EXPECT_TRUE(tile_aligned(grouped(32, 16), 2));
   EXPECT_TRUE(tile_aligned(grouped(8, 64), 2));
   EXPECT_FALSE(tile_aligned(grouped(17, 24), 2));
+  KernelShape dilated = dense_conv(256, 256, 9);
+  dilated.dilation = 2;  // the implicit GEMM gathers its rows from scattered pixels
+  EXPECT_FALSE(tile_aligned(dilated, 2));
   KernelShape depthwise;
   depthwise.cls = KernelClass::kDepthwise;
   depthwise.k = 9;
@@ -143,6 +162,23 @@ TEST(ClassCurves, UnalignedShapesTakeTheirOwnCurveWhereCalibrated) {
   EXPECT_DOUBLE_EQ(class_curve(d, gemm_shape(384, 200), peak)->tflops, 800);
   // A 1x1 conv with unaligned channels runs as an unaligned GEMM without a curve of its own.
   EXPECT_DOUBLE_EQ(class_curve(d, dense_conv(36, 144, 1), peak)->tflops, 170);
+}
+
+// A dense conv of a dilated window runs on the dilated curve where calibrated, else on the
+// unaligned one; calibrate fits its calls to the curve that prices them.
+TEST(ClassCurves, DilatedWindowsTakeTheDilatedCurveWhereCalibrated) {
+  Device d = device_with_conv_curves();
+  d.achievable.kernel_curves["conv_unaligned"] = curve(8, 0, 20, 500);
+  const PeakChoice peak = choose_peak(d, MathPath::kTensor, "fp16");
+  KernelShape dilated = dense_conv(256, 256, 9);
+  dilated.dilation = 12;
+  EXPECT_EQ(kernel_curve_name(dilated, 2), "conv_dilated");
+  EXPECT_DOUBLE_EQ(class_curve(d, dilated, peak)->tflops, 20);
+  d.achievable.kernel_curves["conv_dilated"] = curve(6, 0, 30, 700);
+  EXPECT_DOUBLE_EQ(class_curve(d, dilated, peak)->tflops, 30);
+  dilated.dilation = 1;
+  EXPECT_EQ(kernel_curve_name(dilated, 2), "conv");
+  EXPECT_DOUBLE_EQ(class_curve(d, dilated, peak)->tflops, 50);
 }
 
 // 17 groups of 24 channels over block-diagonal filters are one dense conv of 408 channels: an

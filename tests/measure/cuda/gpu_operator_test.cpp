@@ -220,10 +220,18 @@ TEST(MeasureGpuOperators, SoftmaxAndLayerNormRowLengths) {
   b.weight("g4096", kFloat, Shape{4096}).weight("b4096", kFloat, Shape{4096}).weight("g8200", kFloat, Shape{8200});
   b.node("LayerNormalization", {"l4096", "g4096", "b4096"}, {"ln4096"});
   b.node("LayerNormalization", {"l8200", "g8200"}, {"ln8200"});
-  for (const char* n : {"sm20", "sm1000", "sm3000", "lsm1000", "sm197", "lsm197", "ln768", "ln100", "ln2048", "ln4096", "ln8200"})
+  // Short rows several to a warp (8 to 64 channels: 1 to 16 vectors; row counts that leave the
+  // last warp's rows partial).
+  for (int64_t width : {8, 24, 32, 64}) {
+    const std::string w = std::to_string(width);
+    b.input("l" + w, kFloat, Shape{45, width}).weight("g" + w, kFloat, Shape{width}).weight("b" + w, kFloat, Shape{width});
+    b.node("LayerNormalization", {"l" + w, "g" + w, "b" + w}, {"ln" + w});
+  }
+  for (const char* n : {"sm20", "sm1000", "sm3000", "lsm1000", "sm197", "lsm197", "ln768", "ln100", "ln2048", "ln4096", "ln8200",
+                        "ln8", "ln24", "ln32", "ln64"})
     b.output(n);
   for (const char* n : {"sm20", "sm1000", "sm3000", "lsm1000", "sm197", "lsm197"}) check_both(b, n, 1e-5, 3e-3);
-  for (const char* n : {"ln768", "ln100", "ln2048", "ln4096", "ln8200"}) check_both(b, n, 1e-5, 3e-3);
+  for (const char* n : {"ln768", "ln100", "ln2048", "ln4096", "ln8200", "ln8", "ln24", "ln32", "ln64"}) check_both(b, n, 1e-5, 3e-3);
 }
 
 TEST(MeasureGpuOperators, InstanceAndGroupNorm) {

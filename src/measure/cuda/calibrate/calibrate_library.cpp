@@ -42,12 +42,8 @@ struct GridPoint {
   double flops = 0, k = 0;
 };
 
-// The curve a call of this kernel fits: its class's, or the class's unaligned one where the
-// roofline prices the shape so (tile_aligned).
-std::string curve_kind(const KernelShape& shape) {
-  const std::string base = kernel_class_name(shape.cls);
-  return tile_aligned(shape, 2) ? base : base + "_unaligned";
-}
+// The curve a call of this kernel fits: the one the roofline prices its shape by (fp16).
+std::string curve_kind(const KernelShape& shape) { return kernel_curve_name(shape, 2); }
 
 GridPoint gemm_point(int64_t batch, int64_t m, int64_t n, int64_t k) {
   GridPoint p;
@@ -76,12 +72,14 @@ GridPoint gemm_point(int64_t batch, int64_t m, int64_t n, int64_t k) {
 
 struct ConvShape {
   int64_t batch, in_channels, out_channels, size, kernel, stride, groups;
+  int64_t dilation = 1;
 };
 
 // The plan's kernel for the conv: names the curve its sample fits, as the roofline picks it.
 KernelShape conv_shape(const ConvShape& c) {
   KernelShape s;
   s.taps = static_cast<double>(c.kernel * c.kernel);
+  s.dilation = static_cast<double>(c.dilation);
   s.groups = static_cast<double>(c.groups);
   s.group_width = static_cast<double>(c.out_channels / c.groups);
   s.k = static_cast<double>(c.in_channels / c.groups) * s.taps;
@@ -97,8 +95,8 @@ GridPoint conv_point(const ConvShape& c) {
   p.spec.name = "grid_conv";
   p.spec.op_type = "Conv";
   p.spec.opset = 17;
-  const int64_t pad = c.kernel / 2;
-  const int64_t out = (c.size + 2 * pad - c.kernel) / c.stride + 1;
+  const int64_t pad = c.dilation * (c.kernel / 2), span = c.dilation * (c.kernel - 1) + 1;
+  const int64_t out = (c.size + 2 * pad - span) / c.stride + 1;
   p.spec.inputs = {half_tensor({c.batch, c.in_channels, c.size, c.size}),
                    half_tensor({c.out_channels, c.in_channels / c.groups, c.kernel, c.kernel}, true),
                    half_tensor({c.out_channels}, true)};  // a folded BatchNorm leaves every conv a bias
@@ -107,6 +105,7 @@ GridPoint conv_point(const ConvShape& c) {
   p.spec.attributes.int_lists["strides"] = {c.stride, c.stride};
   p.spec.attributes.int_lists["pads"] = {pad, pad, pad, pad};
   p.spec.attributes.ints["group"] = c.groups;
+  if (c.dilation > 1) p.spec.attributes.int_lists["dilations"] = {c.dilation, c.dilation};
   p.flops = 2.0 * c.batch * c.out_channels * out * out * (c.in_channels / c.groups) * c.kernel * c.kernel;
   p.k = shape.k;
   char buf[128];
@@ -114,6 +113,7 @@ GridPoint conv_point(const ConvShape& c) {
                 (long long)c.in_channels, (long long)c.out_channels, (long long)c.size, (long long)c.size,
                 (long long)c.kernel, (long long)c.stride, (long long)c.groups);
   p.shape = buf;
+  if (c.dilation > 1) p.shape += " d" + std::to_string(c.dilation);
   return p;
 }
 
@@ -232,10 +232,26 @@ void add_grouped_conv_points(std::vector<GridPoint>& points) {
   }
 }
 
+// Dilated windows (segmentation backbones and their pyramid pooling): dense 3x3 convs dilated 2, 4
+// and 12, and depthwise 3x3 and 5x5 ones dilated 2.
+void add_dilated_points(std::vector<GridPoint>& points) {
+  for (int64_t batch : {1, 32})
+    for (int64_t size : {28, 56}) {
+      for (int64_t c : {128, 256, 512})
+        for (int64_t d : {2, 4}) points.push_back(conv_point({batch, c, c, size, 3, 1, 1, d}));
+      if (size == 28)
+        for (int64_t c : {256, 512}) points.push_back(conv_point({batch, 2 * c, c, size, 3, 1, 1, 12}));
+      for (auto [c, kernel] : {std::pair<int64_t, int64_t>{480, 3}, {672, 5}})
+        points.push_back(conv_point({batch, c, c, size, kernel, 1, c, 2}));
+    }
+}
+
 // Shapes libraries tile badly (each fits the curve tile_aligned names, as the roofline prices it):
 // GEMMs and 1x1 convs with a dimension that is not a multiple of 8 elements, image stems (3 input
-// channels), 3x3 convs of 16 to 408 channels, grouped convs of 24 or 48 channels per group.
+// channels), 3x3 convs of 16 to 408 channels, grouped convs of 24 or 48 channels per group, dilated
+// windows.
 void add_alignment_points(std::vector<GridPoint>& points) {
+  add_dilated_points(points);
   for (int64_t m : {256, 4096, 32768})
     for (auto [n, k] : {std::pair<int64_t, int64_t>{384, 196}, {196, 384}, {1024, 196}, {196, 1024}, {100, 100}, {36, 256}, {256, 36}})
       points.push_back(gemm_point(1, m, n, k));

@@ -2,11 +2,12 @@
 // row kernels take a multiplier of 1). Channels-last takes the tiled kernel (depthwise_tiled.cuh)
 // where it runs faster (tiled_preferred); the direct kernels follow. Channels-last: a thread
 // computes 8 channels (16-byte loads of input and of weights laid out [KH, KW, C], so adjacent
-// threads read adjacent channels); NCHW: one plane. Common windows (3, 5 or 7 wide at stride 1 or 2, ConvMixer's 9 wide
-// at stride 1; no dilation) take the row kernels: a thread computes kTile adjacent outputs of a
-// row and reads each input pixel of a kernel row once, (kTile-1)*S + KW loads where one output
-// per thread takes kTile*KW, with the row's weights held in registers as floats. Other windows
-// take the one-output kernels. Accumulates in float.
+// threads read adjacent channels); NCHW: one plane. Common windows (3, 5 or 7 wide at stride 1
+// or 2, ConvMixer's 9 wide at stride 1; channels-last ones also dilated at stride 1, as the
+// segmentation backbones' last stages are) take the row kernels: a thread computes kTile outputs
+// of a row that read overlapping inputs and reads each input pixel of a kernel row once,
+// (kTile-1)*S + KW loads where one output per thread takes kTile*KW, with the row's weights held
+// in registers as floats. Other windows take the one-output kernels. Accumulates in float.
 #include <algorithm>
 
 #include "core/cuda_check.h"
@@ -123,17 +124,28 @@ __global__ void depthwise_nchw_kernel(const T* __restrict__ x, const T* __restri
 
 constexpr int kTile = 4;  // adjacent outputs of a row per thread
 
-// Channels-last row kernel: W channels, KW-wide window, stride S along the row.
+// The row kernels' tiles along a row of out_w outputs. A dilated window (stride 1) takes outputs
+// `dilation` apart, phase + dilation * (m0 + t), so a tile's outputs share their inputs as an
+// undilated window's adjacent outputs do: input j of the tile is column phase + dilation * (m0 + j).
+struct RowTiles {
+  int dilation, per_phase;
+  __host__ __device__ RowTiles(int64_t out_w, int d)
+      : dilation(d), per_phase(static_cast<int>(((out_w + d - 1) / d + kTile - 1) / kTile)) {}
+  __host__ __device__ int count() const { return dilation * per_phase; }
+};
+
+// Channels-last row kernel: W channels, KW-wide window, stride S along the row (any dilation at S = 1).
 template <typename T, int W, int KW, int S, bool kTail>
 __global__ void depthwise_nhwc_row_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                                           T* __restrict__ y, DepthwiseGeometry g, int64_t n) {
   constexpr int kSpan = (kTile - 1) * S + KW;  // input pixels a tile's outputs read per kernel row
   const int groups = static_cast<int>(g.channels / W);
-  const int tiles = static_cast<int>((g.out_w + kTile - 1) / kTile);
+  const RowTiles row_tiles(g.out_w, S == 1 ? g.dilation_w : 1);
+  const int tiles = row_tiles.count(), d = row_tiles.dilation;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const int c = static_cast<int>(i % groups) * W;
     int64_t rest = i / groups;
-    const int ow0 = static_cast<int>(rest % tiles) * kTile;
+    const int tile = static_cast<int>(rest % tiles), phase = tile % d, m0 = (tile / d) * kTile;
     rest /= tiles;
     const int oh = static_cast<int>(rest % g.out_h);
     const int64_t batch = rest / g.out_h;
@@ -155,10 +167,10 @@ __global__ void depthwise_nhwc_row_kernel(const T* __restrict__ x, const T* __re
         for (int k = 0; k < W; ++k) wf[kw][k] = to_float(wv.v[k]);
       }
       const T* row = x + (batch * g.in_h + ih) * g.in_w * g.channels + c;
-      const int iw0 = ow0 * S - g.pad_w;
+      const int iw0 = (phase + d * m0) * S - g.pad_w;
 #pragma unroll
       for (int j = 0; j < kSpan; ++j) {
-        const int iw = iw0 + j;
+        const int iw = iw0 + d * j;
         if (iw < 0 || iw >= g.in_w) continue;
         const auto xv = *reinterpret_cast<const Pack<T, W>*>(row + int64_t(iw) * g.channels);
 #pragma unroll
@@ -170,11 +182,11 @@ __global__ void depthwise_nhwc_row_kernel(const T* __restrict__ x, const T* __re
         }
       }
     }
-    const int64_t first = ((batch * g.out_h + oh) * g.out_w + ow0) * g.channels + c;
+    const int64_t first = ((batch * g.out_h + oh) * g.out_w + phase + d * m0) * g.channels + c;
 #pragma unroll
     for (int t = 0; t < kTile; ++t) {
-      if (ow0 + t >= g.out_w) break;
-      const int64_t at = first + int64_t(t) * g.channels;
+      if (phase + d * (m0 + t) >= g.out_w) break;
+      const int64_t at = first + int64_t(d) * t * g.channels;
       Pack<T, W> v;
 #pragma unroll
       for (int k = 0; k < W; ++k) v.v[k] = finish<T, kTail>(g.epilogue, acc[t][k], c + k, at + k);
@@ -237,8 +249,10 @@ bool small_work(int64_t threads, int sms) { return threads < int64_t(64) * sms; 
 template <typename T, int W, bool kTail>
 bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, int sms, const T* x, const T* w, const T* bias, T* y,
                        cudaStream_t stream) {
-  if (g.dilation_w != 1 || (g.stride_w != 1 && g.stride_w != 2)) return false;
-  const int64_t threads = g.batch * g.out_h * ((g.out_w + kTile - 1) / kTile) * (channels_last ? g.channels / W : g.channels);
+  if (g.stride_w != 1 && g.stride_w != 2) return false;
+  if (g.dilation_w != 1 && (!channels_last || g.stride_w != 1)) return false;  // dilated rows: channels-last, stride 1
+  const int64_t threads = g.batch * g.out_h * RowTiles(g.out_w, g.stride_w == 1 ? g.dilation_w : 1).count() *
+                          (channels_last ? g.channels / W : g.channels);
   const int grid = grid_of(threads, sms);
 #define MC_ROW_CASE(KW, S)                                                                                          \
   if (g.kernel_w == KW && g.stride_w == S) {                                                                        \

@@ -229,6 +229,21 @@ __global__ void resize_kernel(const T* x, T* y, bool linear, CubicMode cubic, in
 // batch 32) runs at the write rate rather than at 300 GB/s of per-element index arithmetic.
 constexpr int kResizeRun = 8;
 
+// Every coordinate mode maps output o to source o * step + offset. The linear rows take that
+// form, one multiply-add per output where source_coordinate divides; the two differ by an ulp,
+// which moves a bilinear sample (continuous in its coordinate) by as little. The nearest rows
+// keep the division, whose rounding decides which pixel they copy.
+struct LinearAxis {
+  float step, offset;
+};
+__device__ __forceinline__ LinearAxis linear_axis(int mode, int64_t in, int64_t out) {
+  const float step = static_cast<float>(in) / static_cast<float>(out);
+  if (mode == kAsymmetric) return {step, 0.f};
+  if (mode == kAlignCorners) return {out == 1 ? 0.f : static_cast<float>(in - 1) / static_cast<float>(out - 1), 0.f};
+  if (mode == kPytorchHalfPixel && out == 1) return {0.f, -0.5f};
+  return {step, 0.5f * step - 0.5f};
+}
+
 template <typename T>
 __global__ void resize_rows_kernel(const T* x, T* y, bool linear, int coord, int near, int64_t ih, int64_t iw,
                                    int64_t oh, int64_t ow, FastDivider runs_per_row, FastDivider rows, uint32_t runs) {
@@ -247,11 +262,13 @@ __global__ void resize_rows_kernel(const T* x, T* y, bool linear, int coord, int
       const int64_t y0 = static_cast<int64_t>(floorf(cy)), y1 = y0 + 1 < ih ? y0 + 1 : ih - 1;
       const float fy = cy - y0;
       const T *top = src + y0 * iw, *bottom = src + y1 * iw;
+      const LinearAxis across = linear_axis(coord, iw, ow);
+      const int last = static_cast<int>(iw - 1);
 #pragma unroll
       for (int k = 0; k < kResizeRun; ++k) {
-        const float cx = fminf(fmaxf(source_coordinate(coord, c0 + k, iw, ow), 0.f), float(iw - 1));
-        const int64_t x0 = static_cast<int64_t>(floorf(cx)), x1 = x0 + 1 < iw ? x0 + 1 : iw - 1;
-        const float fx = cx - x0;
+        const float cx = fminf(fmaxf(fmaf(static_cast<float>(c0 + k), across.step, across.offset), 0.f), float(last));
+        const int x0 = static_cast<int>(cx), x1 = x0 < last ? x0 + 1 : last;  // cx >= 0: truncation floors
+        const float fx = cx - static_cast<float>(x0);
         out[k] = from_float<T>((1 - fy) * ((1 - fx) * to_float(top[x0]) + fx * to_float(top[x1])) +
                                fy * ((1 - fx) * to_float(bottom[x0]) + fx * to_float(bottom[x1])));
       }

@@ -1,6 +1,7 @@
-// LayerNormalization over the last axis: one warp per row holding it in registers (rows of up to
-// 256 16-byte vectors), one block per row for wider rows (up to 2048 vectors: albert's 4096), a
-// lane-strided scalar loop where the row is not whole vectors.
+// LayerNormalization over the last axis: rows of up to 16 16-byte vectors (128 fp16 channels) on
+// as many lanes as they have vectors, several rows a warp; one warp per row holding it in
+// registers (up to 256 vectors); one block per row for wider rows (up to 2048 vectors: albert's
+// 4096); a lane-strided scalar loop where the row is not whole vectors.
 #include "core/block_reduce.cuh"
 #include "core/cuda_check.h"
 #include "core/index_math.cuh"
@@ -93,6 +94,22 @@ __global__ void layer_norm_vector_kernel(const T* __restrict__ x, const T* __res
   layer_norm_held_row<T, kVec, 32>(x + row * n, scale, bias, y + row * n, n, lane, eps, [](float v) { return warp_sum(v); });
 }
 
+// Layer norm of rows of at most kLanes 16-byte vectors (a hierarchical transformer's first stages:
+// 32 to 128 channels), kLanes lanes a row and 32 / kLanes rows a warp, so no lane idles as most
+// of a warp would over one short row. Every lane takes part in the shuffles: a lane past the last
+// row recomputes the last row and stores what its owner stores.
+template <typename T, int kLanes>
+__global__ void layer_norm_sub_warp_kernel(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
+                                           T* __restrict__ y, int64_t rows, int n, float eps) {
+  const auto [warp, lane] = warp_row();
+  const int64_t own = warp * (32 / kLanes) + lane / kLanes, row = own < rows ? own : rows - 1;
+  layer_norm_held_row<T, 1, kLanes>(x + row * n, scale, bias, y + row * n, n, lane % kLanes, eps, [](float v) {
+#pragma unroll
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    return v;
+  });
+}
+
 constexpr int kRowBlockThreads = 256;
 
 // Layer norm of rows wider than a warp holds: one block per row, kVec vectors a thread, the sums
@@ -123,6 +140,15 @@ bool launch_vector_rows(const T* x, const T* scale, const T* bias, T* y, int64_t
       (bias && !aligned(bias)))
     return false;
   const int n = static_cast<int>(cols);
+  if (vectors <= 16) {
+    const int per_warp = vectors <= 2 ? 16 : vectors <= 4 ? 8 : vectors <= 8 ? 4 : 2;  // rows a warp
+    const int blocks = row_blocks((rows + per_warp - 1) / per_warp), threads = 32 * kWarpsPerBlock;
+    if (per_warp == 16) layer_norm_sub_warp_kernel<T, 2><<<blocks, threads, 0, stream>>>(x, scale, bias, y, rows, n, eps);
+    else if (per_warp == 8) layer_norm_sub_warp_kernel<T, 4><<<blocks, threads, 0, stream>>>(x, scale, bias, y, rows, n, eps);
+    else if (per_warp == 4) layer_norm_sub_warp_kernel<T, 8><<<blocks, threads, 0, stream>>>(x, scale, bias, y, rows, n, eps);
+    else layer_norm_sub_warp_kernel<T, 16><<<blocks, threads, 0, stream>>>(x, scale, bias, y, rows, n, eps);
+    return true;
+  }
   if (vectors <= 32 * 8) {
     const int blocks = row_blocks(rows), threads = 32 * kWarpsPerBlock;
     const int per_lane = static_cast<int>((vectors + 31) / 32);
