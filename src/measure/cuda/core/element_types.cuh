@@ -35,4 +35,8 @@ inline int grid_for(int64_t work, int threads = kThreads) {
   return static_cast<int>(blocks < 1 ? 1 : (blocks > (1 << 30) ? (1 << 30) : blocks));
 }
 
+// Grid-stride data movement: at most 16 blocks of kThreads per SM of an H100 (132 SMs), each
+// thread looping over the rest.
+inline int capped_grid(int64_t work) { return grid_for(work) > 132 * 16 ? 132 * 16 : grid_for(work); }
+
 }  // namespace modelcost::cuda

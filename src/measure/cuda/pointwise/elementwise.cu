@@ -232,8 +232,6 @@ ElementType element_type(int32_t dtype) {
 size_t element_bytes(ElementType type) { return type == ElementType::kFloat32 ? 4 : 2; }
 
 namespace {
-// Grid of at most a few waves: grid-stride loops cover the rest.
-int capped_grid(int64_t work) { return grid_for(work) > 132 * 16 ? 132 * 16 : grid_for(work); }
 
 // Merges adjacent dims whose strides are contiguous in every operand (and the output).
 Indexing make_indexing(const std::vector<int64_t>& dims, const std::vector<int64_t>& sa, const std::vector<int64_t>& sb,
