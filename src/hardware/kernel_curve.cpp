@@ -11,8 +11,9 @@ namespace modelcost {
 const std::vector<std::string>& kernel_class_names() {
   // The kernel plan's classes with curves of their own (layout copies and gathers where an entry
   // has theirs, else the pointwise curve, as the rest); *_unaligned: the matrix classes' shapes
-  // libraries tile badly, conv_dilated: dense convs of dilated windows (docs/roofline.md); decode_*, prefill_attention and expert_*: the deployed LLM step's own
-  // kernels (docs/llm.md), decode_* and expert_routing priced by the bytes they stream.
+  // libraries tile badly, conv_dilated: dense convs of dilated windows (docs/roofline.md);
+  // decode_*, prefill_attention and expert_*: the deployed LLM step's own kernels (docs/llm.md),
+  // decode_* and expert_routing priced by the bytes they stream.
   static const std::vector<std::string> names = {
       "gemm",          "conv1x1",        "conv",          "grouped_conv",     "depthwise",
       "gemm_unaligned", "conv1x1_unaligned", "conv_unaligned", "grouped_conv_unaligned", "conv_dilated",
@@ -26,7 +27,8 @@ const std::vector<std::string>& kernel_class_names() {
 bool kernel_class_is_matrix(const std::string& name) {
   return name == "gemm" || name == "conv1x1" || name == "conv" || name == "grouped_conv" || name == "depthwise" ||
          name == "gemm_unaligned" || name == "conv1x1_unaligned" || name == "conv_unaligned" ||
-         name == "grouped_conv_unaligned" || name == "conv_dilated" || name == "attention" || name == "prefill_attention" || name == "expert_gemm";
+         name == "grouped_conv_unaligned" || name == "conv_dilated" || name == "attention" || name == "prefill_attention" ||
+         name == "expert_gemm";
 }
 
 namespace {

@@ -142,8 +142,9 @@ constexpr int row_kernel_min_blocks(int kw) { return kw <= 3 ? 3 : 1; }
 
 // Channels-last row kernel: W channels, KW-wide window, stride S along the row (any dilation at S = 1).
 template <typename T, int W, int KW, int S, bool kTail>
-__global__ void __launch_bounds__(kThreads, row_kernel_min_blocks(KW)) depthwise_nhwc_row_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
-                                          T* __restrict__ y, DepthwiseGeometry g, int64_t n) {
+__global__ void __launch_bounds__(kThreads, row_kernel_min_blocks(KW))
+    depthwise_nhwc_row_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias, T* __restrict__ y,
+                              DepthwiseGeometry g, int64_t n) {
   constexpr int kSpan = (kTile - 1) * S + KW;  // input pixels a tile's outputs read per kernel row
   const int groups = static_cast<int>(g.channels / W);
   const RowTiles row_tiles(g.out_w, S == 1 ? g.dilation_w : 1);
