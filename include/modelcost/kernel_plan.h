@@ -62,7 +62,8 @@ bool tile_aligned(const KernelShape& kernel, double element_bytes);
 
 // The kernel curve a kernel of this shape is priced by first and a calibrate call of it is fitted
 // to: its class's, "<class>_unaligned" where tile_aligned says no, "conv_dilated" for a dense conv
-// of a dilated window (its own curve: the gathered pixels cost more than the channel counts say).
+// of a dilated window (its own curve: the gathered pixels cost more than the channel counts say),
+// "pointwise" for a depthwise window of one tap (a per-channel scale and bias: a stream).
 std::string kernel_curve_name(const KernelShape& kernel, double element_bytes);
 
 // `count` independent GEMMs of M x N outputs, each summing over K (groups, heads, batch).

@@ -192,6 +192,9 @@ bool tile_aligned(const KernelShape& kernel, double element_bytes) {
 }
 
 std::string kernel_curve_name(const KernelShape& kernel, double element_bytes) {
+  // A depthwise window of one tap is a per-channel scale and bias: it streams its input to its
+  // output as a pointwise kernel does, with none of a window's reuse to pay for.
+  if (kernel.cls == KernelClass::kDepthwise && kernel.k > 0 && kernel.k <= 1) return "pointwise";
   const std::string base = kernel_class_name(kernel.cls);
   if (kernel.cls == KernelClass::kConv && kernel.dilation > 1) return base + "_dilated";
   return tile_aligned(kernel, element_bytes) ? base : base + "_unaligned";

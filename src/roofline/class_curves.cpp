@@ -10,47 +10,46 @@ namespace modelcost {
 
 namespace {
 
-// The curves that may price a kernel, in order: an unaligned shape's own where calibrate measured
-// one, then its class's, else the curve of the library kernel it is built like (docs/roofline.md,
-// "Kernel classes"). A depthwise window of one tap is a per-channel scale and bias: it streams its
-// input to its output as a pointwise kernel does, with none of a window's reuse to pay for.
-std::vector<const char*> curve_keys(const KernelShape& kernel, bool aligned) {
+// The curves that may price a kernel, in order: the one its shape names (kernel_curve_name: an
+// unaligned or dilated shape's own, a one-tap depthwise window's pointwise stream), then, where the
+// entry lacks that one, its class's, else the curve of the library kernel it is built like
+// (docs/roofline.md, "Kernel classes").
+std::vector<std::string> curve_keys(const KernelShape& kernel, double element_bytes) {
+  if (kernel.cls == KernelClass::kNone) return {};
+  const bool aligned = tile_aligned(kernel, element_bytes);
+  std::vector<std::string> fallbacks;
   switch (kernel.cls) {
-    case KernelClass::kGemm:
-      if (!aligned) return {"gemm_unaligned", "gemm"};
-      return {"gemm"};
+    case KernelClass::kGemm: fallbacks = {"gemm"}; break;
     case KernelClass::kConv:
-      if (kernel.dilation > 1) return {"conv_dilated", "conv_unaligned", "conv"};
-      if (!aligned) return {"conv_unaligned", "conv"};
-      return {"conv"};
+      fallbacks = aligned ? std::vector<std::string>{"conv"} : std::vector<std::string>{"conv_unaligned", "conv"};
+      break;
     case KernelClass::kConv1x1:
-      if (!aligned) return {"conv1x1_unaligned", "gemm_unaligned", "conv1x1", "gemm"};
-      return {"conv1x1", "gemm"};
-    case KernelClass::kGroupedConv:
-      if (!aligned) return {"grouped_conv_unaligned", "grouped_conv", "conv"};
-      return {"grouped_conv", "conv"};
+      fallbacks = aligned ? std::vector<std::string>{"gemm"} : std::vector<std::string>{"gemm_unaligned", "conv1x1", "gemm"};
+      break;
+    case KernelClass::kGroupedConv: fallbacks = {"grouped_conv", "conv"}; break;
+    case KernelClass::kAttention: fallbacks = {"gemm"}; break;
+    case KernelClass::kReduction:
+    case KernelClass::kNorm:
+    case KernelClass::kPooling:
+    case KernelClass::kLayoutCopy:
+    case KernelClass::kGatherScatter:
+    case KernelClass::kOther: fallbacks = {"pointwise"}; break;
     case KernelClass::kDepthwise:
-      if (kernel.k > 0 && kernel.k <= 1) return {"pointwise"};
-      return {"depthwise"};
-    case KernelClass::kAttention: return {"attention", "gemm"};
-    case KernelClass::kReduction: return {"reduction", "pointwise"};
-    case KernelClass::kNorm: return {"norm", "pointwise"};
-    case KernelClass::kPooling: return {"pooling", "pointwise"};
-    case KernelClass::kLayoutCopy: return {"layout_copy", "pointwise"};
-    case KernelClass::kGatherScatter: return {"gather_scatter", "pointwise"};
     case KernelClass::kPointwise:
-    case KernelClass::kOther: return {"pointwise"};
-    case KernelClass::kNone: return {};
+    case KernelClass::kNone: break;
   }
-  return {};
+  std::vector<std::string> keys{kernel_curve_name(kernel, element_bytes)};
+  for (const std::string& key : fallbacks)
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  return keys;
 }
 
 // A grouped conv of few channels per group fills a library tile's channel width only partly: its
 // math runs at the rate of a group padded to kGroupTileChannels (an estimate until a grouped_conv
 // curve is calibrated; docs/roofline.md).
 constexpr double kGroupTileChannels = 32;
-double grouped_conv_padding(const KernelShape& kernel, const char* key) {
-  if (kernel.cls != KernelClass::kGroupedConv || std::string(key) != "conv" || !(kernel.group_width > 0)) return 1;
+double grouped_conv_padding(const KernelShape& kernel, const std::string& key) {
+  if (kernel.cls != KernelClass::kGroupedConv || key != "conv" || !(kernel.group_width > 0)) return 1;
   return std::max(1.0, std::ceil(kernel.group_width / kGroupTileChannels) * kGroupTileChannels / kernel.group_width);
 }
 
@@ -70,7 +69,7 @@ double dtype_rate_scale(const Device& device, KernelClass c, const PeakChoice& p
 std::optional<KernelCurve> class_curve(const Device& device, const KernelShape& kernel, const PeakChoice& peak,
                                        double element_bytes) {
   const auto& curves = device.achievable.kernel_curves;
-  for (const char* key : curve_keys(kernel, tile_aligned(kernel, element_bytes))) {
+  for (const std::string& key : curve_keys(kernel, element_bytes)) {
     auto it = curves.find(key);
     if (it == curves.end()) continue;
     KernelCurve curve = it->second;
