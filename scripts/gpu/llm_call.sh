@@ -11,11 +11,7 @@
 #   the configs PyTorch runs, when not all of them fit the GPU whole)
 set -o pipefail
 GPU=$1; shift
-mkdir -p /tmp/c && tar xJf .carry/pack.tar.xz -C /tmp/c
-export MODELCOST_HWDB=$PWD/hwdb
-CUDNN=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
-LT=$(dirname "$(find / -name 'libcublasLt.so.13' -not -path '/proc/*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH=/tmp/c/pack/lib:$CUDNN:$LT:/usr/local/cuda/lib64:$LD_LIBRARY_PATH
+source scripts/gpu/unpack.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 MC=/tmp/c/pack/bin/modelcost
 R=/tmp/results; mkdir -p $R

@@ -6,12 +6,9 @@
 #   scripts/gpu/llm_tp_call.sh GPU_ENTRY CONFIG.json
 set -o pipefail
 GPU=$1; CFG=$2
-mkdir -p /tmp/c && tar xJf .carry/pack.tar.xz -C /tmp/c
-export MODELCOST_HWDB=$PWD/hwdb
-CUDNN=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
-LT=$(dirname "$(find / -name 'libcublasLt.so.13' -not -path '/proc/*' 2>/dev/null | head -1)")
+source scripts/gpu/unpack.sh
 NCCL=$(dirname "$(find / -name 'libnccl.so.2' -not -path '/proc/*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH=/tmp/c/pack/lib:$CUDNN:$LT:$NCCL:/usr/local/cuda/lib64:$LD_LIBRARY_PATH
+export LD_LIBRARY_PATH=$NCCL:$LD_LIBRARY_PATH
 nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c; nvidia-smi topo -m | head -6
 MC=/tmp/c/pack/bin/modelcost
 R=/tmp/results; mkdir -p $R

@@ -9,11 +9,8 @@
 # networks alone, measured again; CALIBRATE=1: `modelcost calibrate` first, its grid and entry in $OUT).
 set -o pipefail
 GPU=$1; DEADLINE=$2
-mkdir -p /tmp/c && tar xJf .carry/pack.tar.xz -C /tmp/c
+source scripts/gpu/unpack.sh
 mkdir -p /work; ln -sfn "$PWD" /work/main; export MODELCOST_HWDB=$PWD/hwdb   # the binary's compiled-in hwdb
-CUDNN=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
-LT=$(dirname "$(find / -name 'libcublasLt.so.13' -not -path '/proc/*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH=/tmp/c/pack/lib:$CUDNN:$LT:/usr/local/cuda/lib64:$LD_LIBRARY_PATH
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 /tmp/c/pack/bin/modelcost --version | head -3
 ZOO=tests/models/zoo; [ -d /tmp/zoo ] && ZOO=/tmp/zoo

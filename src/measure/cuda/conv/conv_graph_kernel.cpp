@@ -7,27 +7,19 @@
 // grouped conv's graph too, in a group and as a node: its engines hold grouped kernels that
 // cudnnFind's algorithms lack.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "conv/cudnn_graph.h"
+#include "conv/conv_graph_plans.h"
 #include "core/cuda_check.h"
 #include "core/cudnn_util.h"
 #include "deployed/group_runner.h"
 #include "timing/sampler.h"
+#include "timing/timing.h"
 
 namespace modelcost::cuda {
-
-std::string graph_key(const ConvParams& c, int32_t dtype, const MatrixEpilogue& e);
-
 namespace {
-
-enum Uid : int64_t { kX = 1, kW, kBias, kResidual, kY, kConvOut, kBiasOut, kResidualOut, kSecondResidual, kSecondResidualOut };
-// The heuristics' first plans timed: each runtime-fusion plan compiles a kernel when finalized,
-// and the first two held the fastest in EfficientNet-B0 and MobileNetV2 on the H100.
-constexpr size_t kPlansTimed = 2;
 
 const char* activation_name(EpilogueActivation a) {
   switch (a) {
@@ -38,16 +30,6 @@ const char* activation_name(EpilogueActivation a) {
     default: return "";
   }
 }
-
-// A graph's descriptors and finalized plans with the plan chosen: kept in the context, so an
-// identical group reuses the compiled plans untimed (a runtime-fusion plan compiles a kernel
-// when finalized). `refused` (no plan runs) is kept too.
-struct ConvGraphPlans {
-  std::vector<Descriptor> keep;  // every descriptor the graph and its plans refer to
-  std::vector<GraphPlan> plans;
-  size_t chosen = 0;
-  std::string note, refused;
-};
 
 class ConvGraphKernel : public GroupKernel {
  public:
@@ -62,18 +44,17 @@ class ConvGraphKernel : public GroupKernel {
   ConvGraphKernel(const ConvParams& c, int32_t dtype, const MatrixEpilogue& e, std::vector<void*> operands, CudaContext& ctx,
                   std::shared_ptr<ConvGraphPlans> known)
       : handle_(ctx.cudnn), set_(std::move(known)), pointers_(std::move(operands)) {
-    const bool fresh = !set_;
-    if (fresh) {
-      set_ = std::make_shared<ConvGraphPlans>();
-      build(c, cudnn_type(dtype), e);
+    if (!set_) {
+      LedgerScope building(ctx.timing->ledger, "cuDNN graph: plans built (runtime-fusion kernels compiled)");
+      set_ = build_conv_graph_plans(ctx.cudnn, c, dtype, e);
     }
-    uids_ = {kX, kW, kBias, kY};
-    if (e.residual >= 0) uids_.push_back(kResidual);
-    if (e.second_residual >= 0) uids_.push_back(kSecondResidual);
+    uids_ = {kGraphX, kGraphW, kGraphBias, kGraphY};
+    if (e.residual >= 0) uids_.push_back(kGraphResidual);
+    if (e.second_residual >= 0) uids_.push_back(kGraphSecondResidual);
     label_ = fmt::format("cudnn graph conv+bias{}{}{} NHWC", e.residual >= 0 ? "+add" : "", e.second_residual >= 0 ? "+add" : "",
                          activation_name(e.activation));
     bind(ctx);
-    if (fresh) {
+    if (!set_->timed) {
       choose_plan(ctx);
     } else if (!runs_and_captures(set_->chosen, ctx.stream)) {
       throw GraphRefused("the plan chosen for an identical group does not run here");
@@ -90,71 +71,7 @@ class ConvGraphKernel : public GroupKernel {
   std::string implementation() const override { return label_ + set_->note; }
 
  private:
-  // The operation graph: conv, bias add, residual adds, activation; the last op writes Y.
-  void build(const ConvParams& c, cudnnDataType_t type, const MatrixEpilogue& e) {
-    const std::vector<int64_t> x_dims = {c.batch, c.in_channels, c.in_size[0], c.in_size[1]},
-                               w_dims = {c.out_channels, c.in_channels / c.groups, c.kernel[0], c.kernel[1]},
-                               y_dims = {c.batch, c.out_channels, c.out_size[0], c.out_size[1]},
-                               b_dims = {1, c.out_channels, 1, 1};
-    const std::vector<int64_t> y_strides = layout_strides(y_dims, true);
-    const BackendDescriptor& x = keep(graph_tensor(kX, x_dims, layout_strides(x_dims, true), type, false));
-    const BackendDescriptor& w = keep(graph_tensor(kW, w_dims, layout_strides(w_dims, true), type, false));
-    const BackendDescriptor& b = keep(graph_tensor(kBias, b_dims, layout_strides(b_dims, true), type, false));
-    const BackendDescriptor& y = keep(graph_tensor(kY, y_dims, y_strides, type, false));
-    const bool act = e.activation != EpilogueActivation::kNone, residual = e.residual >= 0;
-    const BackendDescriptor& conv_out = keep(graph_tensor(kConvOut, y_dims, y_strides, CUDNN_DATA_FLOAT, true));
-    std::vector<const BackendDescriptor*> ops = {&conv_op(c, x, w, conv_out)};
-    const BackendDescriptor* last = &y;
-    if (residual || act) last = &keep(graph_tensor(kBiasOut, y_dims, y_strides, CUDNN_DATA_FLOAT, true));
-    ops.push_back(&pointwise_op(CUDNN_POINTWISE_ADD, conv_out, &b, *last, 0, set_->keep));
-    const std::pair<int, Uid> residuals[] = {{e.residual, kResidual}, {e.second_residual, kSecondResidual}};
-    for (const auto& [tensor, uid] : residuals) {
-      if (tensor < 0) continue;
-      const bool more = act || (uid == kResidual && e.second_residual >= 0);
-      const Uid out_uid = uid == kResidual ? kResidualOut : kSecondResidualOut;
-      const BackendDescriptor& z = keep(graph_tensor(uid, y_dims, y_strides, type, false));
-      const BackendDescriptor* out = more ? &keep(graph_tensor(out_uid, y_dims, y_strides, CUDNN_DATA_FLOAT, true)) : &y;
-      ops.push_back(&pointwise_op(CUDNN_POINTWISE_ADD, *last, &z, *out, 0, set_->keep));
-      last = out;
-    }
-    if (act) {
-      const cudnnPointwiseMode_t mode = e.activation == EpilogueActivation::kSwish     ? CUDNN_POINTWISE_SWISH_FWD
-                                        : e.activation == EpilogueActivation::kSigmoid ? CUDNN_POINTWISE_SIGMOID_FWD
-                                                                                       : CUDNN_POINTWISE_RELU_FWD;
-      const double clip = e.activation == EpilogueActivation::kClippedRelu ? e.clip : 0;
-      ops.push_back(&pointwise_op(mode, *last, nullptr, y, clip, set_->keep));
-    }
-    set_->plans = graph_plans(handle_, ops, kPlansTimed, set_->keep);
-    if (set_->plans.empty()) throw GraphRefused("cuDNN's heuristics offer no plan that runs this graph");
-  }
 
-  const BackendDescriptor& conv_op(const ConvParams& c, const BackendDescriptor& x, const BackendDescriptor& w,
-                                   const BackendDescriptor& y) {
-    auto desc = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-    const int64_t dims = 2;
-    const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-    const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    const std::vector<int64_t> pre = {c.pads[0], c.pads[1]}, post = {c.pads[2], c.pads[3]};
-    desc->set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims, "conv dims");
-    desc->set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute, "conv compute type");
-    desc->set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode, "conv mode");
-    desc->set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, dims, pre.data(), "conv pre paddings");
-    desc->set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, dims, post.data(), "conv post paddings");
-    desc->set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dims, c.dilations.data(), "conv dilations");
-    desc->set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, dims, c.strides.data(), "conv strides");
-    desc->finalize("convolution descriptor");
-    auto op = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-    const float alpha = 1, beta = 0;
-    op->set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x, "conv x");
-    op->set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w, "conv w");
-    op->set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y, "conv y");
-    op->set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, *desc, "conv descriptor");
-    op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha, "conv alpha");
-    op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta, "conv beta");
-    op->finalize("convolution operation");
-    keep(std::move(desc));
-    return keep(std::move(op));
-  }
 
   // The workspace the plans need (those within the context's limit) and the variant pack binding
   // this group's buffers.
@@ -177,7 +94,7 @@ class ConvGraphKernel : public GroupKernel {
     for (size_t i = 0; i < set_->plans.size(); ++i) {
       if (set_->plans[i].workspace > workspace_bytes_ || !runs_and_captures(i, ctx.stream)) continue;
       set_->chosen = i;
-      const double us = quick_median_us(*ctx.timing, [this](cudaStream_t s) { launch(s); }, ctx.stream);
+      const double us = quick_median_us(*ctx.timing, [this](cudaStream_t s) { launch(s); }, ctx.stream, {{}, best_us});
       times += fmt::format("{}engine {} {:.1f} us", times.empty() ? "" : ", ", set_->plans[i].engine, us);
       if (us < best_us) {
         best_us = us;
@@ -186,6 +103,7 @@ class ConvGraphKernel : public GroupKernel {
     }
     if (!(best_us < std::numeric_limits<double>::infinity())) throw GraphRefused("no plan of the graph runs");
     set_->chosen = best;
+    set_->timed = true;
     set_->note = fmt::format(" engine {} (plans timed: {})", set_->plans[best].engine, times);
   }
 
@@ -215,10 +133,6 @@ class ConvGraphKernel : public GroupKernel {
     return operands;
   }
 
-  const BackendDescriptor& keep(Descriptor d) {
-    set_->keep.push_back(std::move(d));
-    return *set_->keep.back();
-  }
 
   cudnnHandle_t handle_;
   std::shared_ptr<ConvGraphPlans> set_;
@@ -276,19 +190,29 @@ std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, s
   return std::make_unique<ConvGraphRunner>(conv);
 }
 
-// Names the graph: the conv's shapes and attributes, dtype, epilogue.
-std::string graph_key(const ConvParams& c, int32_t dtype, const MatrixEpilogue& e) {
-  auto list = [](const std::vector<int64_t>& v) { return fmt::format("{}", fmt::join(v, ",")); };
-  return fmt::format("cudnn graph|{} {} {} g{} {}|{}|{}|{}|{}|{}|{}|act {} clip {}|res {} {}", c.batch, c.in_channels,
-                     c.out_channels, c.groups, dtype, list(c.in_size), list(c.kernel), list(c.strides), list(c.pads),
-                     list(c.dilations), c.has_bias, static_cast<int>(e.activation), e.clip, e.residual >= 0,
-                     e.second_residual >= 0);
+namespace {
+
+// Whether cuDNN's graph runs this conv here: dense and grouped 2-D convs, channels-last, fp16/bf16.
+bool graph_runs(const ConvParams& c, int32_t dtype, const CudaContext& cuda) {
+  return !is_depthwise_2d(c) && c.kernel.size() == 2 && cuda.channels_last_half && takes_dtype(ConvGraphKernel::kDtypes, dtype);
+}
+
+}  // namespace
+
+std::optional<ConvGraphRequest> conv_graph_request(const GroupView& view) {
+  if (!view.group.launches || view.launching_members().empty()) return std::nullopt;
+  const std::optional<MatrixEpilogue> e = conv_graph_epilogue(view);
+  if (!e) return std::nullopt;
+  const auto& c = std::get<ConvParams>(view.plan(e->anchor));
+  const int32_t dtype = view.spec(e->anchor).outputs[0].dtype;
+  if (!graph_runs(c, dtype, view.cuda)) return std::nullopt;
+  return ConvGraphRequest{c, dtype, *e};
 }
 
 std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why) {
   const auto& c = std::get<ConvParams>(view.plan(e.anchor));
   const int32_t dtype = view.spec(e.anchor).outputs[0].dtype;
-  if (is_depthwise_2d(c) || c.kernel.size() != 2 || !view.cuda.channels_last_half || !takes_dtype(ConvGraphKernel::kDtypes, dtype)) {
+  if (!graph_runs(c, dtype, view.cuda)) {
     *why = "cuDNN's graph fusion runs dense and grouped 2-D convs channels-last in fp16/bf16";
     return nullptr;
   }

@@ -126,7 +126,7 @@ class CudnnConvRunner : public OperatorRunner {
     std::string candidates;
     double best_us = std::numeric_limits<double>::infinity();
     auto consider = [&](bool fused) {
-      const double us = quick_median_us(*ctx.timing, [this](cudaStream_t s) { launch(s); }, ctx.stream);
+      const double us = quick_median_us(*ctx.timing, [this](cudaStream_t s) { launch(s); }, ctx.stream, {{}, best_us});
       candidates += fmt::format("{}{} {} {:.1f} us", candidates.empty() ? "" : ", ", channels_last_ ? "NHWC" : "NCHW",
                                 fused ? "fused" : "algo " + std::to_string(static_cast<int>(algo_)), us);
       if (us < best_us) {
@@ -207,7 +207,7 @@ class CudnnConvRunner : public OperatorRunner {
     double best_us = std::numeric_limits<double>::infinity();
     for (size_t i = 0; i < usable.size(); ++i) {
       use(usable[i]);
-      const double us = quick_median_us(*ctx.timing, [this](cudaStream_t s) { launch(s); }, ctx.stream);
+      const double us = quick_median_us(*ctx.timing, [this](cudaStream_t s) { launch(s); }, ctx.stream, {{}, best_us});
       if (us < best_us) {
         best_us = us;
         best = i;

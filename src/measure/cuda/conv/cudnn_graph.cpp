@@ -2,7 +2,10 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
+#include <thread>
 
 namespace modelcost::cuda {
 namespace {
@@ -12,6 +15,31 @@ void check(cudnnStatus_t status, const char* what) {
     cudaGetLastError();  // a refused configuration leaves no launch error behind
     throw GraphRefused(std::string(what) + ": " + cudnnGetErrorString(status));
   }
+}
+
+// The execution plan of one engine config with its workspace size and engine, or nothing where
+// cuDNN does not finalize it (an engine that does not run this graph here).
+std::optional<GraphPlan> finalized_plan(cudnnHandle_t handle, const BackendDescriptor& config) {
+  GraphPlan p;
+  try {
+    p.plan = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    p.plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle, "plan handle");
+    p.plan->set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config, "plan engine config");
+    p.plan->finalize("execution plan");
+    int64_t n = 0;
+    check(cudnnBackendGetAttribute(p.plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
+                                   &p.workspace),
+          "plan workspace size");
+  } catch (const GraphRefused&) {
+    return std::nullopt;
+  }
+  BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t engine_raw = engine.get();
+  int64_t n = 0;
+  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                               &engine_raw) == CUDNN_STATUS_SUCCESS)
+    cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &p.engine);
+  return p;
 }
 
 // Plans of one heuristics mode, appended to `plans` until `limit`; a config cuDNN cannot
@@ -36,26 +64,19 @@ void plans_of_mode(cudnnHandle_t handle, const BackendDescriptor& graph, cudnnBa
     check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned,
                                    raw.data()),
           "heuristics results");
-  for (int64_t i = 0; i < returned && plans.size() < limit; ++i) {
-    GraphPlan p;
-    p.plan = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    try {
-      p.plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle, "plan handle");
-      p.plan->set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[i], "plan engine config");
-      p.plan->finalize("execution plan");
-    } catch (const GraphRefused&) {
-      continue;
-    }
-    int64_t n = 0;
-    check(cudnnBackendGetAttribute(p.plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
-                                   &p.workspace),
-          "plan workspace size");
-    BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-    cudnnBackendDescriptor_t engine_raw = engine.get();
-    if (cudnnBackendGetAttribute(configs[i]->get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
-                                 &engine_raw) == CUDNN_STATUS_SUCCESS)
-      cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &p.engine);
-    plans.push_back(std::move(p));
+  // Finalizing a runtime-fusion plan compiles its kernel (NVRTC inside cuDNN, a few hundred ms on
+  // one CPU core), so the configs still wanted are finalized at once, each on a thread of its own
+  // with the one handle, as XLA compiles cuDNN plans; a config that does not finalize is skipped.
+  for (int64_t next = 0; next < returned && plans.size() < limit;) {
+    const int64_t end = std::min<int64_t>(returned, next + static_cast<int64_t>(limit - plans.size()));
+    std::vector<std::optional<GraphPlan>> built(static_cast<size_t>(end - next));
+    std::vector<std::thread> workers;
+    for (int64_t i = next; i < end; ++i)
+      workers.emplace_back([&, i] { built[static_cast<size_t>(i - next)] = finalized_plan(handle, *configs[i]); });
+    for (std::thread& worker : workers) worker.join();
+    for (auto& plan : built)
+      if (plan) plans.push_back(std::move(*plan));
+    next = end;
   }
   for (auto& config : configs) keep.push_back(std::move(config));
 }

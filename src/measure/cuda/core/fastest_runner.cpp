@@ -45,7 +45,7 @@ class FastestRunner : public OperatorRunner {
         refused = e.what();
         continue;
       }
-      const double us = quick_median_us(*ctx.timing, [&](cudaStream_t s) { candidate.launch(s); }, ctx.stream);
+      const double us = quick_median_us(*ctx.timing, [&](cudaStream_t s) { candidate.launch(s); }, ctx.stream, {{}, best});
       char buf[64];
       std::snprintf(buf, sizeof(buf), ": %.1f us", us);
       choice_.summary += (choice_.summary.empty() ? "" : "; ") + candidate.implementation() + buf;

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "conv/conv_graph_plans.h"
 #include "core/cuda_backend.h"
 #include "core/cuda_check.h"
 #include "deployed/group_runner.h"
@@ -26,6 +27,11 @@ namespace {
 PreparedGroups prepare_groups(const Analysis& analysis, const FusionPlan& plan, ModelBuffers& buffers, CudaContext& cuda,
                               DeployedMeasurement& result) {
   PreparedGroups prepared;
+  // The model's cuDNN graphs first, built together: finalizing their plans compiles kernels.
+  std::vector<ConvGraphRequest> graphs;
+  for (const FusedGroup& group : plan.groups)
+    if (auto request = conv_graph_request(GroupView(analysis, group, buffers, cuda))) graphs.push_back(*request);
+  prebuild_conv_graphs(graphs, cuda);
   for (const FusedGroup& group : plan.groups) {
     GroupMeasurement g;
     g.group = group.id;

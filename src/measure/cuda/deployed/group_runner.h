@@ -7,6 +7,7 @@
 // only enqueues and can be captured into a CUDA graph.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -125,5 +126,8 @@ std::unique_ptr<GroupKernel> make_thin_gemm_kernel(const GroupView& view, const 
 // A dense or grouped 2-D conv with bias, residual and any activation above but GELU as one cuDNN
 // graph (conv_graph_kernel.cpp); channels-last fp16/bf16 only.
 std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
+// The epilogue make_epilogue_kernel tries as one cuDNN graph for this group (a dense conv's
+// activation the fused call cannot take or second residual, a grouped conv's epilogue), or nothing.
+std::optional<MatrixEpilogue> conv_graph_epilogue(const GroupView& view);
 
 }  // namespace modelcost::cuda

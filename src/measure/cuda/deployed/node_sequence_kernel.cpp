@@ -47,8 +47,8 @@ class TimedChoice : public GroupKernel {
  public:
   TimedChoice(std::unique_ptr<GroupKernel> a, std::unique_ptr<GroupKernel> b, CudaContext& cuda, const std::string& work) {
     auto memo = [&](const GroupKernel& k) { return work.empty() ? std::string() : "group|" + work + "|" + k.implementation(); };
-    const double a_us = quick_median_us(*cuda.timing, [&](cudaStream_t s) { a->launch(s); }, cuda.stream, memo(*a));
-    const double b_us = quick_median_us(*cuda.timing, [&](cudaStream_t s) { b->launch(s); }, cuda.stream, memo(*b));
+    const double a_us = quick_median_us(*cuda.timing, [&](cudaStream_t s) { a->launch(s); }, cuda.stream, {memo(*a)});
+    const double b_us = quick_median_us(*cuda.timing, [&](cudaStream_t s) { b->launch(s); }, cuda.stream, {memo(*b), a_us});
     const bool first = a_us <= b_us;
     note_ = fmt::format(" (timed choice: {:.1f} us against {:.1f} us for {})", first ? a_us : b_us, first ? b_us : a_us,
                         (first ? b : a)->implementation());

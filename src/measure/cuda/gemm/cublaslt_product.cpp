@@ -64,7 +64,8 @@ bool choose_lt_algorithm(CudaContext& ctx, cublasLtMatmulDesc_t desc, const LtPr
   for (int i = 0; i < returned; ++i) {
     const cublasLtMatmulAlgo_t candidate = results[i].algo;
     if (call(candidate, ctx.stream) != CUBLAS_STATUS_SUCCESS) continue;
-    const double us = quick_median_us(*ctx.timing, [&](cudaStream_t s) { MC_CUBLASLT_CHECK(call(candidate, s)); }, ctx.stream);
+    const double us =
+        quick_median_us(*ctx.timing, [&](cudaStream_t s) { MC_CUBLASLT_CHECK(call(candidate, s)); }, ctx.stream, {{}, best});
     if (us < best) {
       best = us;
       choice.algo = candidate;

@@ -177,19 +177,41 @@ std::optional<MatrixEpilogue> with_second_residual(const GroupView& view, Matrix
 // epilogue; each is timed against `separate` (the fused call or per-node conv, then a chain) and
 // the fastest kept. `e` is what absorb() took, `rest`
 // the members it left.
-std::unique_ptr<GroupKernel> fastest_dense_conv(const GroupView& view, const MatrixEpilogue& e, const std::vector<size_t>& rest,
-                                                std::unique_ptr<GroupKernel> separate) {
+// A dense conv's whole epilogue, `e` with the members it left (`rest`): a trailing activation,
+// GELU or second residual; nothing where the rest is other work.
+std::optional<MatrixEpilogue> whole_epilogue(const GroupView& view, const MatrixEpilogue& e, const std::vector<size_t>& rest) {
   std::optional<MatrixEpilogue> whole = rest.empty() ? std::optional<MatrixEpilogue>(e) : with_trailing_activation(view, e, rest);
   if (!whole) whole = with_trailing_gelu(view, e, rest);
   if (!whole) whole = with_second_residual(view, e, rest);
+  return whole;
+}
+
+// Whether a dense conv's whole epilogue is also tried as one cuDNN graph: for what cuDNN's fused
+// call cannot take. ReLU and identity run in the fused call already; a graph of the same (tried on
+// ResNet-50: within 2 % of it) is not worth compiling.
+bool runs_as_graph(const MatrixEpilogue& whole) {
+  const EpilogueActivation act = whole.activation;
+  return act == EpilogueActivation::kSwish || act == EpilogueActivation::kSigmoid || act == EpilogueActivation::kClippedRelu ||
+         whole.second_residual >= 0;
+}
+
+// A grouped conv's epilogue as one cuDNN graph: the conv with what absorb() takes and a trailing
+// activation; nothing where other members are left.
+std::optional<MatrixEpilogue> grouped_graph_epilogue(const GroupView& view, size_t anchor) {
+  std::vector<size_t> taken;
+  const MatrixEpilogue e = absorb(view, anchor, /*allow_gelu=*/false, taken);
+  std::vector<size_t> rest;
+  for (size_t m : view.launching_members())
+    if (m != anchor && !std::count(taken.begin(), taken.end(), m)) rest.push_back(m);
+  return rest.empty() ? std::optional<MatrixEpilogue>(e) : with_trailing_activation(view, e, rest);
+}
+
+std::unique_ptr<GroupKernel> fastest_dense_conv(const GroupView& view, const MatrixEpilogue& e, const std::vector<size_t>& rest,
+                                                std::unique_ptr<GroupKernel> separate) {
+  const std::optional<MatrixEpilogue> whole = whole_epilogue(view, e, rest);
   if (!whole) return separate;
   std::string why;
-  // ReLU and identity run in cuDNN's fused call already; a graph of the same (tried on ResNet-50:
-  // within 2 % of it) is not worth compiling.
-  const EpilogueActivation act = whole->activation;
-  const bool graph_only = act == EpilogueActivation::kSwish || act == EpilogueActivation::kSigmoid ||
-                          act == EpilogueActivation::kClippedRelu || whole->second_residual >= 0;
-  if (auto graph = graph_only ? make_conv_graph_kernel(view, *whole, &why) : nullptr)
+  if (auto graph = runs_as_graph(*whole) ? make_conv_graph_kernel(view, *whole, &why) : nullptr)
     separate = make_timed_choice(std::move(graph), std::move(separate), view.cuda);
   if (auto gemm = make_fused_gemm_kernel(view, *whole, &why))
     separate = make_timed_choice(std::move(gemm), std::move(separate), view.cuda);
@@ -200,40 +222,62 @@ std::unique_ptr<GroupKernel> fastest_dense_conv(const GroupView& view, const Mat
 // cuDNN graph, whose engine list holds grouped kernels cudnnFind's algorithms lack; timed against
 // `separate` (the conv's own runner, then a chain), the fastest kept.
 std::unique_ptr<GroupKernel> fastest_grouped_conv(const GroupView& view, size_t anchor, std::unique_ptr<GroupKernel> separate) {
-  std::vector<size_t> taken;
-  const MatrixEpilogue e = absorb(view, anchor, /*allow_gelu=*/false, taken);
-  std::vector<size_t> rest;
-  for (size_t m : view.launching_members())
-    if (m != anchor && !std::count(taken.begin(), taken.end(), m)) rest.push_back(m);
-  const std::optional<MatrixEpilogue> whole = rest.empty() ? std::optional<MatrixEpilogue>(e) : with_trailing_activation(view, e, rest);
+  const std::optional<MatrixEpilogue> whole = grouped_graph_epilogue(view, anchor);
   std::string why;
   auto graph = whole ? make_conv_graph_kernel(view, *whole, &why) : nullptr;
   if (!graph) return separate;
   return make_timed_choice(std::move(graph), std::move(separate), view.cuda);
 }
 
-}  // namespace
+// How a matrix group splits: the epilogue the library call takes (`e`, its members `taken`) and
+// the members left for a chain (`rest`); nothing where no conv or product anchors the group.
+struct EpilogueSplit {
+  const ConvParams* conv = nullptr;
+  bool matmul = false;
+  bool dense_conv = false;  // cuDNN's fused call takes it
+  bool grouped_conv = false;
+  MatrixEpilogue e;
+  std::vector<size_t> taken, rest;
+};
 
-std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::string* why) {
+std::optional<EpilogueSplit> split_epilogue(const GroupView& view) {
   const size_t anchor = view.group.anchor;
   const OpPlan& plan = view.plan(anchor);
-  const auto* conv = std::get_if<ConvParams>(&plan);
-  const bool matmul = std::holds_alternative<MatMulParams>(plan);
-  if (!conv && !matmul) {
+  EpilogueSplit s;
+  s.conv = std::get_if<ConvParams>(&plan);
+  s.matmul = std::holds_alternative<MatMulParams>(plan);
+  if (!s.conv && !s.matmul) return std::nullopt;
+  // cuDNN's fused call is a dense (ungrouped) conv; grouped and patch convs keep their own runner.
+  s.dense_conv = s.conv && s.conv->groups == 1 && !(is_patch_conv(*s.conv) && s.conv->in_channels % 8 != 0);
+  s.e = (s.matmul || s.dense_conv) ? absorb(view, anchor, s.matmul, s.taken) : MatrixEpilogue{anchor};
+  if (!s.matmul && !s.dense_conv) s.e.output = view.node(anchor).outputs[0];
+  for (size_t m : view.launching_members())
+    if (m != anchor && !std::count(s.taken.begin(), s.taken.end(), m)) s.rest.push_back(m);
+  const bool absorbed = std::any_of(s.taken.begin(), s.taken.end(), [&](size_t m) { return !is_zero_cost(view.plan(m)); });
+  if (!absorbed) s.taken.clear();
+  s.grouped_conv = s.conv && s.conv->groups > 1 && !is_depthwise_2d(*s.conv);
+  return s;
+}
+
+}  // namespace
+
+std::optional<MatrixEpilogue> conv_graph_epilogue(const GroupView& view) {
+  const std::optional<EpilogueSplit> s = split_epilogue(view);
+  if (!s || !s->conv) return std::nullopt;
+  if (s->grouped_conv) return grouped_graph_epilogue(view, s->e.anchor);
+  if (!s->dense_conv || (s->taken.empty() && s->rest.empty())) return std::nullopt;
+  const std::optional<MatrixEpilogue> whole = whole_epilogue(view, s->e, s->rest);
+  return whole && runs_as_graph(*whole) ? whole : std::nullopt;
+}
+
+std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::string* why) {
+  std::optional<EpilogueSplit> split = split_epilogue(view);
+  if (!split) {
     *why = "no conv or matrix product anchors the group";
     return nullptr;
   }
-  std::vector<size_t> taken;
-  // cuDNN's fused call is a dense (ungrouped) conv; grouped and patch convs keep their own runner.
-  const bool dense_conv = conv && conv->groups == 1 && !(is_patch_conv(*conv) && conv->in_channels % 8 != 0);
-  MatrixEpilogue e = (matmul || dense_conv) ? absorb(view, anchor, matmul, taken) : MatrixEpilogue{anchor};
-  if (!matmul && !dense_conv) e.output = view.node(anchor).outputs[0];
-  std::vector<size_t> rest;
-  for (size_t m : view.launching_members())
-    if (m != anchor && !std::count(taken.begin(), taken.end(), m)) rest.push_back(m);
-  const bool absorbed = std::any_of(taken.begin(), taken.end(), [&](size_t m) { return !is_zero_cost(view.plan(m)); });
-  if (!absorbed) taken.clear();
-  const bool grouped_conv = conv && conv->groups > 1 && !is_depthwise_2d(*conv);
+  auto& [conv, matmul, dense_conv, grouped_conv, e, taken, rest] = *split;
+  const size_t anchor = e.anchor;
   if (taken.empty() && rest.empty()) {
     if (grouped_conv) return fastest_grouped_conv(view, anchor, make_node_sequence(view, {anchor}));
     *why = "a lone matrix op runs its own kernel";

@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 
@@ -77,8 +78,9 @@ NodeMeasurement sample_launches(Timing& timing, const std::function<void(cudaStr
   std::vector<std::string> kernels;
   double typical_seconds = 0;
   const auto start = SteadyClock::now();
+  const bool may_give_up = config.give_up_above_us > 0;
   while (!criterion.done(seconds_since(start))) {
-    const int batch = criterion.next_batch(typical_seconds);
+    const int batch = may_give_up && criterion.samples().empty() ? 1 : criterion.next_batch(typical_seconds);
     std::vector<uint64_t> ids;
     for (int i = 0; i < batch; ++i) {
       if (config.cold && flush) flush->flush(stream);
@@ -97,6 +99,7 @@ NodeMeasurement sample_launches(Timing& timing, const std::function<void(cudaStr
     }
     // Wall time per sample, launch overhead included, sizes the next batch.
     typical_seconds = seconds_since(start) / static_cast<double>(criterion.samples().size());
+    if (may_give_up && criterion.samples().size() == 1 && criterion.samples()[0] > config.give_up_above_us) break;
   }
   tally_stop(timing.ledger, config, criterion, seconds_since(start));
   NodeMeasurement m = measurement_of(criterion.samples());
@@ -109,7 +112,8 @@ NodeMeasurement sample_launches(Timing& timing, const std::function<void(cudaStr
 namespace modelcost::cuda {
 
 double quick_median_us(Timing& timing, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
-                       const std::string& memo) {
+                       const CandidateTiming& candidate) {
+  const std::string& memo = candidate.memo;
   const auto& known = timing.candidate_medians;
   if (auto it = memo.empty() ? known.end() : known.find(memo); it != known.end()) {
     timing.ledger.add("timed choices: candidates reused (count)", 1);
@@ -122,6 +126,10 @@ double quick_median_us(Timing& timing, const std::function<void(cudaStream_t)>& 
   config.rule.max_noise = 0.02;
   config.rule.convergence = Convergence::kSpread;
   config.rule.max_seconds = 0.02;
+  if (std::isfinite(candidate.fastest_us)) {
+    config.warmup_launches = 1;
+    config.give_up_above_us = kGiveUpFactor * candidate.fastest_us;
+  }
   const double us = sample_launches(timing, launch, stream, config, nullptr).median_us;
   if (!memo.empty()) timing.candidate_medians.emplace(memo, us);
   return us;

@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <limits>
+#include <string>
 
 #include "measure/stopping_criterion.h"
 #include "modelcost/measure.h"
@@ -19,6 +21,8 @@ struct SampleConfig {
   StoppingRule rule;
   bool cold = false;
   int warmup_launches = 2;
+  // > 0: a first sample past this ends the sampling there (a candidate that cannot be the fastest).
+  double give_up_above_us = 0;
   // Where set, timing's wall ledger counts under this prefix how sampling stopped and the samples.
   const char* tally = nullptr;
 };
@@ -33,17 +37,29 @@ NodeMeasurement sample_launches(Timing& timing, const std::function<void(cudaStr
 NodeMeasurement sample_with_events(Timing& timing, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                    const SampleConfig& config, L2Flush* flush);
 
-// Median GPU time in us of `launch` over a short burst (2 warm-ups, 5 to 20 samples, CUPTI kernel
-// durations like every measurement; CUDA events where CUPTI refused): how candidate
-// implementations are compared. Events around a lone library call would time its host-side
-// submission too, which for a short cuDNN kernel is most of the interval. With a `memo` key the
-// figure is kept in timing.candidate_medians: a later call with the same key returns it without
-// running (the per-node, as-written and deployed passes prepare the same candidates on the same
-// shapes; each is timed once per backend, as cudnn.benchmark's cache times each shape once). The
-// key names the candidate and its work: the chooser, the node's measurement key, the candidate's
-// settings.
+// One candidate of a timed choice. With a `memo` key its figure is kept in
+// timing.candidate_medians: a later call with the same key returns it without running (the
+// per-node, as-written and deployed passes prepare the same candidates on the same shapes; each is
+// timed once per backend, as cudnn.benchmark's cache times each shape once). The key names the
+// candidate and its work: the chooser, the node's measurement key, the candidate's settings.
+// `fastest_us`, the fastest candidate of the choice so far: a candidate whose first timed launch
+// takes more than kGiveUpFactor times it stops there, its one sample its figure.
+struct CandidateTiming {
+  std::string memo;
+  double fastest_us = std::numeric_limits<double>::infinity();
+};
+// Past 1.5x the fastest median, one launch's noise cannot make a candidate the fastest, and the
+// slowest candidates (an NCHW algorithm on a large conv: tens of milliseconds a launch) took most
+// of the wall time of --measure on segmentation networks at batch 32.
+constexpr double kGiveUpFactor = 1.5;
+
+// Median GPU time in us of `launch` over a short burst (2 warm-ups, 5 to 20 samples; one warm-up
+// and one sample for a candidate past the bound; CUPTI kernel durations like every measurement,
+// CUDA events where CUPTI refused): how candidate implementations are compared. Events around a
+// lone library call would time its host-side submission too, which for a short cuDNN kernel is
+// most of the interval.
 double quick_median_us(Timing& timing, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
-                       const std::string& memo = {});
+                       const CandidateTiming& candidate = {});
 
 // Readable kernel name: demangled, template arguments elided, at most 100 characters.
 std::string short_kernel_name(const std::string& mangled);

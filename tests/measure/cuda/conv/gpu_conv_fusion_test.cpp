@@ -4,6 +4,7 @@
 // its bias and SiLU, ReLU6, Sigmoid or residual + ReLU as one cuDNN graph. Skips without a GPU.
 #ifdef MODELCOST_HAVE_CUDA
 
+#include "conv/conv_graph_plans.h"
 #include "core/cuda_backend.h"
 #include "deployed/group_runner.h"
 #include "measure/cuda/deployed/gpu_group_check.h"
@@ -164,6 +165,33 @@ TEST(MeasureGpuConvFusion, ConvSiluGroupTimesTheGraphAgainstConvThenChain) {
   EXPECT_NE(r.gpu.runner.find("cudnn graph conv+bias+silu"), std::string::npos) << r.gpu.runner;
   EXPECT_NE(r.gpu.runner.find("timed choice"), std::string::npos) << r.gpu.runner;
   expect_close(r, 5e-3);
+}
+
+// A model's graphs are built before its groups are prepared (several at once): the conv + SiLU
+// group asks for its graph, the graph is built once for two identical requests and left untimed,
+// and the group's kernel then times the built plans. A conv + ReLU group asks for none (cuDNN's
+// fused call runs ReLU).
+TEST(MeasureGpuConvFusion, GroupGraphsArePrebuiltThenTimedByTheGroupKernel) {
+  SKIP_WITHOUT_GPU();
+  const GroupResult r = run_group_with(*analyse(conv_then("Silu", 3)), "c", "fp16", true, [](const cuda::GroupView& view, std::string*) {
+    const std::optional<cuda::ConvGraphRequest> request = cuda::conv_graph_request(view);
+    EXPECT_TRUE(request && request->epilogue.activation == cuda::EpilogueActivation::kSwish);
+    if (!request) return std::unique_ptr<cuda::GroupKernel>();
+    const size_t before = view.cuda.choices.size();
+    cuda::prebuild_conv_graphs({*request, *request}, view.cuda);
+    EXPECT_EQ(view.cuda.choices.size(), before + 1);
+    const auto built = view.cuda.choice<cuda::ConvGraphPlans>(cuda::graph_key(request->conv, request->dtype, request->epilogue));
+    EXPECT_TRUE(built && built->refused.empty() && !built->plans.empty() && !built->timed);
+    auto kernel = cuda::make_group_kernel(view).kernel;
+    EXPECT_TRUE(built && built->timed);
+    return kernel;
+  });
+  EXPECT_NE(r.gpu.runner.find("cudnn graph conv+bias+silu"), std::string::npos) << r.gpu.runner;
+  expect_close(r, 5e-3);
+  run_group_with(*analyse(conv_then("Relu", 3)), "c", "fp16", true, [](const cuda::GroupView& view, std::string*) {
+    EXPECT_FALSE(cuda::conv_graph_request(view));
+    return cuda::make_group_kernel(view).kernel;
+  });
 }
 
 // A grouped conv (4 groups of 16 channels) with its bias, residual and ReLU as one cuDNN graph; in

@@ -1,8 +1,12 @@
 // quick_median_us's memo (host only): a figure kept in a backend's timing state is returned
-// without running the launch, and the reuse is counted in that state's ledger.
+// without running the launch, and the reuse is counted in that state's ledger. On a GPU: a
+// candidate whose first timed launch is past the bound stops there.
 #ifdef MODELCOST_HAVE_CUDA
 #include <gtest/gtest.h>
 
+#include "core/device_buffer.h"
+#include "core/kernels.h"
+#include "measure/cuda_entry.h"
 #include "timing/sampler.h"
 #include "timing/timing.h"
 
@@ -13,13 +17,34 @@ TEST(MeasureTiming, QuickMedianReusesTheFigureKeptInItsStateWithoutRunning) {
   cuda::Timing timing;
   timing.candidate_medians["conv|algo 1"] = 12.5;
   int launches = 0;
-  const double us = cuda::quick_median_us(timing, [&](cudaStream_t) { ++launches; }, nullptr, "conv|algo 1");
+  const double us = cuda::quick_median_us(timing, [&](cudaStream_t) { ++launches; }, nullptr, {"conv|algo 1"});
   EXPECT_EQ(us, 12.5);
   EXPECT_EQ(launches, 0);
   const auto entries = timing.ledger.entries();
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].first, "timed choices: candidates reused (count)");
   EXPECT_EQ(entries[0].second, 1);
+}
+
+// A 50 us spin against a fastest candidate of 1 us: one warm-up and one timed launch, where the
+// same candidate without a bound runs two warm-ups and at least five samples.
+TEST(MeasureTiming, QuickMedianGivesUpOnACandidatePastTheFastest) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no NVIDIA GPU";
+  cuda::Timing timing;
+  if (!timing.cupti().ok()) GTEST_SKIP() << "CUPTI is off: CUDA events time each launch, without warm-ups to count";
+  cuda::DeviceBuffer stamps(2 * sizeof(unsigned long long));
+  int launches = 0;
+  auto spin = [&](cudaStream_t s) {
+    ++launches;
+    cuda::launch_timestamp_kernel(static_cast<unsigned long long*>(stamps.data()), 0, 50000, s);
+  };
+  const double bounded_us = cuda::quick_median_us(timing, spin, nullptr, {{}, 1.0});
+  EXPECT_EQ(launches, 2);
+  EXPECT_GT(bounded_us, 40);
+  launches = 0;
+  const double free_us = cuda::quick_median_us(timing, spin, nullptr);
+  EXPECT_GE(launches, 7);
+  EXPECT_NEAR(free_us, bounded_us, 0.2 * free_us);
 }
 
 }  // namespace

@@ -1,0 +1,55 @@
+// A conv group's work (conv, bias, residual adds, activation) as one cuDNN operation graph and
+// its finalized execution plans, built apart from any buffers: finalizing a runtime-fusion plan
+// compiles its kernel, so a model's graphs are built together on threads before its groups are
+// prepared one by one (prebuild_conv_graphs), and an identical group reuses what was built.
+#pragma once
+#include <cudnn.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conv/cudnn_graph.h"
+#include "deployed/group_runner.h"
+
+namespace modelcost::cuda {
+
+// The graph's tensor ids, bound to buffers by the kernel's variant pack.
+enum ConvGraphUid : int64_t {
+  kGraphX = 1, kGraphW, kGraphBias, kGraphResidual, kGraphY, kGraphConvOut, kGraphBiasOut, kGraphResidualOut,
+  kGraphSecondResidual, kGraphSecondResidualOut
+};
+
+// The descriptors and finalized plans of one graph, kept in a CudaContext's choices by graph_key.
+// `timed`: a kernel has timed the plans and `chosen` is the fastest; `refused`: no plan runs.
+struct ConvGraphPlans {
+  std::vector<Descriptor> keep;  // every descriptor the graph and its plans refer to
+  std::vector<GraphPlan> plans;
+  size_t chosen = 0;
+  bool timed = false;
+  std::string note, refused;
+};
+
+// Names the graph: the conv's shapes and attributes, dtype, epilogue.
+std::string graph_key(const ConvParams& c, int32_t dtype, const MatrixEpilogue& e);
+
+// The graph of conv `c` in `dtype` (fp16/bf16, channels-last) with epilogue `e` and the
+// heuristics' first plans that finalize. Throws GraphRefused where cuDNN offers none.
+std::shared_ptr<ConvGraphPlans> build_conv_graph_plans(cudnnHandle_t handle, const ConvParams& c, int32_t dtype,
+                                                       const MatrixEpilogue& e);
+
+struct ConvGraphRequest {
+  ConvParams conv;
+  int32_t dtype = 0;
+  MatrixEpilogue epilogue;
+};
+
+// The graph a group's kernel will try (conv_graph_epilogue) where cuDNN's graph runs it, or nothing.
+std::optional<ConvGraphRequest> conv_graph_request(const GroupView& view);
+
+// Builds the graphs of `requests` that cuda.choices lacks, several at once, into cuda.choices
+// (a refused graph as refused, with cuDNN's reason).
+void prebuild_conv_graphs(const std::vector<ConvGraphRequest>& requests, CudaContext& cuda);
+
+}  // namespace modelcost::cuda
