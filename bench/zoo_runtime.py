@@ -103,12 +103,12 @@ def report(a, derived):
         print(zoo_validation.summary(key, errors[key]))
     if not compile_ratios["all"]:
         print(f"\nNo PyTorch figures for the {a.gpu.upper()} (torch-{a.gpu}.csv).")
-        return
-    print(f"\n### Deployed runtime against torch.compile ({a.gpu.upper()}, fp16)\n")
-    print("| points | n | at most 1.0x | at most 1.2x | geo-mean ratio | worst |\n|---|---|---|---|---|---|")
-    for key in [k for k in order if compile_ratios[k]]:
-        print(ratio_summary(key, compile_ratios[key]))
-    print(ratio_summary("against eager PyTorch", eager_ratios))
+    else:
+        print(f"\n### Deployed runtime against torch.compile ({a.gpu.upper()}, fp16)\n")
+        print("| points | n | at most 1.0x | at most 1.2x | geo-mean ratio | worst |\n|---|---|---|---|---|---|")
+        for key in [k for k in order if compile_ratios[k]]:
+            print(ratio_summary(key, compile_ratios[key]))
+        print(ratio_summary("against eager PyTorch", eager_ratios))
     if a.markdown:
         print("\n| model | family | batch | deployed ms | predicted ms | error | torch.compile ms | ours / compile | eager ms |")
         print("|---|---|---|---|---|---|---|---|---|")
