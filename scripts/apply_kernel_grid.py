@@ -51,7 +51,7 @@ def install_curves(text, entry, curves, grid_name):
     doc = GRID_DOC[entry]
     body = "\n".join(curves)
     header = ("[achievable.kernels]  # library kernels in a CUDA graph (us): fixed_us + k_us_per_1000 * K / 1000"
-              " + max(FLOPs / tflops, bytes / gbps)\n")
+              " + max(FLOPs / tflops, bytes / gbps), their p-norm where knee = p\n")
     if "[achievable.kernels]" in text:
         text = re.sub(r"\[achievable\.kernels\][^\n]*\n.*?\n\n", lambda m: header + body + "\n\n", text, count=1, flags=re.S)
     text = re.sub(r'^"achievable\.kernels\.[^\n]*\n', "", text, flags=re.M)

@@ -2,6 +2,7 @@
 // validated and resolved by id or alias. Every later stage (roofline, plan, measure) reads a Device.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,12 +45,19 @@ struct KernelCurve {
   double k_us_per_1000 = 0;  // matrix classes only
   double tflops = 0;         // matrix classes only; 0: no FLOP term
   double gbps = 0;
+  // How the math and traffic terms combine: their p-norm (c^p + m^p)^(1/p), p = knee, so a kernel
+  // near the ridge point takes longer than either term alone; 0: max(c, m), the sharp roofline.
+  double knee = 0;
   bool empty() const { return fixed_us <= 0 && tflops <= 0 && gbps <= 0; }
   double latency_us(double k) const { return fixed_us + k_us_per_1000 * k / 1000; }
   double compute_us(double flops) const { return tflops > 0 ? flops / (tflops * 1e12) * 1e6 : 0; }
   double memory_us(double bytes) const { return gbps > 0 ? bytes / (gbps * 1e9) * 1e6 : 0; }
+  double throughput_us(double compute, double memory) const {
+    if (knee <= 0 || compute <= 0 || memory <= 0) return std::max(compute, memory);
+    return std::pow(std::pow(compute, knee) + std::pow(memory, knee), 1 / knee);
+  }
   double us(double k, double flops, double bytes) const {
-    return latency_us(k) + std::max(compute_us(flops), memory_us(bytes));
+    return latency_us(k) + throughput_us(compute_us(flops), memory_us(bytes));
   }
 };
 

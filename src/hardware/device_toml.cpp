@@ -124,7 +124,8 @@ void DeviceReader::read_kernel_curves(const toml::node& node, AchievableCeilings
     for (const auto& [field_key, unused] : c) {
       const std::string field(field_key.str());
       double* target = field == "fixed_us" ? &curve.fixed_us : field == "k_us_per_1000" ? &curve.k_us_per_1000
-                       : field == "tflops" ? &curve.tflops : field == "gbps" ? &curve.gbps : nullptr;
+                       : field == "tflops" ? &curve.tflops : field == "gbps" ? &curve.gbps
+                       : field == "knee" ? &curve.knee : nullptr;
       if (!target) fail("unknown key '" + path + "." + field + "'");
       *target = *number_key(c, field, path + "." + field);
     }

@@ -96,12 +96,17 @@ KernelCurve fit_kernel_curve(const std::vector<KernelSample>& all, bool matrix) 
   bandwidths.pop_back();
   for (double b : log_range(100, 20000, 96)) bandwidths.push_back(b);
   std::vector<double> m(s.size());
+  // The knee: max (0), or a p-norm of the two terms for a kernel whose math and traffic overlap
+  // only in part (byte classes have one term and keep the max).
+  const std::vector<double> knees = matrix ? std::vector<double>{0, 4, 2} : std::vector<double>{0};
+  for (double knee : knees)
   for (double tflops : rates)
     for (double gbps : bandwidths) {
       KernelCurve c;
       c.tflops = tflops;
       c.gbps = gbps;
-      for (size_t i = 0; i < s.size(); ++i) m[i] = std::max(c.compute_us(s[i].flops), c.memory_us(s[i].bytes));
+      c.knee = knee;
+      for (size_t i = 0; i < s.size(); ++i) m[i] = c.throughput_us(c.compute_us(s[i].flops), c.memory_us(s[i].bytes));
       const Fit f = fit_linear(s, m, matrix);
       if (f.cost < best_cost) {
         best_cost = f.cost;

@@ -138,7 +138,7 @@ class StepPricer {
     if (c_.prefill_attention && c_.prefill_attention->tflops > 0) {
       const KernelCurve& k = *c_.prefill_attention;
       const double load = compute_bound_products_ ? c_.attention_load_scale : 1.0;
-      const double stream = load * std::max(k.compute_us(flops), k.memory_us(bytes));
+      const double stream = load * k.throughput_us(k.compute_us(flops), k.memory_us(bytes));
       return calibrated(kPrefillAttentionRole, t_.attention_ms, k.latency_us(keys) + c_.prefill_attention_gap_us, stream, 1);
     }
     roofline(kPrefillAttentionRole, t_.attention_ms, flops / c_.matrix_flops, bytes, 1);
@@ -156,7 +156,7 @@ class StepPricer {
     const double flops = expert_product_flops(p.count, p.rows, p.n, p.k, c_.sm_count);
     if (c_.expert_gemm && c_.expert_gemm->tflops > 0) {
       const KernelCurve& g = *c_.expert_gemm;
-      return calibrated(role, t_.gemm_ms, g.latency_us(p.k), std::max(g.compute_us(flops), g.memory_us(bytes)), 1);
+      return calibrated(role, t_.gemm_ms, g.latency_us(p.k), g.throughput_us(g.compute_us(flops), g.memory_us(bytes)), 1);
     }
     roofline(role, t_.gemm_ms, flops / c_.matrix_flops, bytes, 1);
   }
@@ -192,7 +192,7 @@ class StepPricer {
     const double tiled_us = c_.sm_count > 0 ? best_tiling(GemmShape{p.rows, p.n, p.k, p.count}, sms).us : 0;
     if (c_.gemm && c_.gemm->tflops > 0) {
       const KernelCurve& g = *c_.gemm;
-      const double stream = std::max({g.compute_us(p.flops()), g.memory_us(bytes), tiled_us});
+      const double stream = std::max(g.throughput_us(g.compute_us(p.flops()), g.memory_us(bytes)), tiled_us);
       return calibrated(role, t_.gemm_ms, g.latency_us(p.k) + c_.gap_us, stream, 1);
     }
     roofline(role, t_.gemm_ms, std::max(p.flops() / c_.matrix_flops, tiled_us * 1e-6), bytes, 1);

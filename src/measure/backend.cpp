@@ -143,10 +143,11 @@ namespace {
 // [achievable.kernels] of an entry: one curve per class.
 std::string kernel_curves_toml(const CalibrationResult& r, std::vector<std::string>& figures) {
   if (r.library_curves.empty()) return "";
-  std::string out = "\n[achievable.kernels]  # library kernels in a CUDA graph: fixed_us + k_us_per_1000 * K / 1000 + max(flops / tflops, bytes / gbps)\n";
+  std::string out = "\n[achievable.kernels]  # library kernels in a CUDA graph: fixed_us + k_us_per_1000 * K / 1000 + max(flops / tflops, bytes / gbps), their p-norm where knee = p\n";
   for (const auto& [name, c] : r.library_curves) {
     out += fmt::format("{} = {{ fixed_us = {:.3g}, ", name, c.fixed_us);
     if (kernel_class_is_matrix(name)) out += fmt::format("k_us_per_1000 = {:.3g}, tflops = {:.4g}, ", c.k_us_per_1000, c.tflops);
+    if (c.knee > 0) out += fmt::format("knee = {:g}, ", c.knee);
     out += fmt::format("gbps = {:.4g} }}\n", c.gbps);
     figures.push_back("achievable.kernels." + name);
   }
@@ -238,7 +239,10 @@ std::string curve_text(const KernelCurve& c) {
   std::vector<std::string> rates;
   if (c.tflops > 0) rates.push_back(fmt::format("FLOPs / {:.4g} TF", c.tflops));
   if (c.gbps > 0) rates.push_back(fmt::format("bytes / {:.4g} GB/s", c.gbps));
-  if (rates.size() == 2) text += " + max(" + rates[0] + ", " + rates[1] + ")";
+  if (rates.size() == 2 && c.knee > 0)
+    text += fmt::format(" + (({})^{:g} + ({})^{:g})^(1/{:g})", rates[0], c.knee, rates[1], c.knee, c.knee);
+  else if (rates.size() == 2)
+    text += " + max(" + rates[0] + ", " + rates[1] + ")";
   if (rates.size() == 1) text += " + " + rates[0];
   return text;
 }

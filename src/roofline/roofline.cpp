@@ -216,7 +216,7 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
     nr.attainable_flops = nr.bytes > 0 ? std::min(flops_per_s, nr.intensity * bandwidth) : flops_per_s;
     nr.bound = (nr.flops > 0 && nr.compute_us >= nr.memory_us) ? Bound::kCompute : Bound::kMemory;
     if (nr.overhead_us > std::max(nr.compute_us, nr.memory_us)) nr.bound = Bound::kOverhead;
-    nr.predicted_us = nr.overhead_us + std::max(nr.compute_us, nr.memory_us) + ceilings.curve_gap_us;
+    nr.predicted_us = nr.overhead_us + curve.throughput_us(nr.compute_us, nr.memory_us) + ceilings.curve_gap_us;
     return;
   }
   if (work.group && work.matrix && device.kind == "gpu" && peak.path == MathPath::kTensor) {

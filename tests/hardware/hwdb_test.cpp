@@ -308,6 +308,11 @@ TEST(HardwareDb, KernelCurvesParseAndValidate) {
   EXPECT_THROW(parse_device_toml(replace(text, "pointwise = {", "softmax = {"), "t.toml"), Error);
   EXPECT_THROW(parse_device_toml(replace(text, "tflops = 15", "tflop = 15"), "t.toml"), Error);
   EXPECT_THROW(parse_device_toml(replace(text, "fixed_us = 3, ", ""), "t.toml"), Error);
+  // A knee (the p of the throughput terms' p-norm) parses; below 1 it would not be a norm.
+  const std::string kneed = replace(text, "tflops = 15, gbps", "tflops = 15, knee = 2, gbps");
+  EXPECT_DOUBLE_EQ(parse_device_toml(kneed, "t.toml").achievable.kernel_curves.at("gemm").knee, 2);
+  EXPECT_TRUE(problems(kneed).empty()) << problems(kneed).front();
+  EXPECT_TRUE(mentions(problems(replace(kneed, "knee = 2", "knee = 0.5")), "knee = 0.5 is neither 0 (max) nor in [1, 16]"));
 }
 
 // An entry without a calibration takes the H100 SXM's figures, each scaled by the datasheet figure

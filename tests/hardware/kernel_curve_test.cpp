@@ -25,6 +25,16 @@ TEST(KernelCurve, FixedCostPlusKLoopPlusTheSlowerThroughputTerm) {
   EXPECT_DOUBLE_EQ(bytes_only.us(0, 1e12, 4e6), 5);  // no FLOP term
 }
 
+// With a knee p the two throughput terms combine as (c^p + m^p)^(1/p): at the ridge point (c = m)
+// 2^(1/p) times either, far from it the larger one.
+TEST(KernelCurve, AKneeCombinesTheThroughputTermsAsTheirPNorm) {
+  KernelCurve c{0, 0, 100, 1000, 2};  // fixed_us, k_us_per_1000, tflops, gbps, knee
+  EXPECT_NEAR(c.us(0, 1e9, 1e7), std::sqrt(200.0), 1e-9);  // 10 us of math, 10 us of traffic
+  EXPECT_NEAR(c.us(0, 1e9, 1e4), 10, 1e-3);                // traffic 0.01 us: the math alone
+  c.knee = 0;
+  EXPECT_DOUBLE_EQ(c.us(0, 1e9, 1e7), 10);
+}
+
 std::vector<KernelSample> samples_of(const KernelCurve& truth) {
   std::vector<KernelSample> out;
   for (double k : {64.0, 512.0, 4096.0})
@@ -47,6 +57,23 @@ TEST(KernelCurve, FitRecoversTheTermsOfExactSamples) {
   EXPECT_NEAR(fit.fixed_us, 4.5, 0.3);
   EXPECT_NEAR(fit.k_us_per_1000, 0.8, 0.1);
   for (double e : relative_errors(fit, samples_of(truth))) EXPECT_LT(std::fabs(e), 0.06);
+}
+
+// Samples near the ridge point made with a soft knee: the fit finds that knee (of 0, 4 and 2) and the
+// terms; a sharp roofline's samples keep the max (FitRecoversTheTermsOfExactSamples).
+TEST(KernelCurve, FitFindsTheKneeOfSamplesNearTheRidgePoint) {
+  const KernelCurve truth{3, 0.5, 500, 2000, 2};  // fixed_us, k_us_per_1000, tflops, gbps, knee
+  std::vector<KernelSample> s;
+  for (double k : {256.0, 2048.0})
+    for (double flops : {1e8, 1e9, 1e10, 1e11})
+      for (double intensity : {50.0, 150.0, 250.0, 400.0, 1000.0})
+        s.push_back({k, flops, flops / intensity, truth.us(k, flops, flops / intensity)});
+  const KernelCurve fit = fit_kernel_curve(s, /*matrix=*/true);
+  EXPECT_EQ(fit.knee, 2);
+  EXPECT_NEAR(fit.tflops / truth.tflops, 1, 0.06);
+  EXPECT_NEAR(fit.gbps / truth.gbps, 1, 0.06);
+  for (double e : relative_errors(fit, s)) EXPECT_LT(std::fabs(e), 0.06);
+  EXPECT_EQ(fit_kernel_curve(samples_of(KernelCurve{4, 0, 600, 2500}), /*matrix=*/true).knee, 0);
 }
 
 TEST(KernelCurve, ByteClassesFitNoKLoopOrFlopTerm) {
