@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "core/cuda_check.h"
 #include "measure/sampling.h"
@@ -68,8 +69,12 @@ std::string short_kernel_name(const std::string& mangled) {
 
 NodeMeasurement sample_launches(Timing& timing, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                                 const SampleConfig& config, L2Flush* flush) {
-  for (int i = 0; i < config.warmup_launches; ++i) launch(stream);
-  MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  {
+    std::optional<LedgerScope> warming;
+    if (config.warmup_phase) warming.emplace(timing.ledger, config.warmup_phase);
+    for (int i = 0; i < config.warmup_launches; ++i) launch(stream);
+    MC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
   CuptiTimer& timer = timing.cupti();
   if (!timer.ok()) return sample_with_events(timing, launch, stream, config, flush);
   timer.collect();  // drop records of the warm-up
@@ -126,6 +131,7 @@ double quick_median_us(Timing& timing, const std::function<void(cudaStream_t)>& 
   config.rule.max_noise = 0.02;
   config.rule.convergence = Convergence::kSpread;
   config.rule.max_seconds = 0.02;
+  config.warmup_phase = "timed choices: candidates' warm-up launches";
   if (std::isfinite(candidate.fastest_us)) {
     config.warmup_launches = 1;
     config.give_up_above_us = kGiveUpFactor * candidate.fastest_us;

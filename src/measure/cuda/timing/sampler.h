@@ -25,6 +25,9 @@ struct SampleConfig {
   double give_up_above_us = 0;
   // Where set, timing's wall ledger counts under this prefix how sampling stopped and the samples.
   const char* tally = nullptr;
+  // Where set, the warm-up launches' wall time is booked under this phase (a library's first call
+  // of a shape may build or compile its kernel there).
+  const char* warmup_phase = nullptr;
 };
 
 // The samples are timed by timing.cupti() (CUDA events where it is off) and tallied in its ledger.
