@@ -10,7 +10,7 @@
 set -o pipefail
 GPU=$1; DEADLINE=$2
 source scripts/gpu/unpack.sh
-mkdir -p /work; ln -sfn "$PWD" /work/main; export MODELCOST_HWDB=$PWD/hwdb   # the binary's compiled-in hwdb
+mkdir -p /work; ln -sfn "$PWD" /work/main   # where the binary's compiled-in paths point
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 /tmp/c/pack/bin/modelcost --version | head -3
 ZOO=tests/models/zoo; [ -d /tmp/zoo ] && ZOO=/tmp/zoo

@@ -99,22 +99,24 @@ KernelCurve fit_kernel_curve(const std::vector<KernelSample>& all, bool matrix) 
   // The knee: max (0), or a p-norm of the two terms for a kernel whose math and traffic overlap
   // only in part (byte classes have one term and keep the max).
   const std::vector<double> knees = matrix ? std::vector<double>{0, 4, 2} : std::vector<double>{0};
-  for (double knee : knees)
-  for (double tflops : rates)
-    for (double gbps : bandwidths) {
-      KernelCurve c;
-      c.tflops = tflops;
-      c.gbps = gbps;
-      c.knee = knee;
-      for (size_t i = 0; i < s.size(); ++i) m[i] = c.throughput_us(c.compute_us(s[i].flops), c.memory_us(s[i].bytes));
-      const Fit f = fit_linear(s, m, matrix);
-      if (f.cost < best_cost) {
-        best_cost = f.cost;
-        best_curve = c;
-        best_curve.fixed_us = f.a;
-        best_curve.k_us_per_1000 = f.b;
+  for (double knee : knees) {
+    for (double tflops : rates) {
+      for (double gbps : bandwidths) {
+        KernelCurve c;
+        c.tflops = tflops;
+        c.gbps = gbps;
+        c.knee = knee;
+        for (size_t i = 0; i < s.size(); ++i) m[i] = c.throughput_us(c.compute_us(s[i].flops), c.memory_us(s[i].bytes));
+        const Fit f = fit_linear(s, m, matrix);
+        if (f.cost < best_cost) {
+          best_cost = f.cost;
+          best_curve = c;
+          best_curve.fixed_us = f.a;
+          best_curve.k_us_per_1000 = f.b;
+        }
       }
     }
+  }
   return best_curve;
 }
 

@@ -45,7 +45,7 @@ class ConvGraphKernel : public GroupKernel {
                   std::shared_ptr<ConvGraphPlans> known)
       : handle_(ctx.cudnn), set_(std::move(known)), pointers_(std::move(operands)) {
     if (!set_) {
-      LedgerScope building(ctx.timing->ledger, "cuDNN graph: plans built (runtime-fusion kernels compiled)");
+      LedgerScope building(ctx.timing->ledger, kGraphBuildPhase);
       set_ = build_conv_graph_plans(ctx.cudnn, c, dtype, e);
     }
     uids_ = {kGraphX, kGraphW, kGraphBias, kGraphY};
@@ -71,8 +71,6 @@ class ConvGraphKernel : public GroupKernel {
   std::string implementation() const override { return label_ + set_->note; }
 
  private:
-
-
   // The workspace the plans need (those within the context's limit) and the variant pack binding
   // this group's buffers.
   void bind(CudaContext& ctx) {
@@ -133,7 +131,6 @@ class ConvGraphKernel : public GroupKernel {
     return operands;
   }
 
-
   cudnnHandle_t handle_;
   std::shared_ptr<ConvGraphPlans> set_;
   std::vector<int64_t> uids_;
@@ -165,10 +162,9 @@ class ConvGraphRunner : public OperatorRunner {
       ctx.choices[key] = kernel_->plans();
     } catch (const std::exception& error) {  // GraphRefused, or Error from a CUDA call
       cudaGetLastError();
-      auto refused = std::make_shared<ConvGraphPlans>();
-      refused->refused = std::string("cuDNN graph conv+bias: ") + error.what();
-      ctx.choices[key] = refused;
-      throw Error(kExitRuntime, refused->refused);
+      const std::string reason = std::string("cuDNN graph conv+bias: ") + error.what();
+      ctx.choices[key] = refused_graph(reason);
+      throw Error(kExitRuntime, reason);
     }
   }
 
@@ -229,9 +225,7 @@ std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const
   } catch (const std::exception& error) {  // GraphRefused, or Error from a CUDA call
     cudaGetLastError();
     *why = std::string("cuDNN graph conv+epilogue: ") + error.what();
-    auto refused = std::make_shared<ConvGraphPlans>();
-    refused->refused = *why;
-    view.cuda.choices[key] = refused;
+    view.cuda.choices[key] = refused_graph(*why);
     return nullptr;
   }
 }

@@ -110,6 +110,12 @@ std::string graph_key(const ConvParams& c, int32_t dtype, const MatrixEpilogue& 
                      e.second_residual >= 0);
 }
 
+std::shared_ptr<ConvGraphPlans> refused_graph(std::string reason) {
+  auto refused = std::make_shared<ConvGraphPlans>();
+  refused->refused = std::move(reason);
+  return refused;
+}
+
 std::shared_ptr<ConvGraphPlans> build_conv_graph_plans(cudnnHandle_t handle, const ConvParams& c, int32_t dtype,
                                                        const MatrixEpilogue& e) {
   auto set = std::make_shared<ConvGraphPlans>();
@@ -125,7 +131,7 @@ void prebuild_conv_graphs(const std::vector<ConvGraphRequest>& requests, CudaCon
     todo.emplace_back(key, &r);
   }
   if (todo.empty()) return;
-  LedgerScope building(cuda.timing->ledger, "cuDNN graph: plans built (runtime-fusion kernels compiled)");
+  LedgerScope building(cuda.timing->ledger, kGraphBuildPhase);
   int device = 0;
   MC_CUDA_CHECK(cudaGetDevice(&device));
   std::vector<std::shared_ptr<ConvGraphPlans>> built(todo.size());
@@ -140,8 +146,7 @@ void prebuild_conv_graphs(const std::vector<ConvGraphRequest>& requests, CudaCon
         built[i] = build_conv_graph_plans(cuda.cudnn, r.conv, r.dtype, r.epilogue);
       } catch (const std::exception& error) {  // GraphRefused, or Error from a CUDA call
         cudaGetLastError();  // a refused configuration leaves no launch error behind
-        built[i] = std::make_shared<ConvGraphPlans>();
-        built[i]->refused = std::string("cuDNN graph conv+epilogue: ") + error.what();
+        built[i] = refused_graph(std::string("cuDNN graph conv+epilogue: ") + error.what());
       }
     }
   };

@@ -31,6 +31,12 @@ struct ConvGraphPlans {
   std::string note, refused;
 };
 
+// The wall ledger's phase of building graphs, on demand or together.
+inline constexpr const char* kGraphBuildPhase = "cuDNN graph: plans built (runtime-fusion kernels compiled)";
+
+// A graph no plan runs, kept under its key so an identical group does not build it again.
+std::shared_ptr<ConvGraphPlans> refused_graph(std::string reason);
+
 // Names the graph: the conv's shapes and attributes, dtype, epilogue.
 std::string graph_key(const ConvParams& c, int32_t dtype, const MatrixEpilogue& e);
 

@@ -172,11 +172,14 @@ std::optional<MatrixEpilogue> with_second_residual(const GroupView& view, Matrix
   return e;
 }
 
-// A dense conv's group as a runtime may also run it: the whole epilogue as one cuDNN graph (for
-// the activations cuDNN's fused call cannot take), and a 1x1 conv as a cuBLASLt GEMM with its
-// epilogue; each is timed against `separate` (the fused call or per-node conv, then a chain) and
-// the fastest kept. `e` is what absorb() took, `rest`
-// the members it left.
+// The launching members other than the anchor that the library call did not take.
+std::vector<size_t> members_left(const GroupView& view, size_t anchor, const std::vector<size_t>& taken) {
+  std::vector<size_t> rest;
+  for (size_t m : view.launching_members())
+    if (m != anchor && !std::count(taken.begin(), taken.end(), m)) rest.push_back(m);
+  return rest;
+}
+
 // A dense conv's whole epilogue, `e` with the members it left (`rest`): a trailing activation,
 // GELU or second residual; nothing where the rest is other work.
 std::optional<MatrixEpilogue> whole_epilogue(const GroupView& view, const MatrixEpilogue& e, const std::vector<size_t>& rest) {
@@ -200,12 +203,14 @@ bool runs_as_graph(const MatrixEpilogue& whole) {
 std::optional<MatrixEpilogue> grouped_graph_epilogue(const GroupView& view, size_t anchor) {
   std::vector<size_t> taken;
   const MatrixEpilogue e = absorb(view, anchor, /*allow_gelu=*/false, taken);
-  std::vector<size_t> rest;
-  for (size_t m : view.launching_members())
-    if (m != anchor && !std::count(taken.begin(), taken.end(), m)) rest.push_back(m);
+  const std::vector<size_t> rest = members_left(view, anchor, taken);
   return rest.empty() ? std::optional<MatrixEpilogue>(e) : with_trailing_activation(view, e, rest);
 }
 
+// A dense conv's group as a runtime may also run it: the whole epilogue as one cuDNN graph (for
+// the activations cuDNN's fused call cannot take), and a 1x1 conv as a cuBLASLt GEMM with its
+// epilogue; each is timed against `separate` (the fused call or per-node conv, then a chain) and
+// the fastest kept. `e` is what absorb() took, `rest` the members it left.
 std::unique_ptr<GroupKernel> fastest_dense_conv(const GroupView& view, const MatrixEpilogue& e, const std::vector<size_t>& rest,
                                                 std::unique_ptr<GroupKernel> separate) {
   const std::optional<MatrixEpilogue> whole = whole_epilogue(view, e, rest);
@@ -251,8 +256,7 @@ std::optional<EpilogueSplit> split_epilogue(const GroupView& view) {
   s.dense_conv = s.conv && s.conv->groups == 1 && !(is_patch_conv(*s.conv) && s.conv->in_channels % 8 != 0);
   s.e = (s.matmul || s.dense_conv) ? absorb(view, anchor, s.matmul, s.taken) : MatrixEpilogue{anchor};
   if (!s.matmul && !s.dense_conv) s.e.output = view.node(anchor).outputs[0];
-  for (size_t m : view.launching_members())
-    if (m != anchor && !std::count(s.taken.begin(), s.taken.end(), m)) s.rest.push_back(m);
+  s.rest = members_left(view, anchor, s.taken);
   const bool absorbed = std::any_of(s.taken.begin(), s.taken.end(), [&](size_t m) { return !is_zero_cost(view.plan(m)); });
   if (!absorbed) s.taken.clear();
   s.grouped_conv = s.conv && s.conv->groups > 1 && !is_depthwise_2d(*s.conv);
