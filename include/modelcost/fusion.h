@@ -10,6 +10,9 @@
 
 namespace modelcost {
 
+// How much of a group's epilogue its library call leaves to a kernel after it.
+enum class LibraryTail { kNone, kWhereUnaligned, kAlways };
+
 struct FusedGroup {
   size_t id = 0;
   std::string pattern;  // the pattern table row that made it: "attention", "epilogue", "norm", ...
@@ -32,9 +35,16 @@ struct FusedGroup {
   // HardSwish or scale after it, any activation of a grouped conv): the members it leaves run as
   // a generated chain kernel after it, so the group launches two kernels.
   bool library_tail = false;
+  // The library call takes the epilogue (cuBLASLt's GELU) only where the product's operand rows are
+  // 16-byte aligned (tile_aligned at the deployed dtype); elsewhere it runs it as a second kernel.
+  bool tail_where_unaligned = false;
   double bytes() const { return bytes_read + bytes_written; }
   double arithmetic_intensity() const { return bytes() > 0 ? flops / bytes() : 0; }
 };
+
+// Whether the group launches a kernel after its library call when it runs at `element_bytes` per
+// element: always for a library_tail, on unaligned operands for a tail_where_unaligned.
+bool runs_library_tail(const FusedGroup& group, double element_bytes);
 
 struct FusionPlan {
   std::vector<FusedGroup> groups;  // in the order their first member runs

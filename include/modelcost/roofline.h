@@ -50,6 +50,7 @@ struct NodeRoofline {
   double compute_us = 0, memory_us = 0, overhead_us = 0;  // the three terms of the kernel time
   double predicted_us = 0;    // max(compute, memory, overhead) + inter-kernel gap
   double share = 0;           // of the view's total predicted time, 0..1
+  bool library_tail = false;  // a group's library call leaves work to a kernel after it (runs_library_tail)
 };
 
 struct RooflineTotals {

@@ -10,6 +10,10 @@ size_t FusionPlan::kernels() const {
   return static_cast<size_t>(std::count_if(groups.begin(), groups.end(), [](const FusedGroup& g) { return g.launches; }));
 }
 
+bool runs_library_tail(const FusedGroup& group, double element_bytes) {
+  return group.library_tail || (group.tail_where_unaligned && !tile_aligned(group.kernel, element_bytes));
+}
+
 bool outputs_known(const NodeAnalysis& node) {
   bool any = false;
   for (int id : node.node->outputs) {
@@ -150,8 +154,11 @@ FusionPlan fuse(const Analysis& analysis, FusionReach reach) {
     group.members = d.members;
     group.anchor = d.anchor;
     group.apart_reason = d.apart_reason;
-    group.library_tail = reach == FusionReach::kMeasuredRuntime && d.row->name == std::string("epilogue") &&
-                         fusion::leaves_library_tail(g, d.members, d.anchor);
+    if (reach == FusionReach::kMeasuredRuntime && d.row->name == std::string("epilogue")) {
+      const LibraryTail tail = fusion::library_tail(g, d.members, d.anchor);
+      group.library_tail = tail == LibraryTail::kAlways;
+      group.tail_where_unaligned = tail == LibraryTail::kWhereUnaligned;
+    }
     d.row->cost(g, group);
     group.label = d.row->label(g, group);
     group.kernel = group.launches ? group_kernel(group, analysis) : KernelShape{};

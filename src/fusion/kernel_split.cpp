@@ -198,22 +198,23 @@ const Shape* chain_step_shape(const FusionGraph& g, size_t m) {
 
 }  // namespace
 
-bool leaves_library_tail(const FusionGraph& g, const std::vector<size_t>& members, size_t anchor) {
-  if (g.kind(anchor) != OpKind::kMatrix) return false;
+LibraryTail library_tail(const FusionGraph& g, const std::vector<size_t>& members, size_t anchor) {
+  if (g.kind(anchor) != OpKind::kMatrix) return LibraryTail::kNone;
   const KernelClass cls = node_kernel(g.analysis().nodes[anchor]).cls;
   // Depthwise convs store any elementwise epilogue in their own kernel.
   if (cls != KernelClass::kGemm && cls != KernelClass::kConv && cls != KernelClass::kConv1x1 && cls != KernelClass::kGroupedConv)
-    return false;
+    return LibraryTail::kNone;
   // A grouped conv's library call takes no epilogue; a dense one's and a GEMM's take the walk's.
   const std::vector<size_t> library =
       cls == KernelClass::kGroupedConv ? std::vector<size_t>{} : library_epilogue(g, members, anchor);
   std::vector<size_t> rest;
   for (size_t m : running_members(g, members))
     if (m != anchor && !folded_batch_norm(g, anchor, m) && !contains(library, m)) rest.push_back(m);
-  if (rest.empty()) return false;
-  // cuBLASLt's GELU epilogue: a GEMM's, and a 1x1 conv's run as one GEMM.
+  if (rest.empty()) return LibraryTail::kNone;
+  // cuBLASLt's GELU epilogue: a GEMM's, and a 1x1 conv's run as one GEMM. Its kernels for operands
+  // of unaligned rows (K or N not a multiple of 16 bytes) apply it in a second kernel of its own.
   const bool gemm_like = cls == KernelClass::kGemm || cls == KernelClass::kConv1x1;
-  return !(gemm_like && is_erf_gelu(g, rest));
+  return gemm_like && is_erf_gelu(g, rest) ? LibraryTail::kWhereUnaligned : LibraryTail::kAlways;
 }
 
 std::vector<std::vector<size_t>> apart_parts(const FusionGraph& g, std::vector<size_t> members) {

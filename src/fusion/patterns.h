@@ -54,8 +54,8 @@ std::string op_label(const FusionGraph& g, const FusedGroup& group);
 // Why a pattern match cannot run as one kernel of the deployed runtime, or "" (kernel_split.cpp).
 std::string why_apart(const FusionGraph& g, const std::string& pattern, const std::vector<size_t>& members, size_t anchor);
 // Whether the library call of a conv or matrix product anchoring `members` leaves some of them to
-// a chain kernel after it (kernel_split.cpp).
-bool leaves_library_tail(const FusionGraph& g, const std::vector<size_t>& members, size_t anchor);
+// a kernel after it (kernel_split.cpp).
+LibraryTail library_tail(const FusionGraph& g, const std::vector<size_t>& members, size_t anchor);
 // The kernels a match planned apart runs as, in member order: each run of consecutive
 // elementwise members over one output shape as one generated chain (within kChainLimits), every
 // other member alone (kernel_split.cpp).

@@ -35,7 +35,7 @@ Json group_json(const Analysis& analysis, const FusedGroup& g, const NodeRooflin
          {"predicted_us", r.predicted_us},
          {"share", r.share}};
   if (g.kernel.k > 0) j["kernel_k"] = g.kernel.k;
-  if (g.library_tail) j["library_tail"] = true;
+  if (r.library_tail) j["library_tail"] = true;
   if (!g.apart_reason.empty()) j["apart_reason"] = g.apart_reason;
   return j;
 }

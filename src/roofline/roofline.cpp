@@ -233,7 +233,7 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
   nr.predicted_us = std::max({nr.compute_us, nr.memory_us, nr.overhead_us}) + ceilings.gap_us;
 }
 
-// A group whose library call leaves members to a chain kernel after it (FusedGroup::library_tail):
+// A group whose library call leaves members to a kernel after it (runs_library_tail):
 // the conv or GEMM as written (its own operands and output, the weights included), plus the chain's
 // traffic (the product's output read back, the group's other inputs, its outputs written) without a
 // fixed cost of its own. Measured on the zoo's tuned families, such a chain replayed alone takes
@@ -350,10 +350,12 @@ void place_groups(const Analysis& analysis, const Device& device, const Roofline
       ++r.deployed.no_bound;
       continue;
     }
-    if (g.library_tail && r.ceilings.achievable && !r.ceilings.kernel_curves.empty())
+    const bool tail = runs_library_tail(g, dtype_name_bytes(work.compute_dtype));
+    if (tail && r.ceilings.achievable && !r.ceilings.kernel_curves.empty())
       place_library_call_and_chain(work, device, r.ceilings, options.dtype, gr);
     else
       place(work, device, r.ceilings, gr);
+    gr.library_tail = tail;
   }
   load_attention_between_products(*r.fusion, r.ceilings, r.groups);
   for (const NodeRoofline& gr : r.groups) count(gr, r.deployed);

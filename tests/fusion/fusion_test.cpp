@@ -306,6 +306,10 @@ TEST(Fusion, LibraryTailIsWhatTheLibraryCallCannotTake) {
   ASSERT_EQ(with_tanh.plan.groups.size(), 1u) << with_tanh.describe();
   EXPECT_FALSE(with_erf.plan.groups[0].library_tail);
   EXPECT_TRUE(with_tanh.plan.groups[0].library_tail);
+  // cuBLASLt applies the GELU in a kernel of its own on operand rows of 16-byte multiples only.
+  EXPECT_TRUE(with_erf.plan.groups[0].tail_where_unaligned);
+  EXPECT_FALSE(runs_library_tail(with_erf.plan.groups[0], 2));
+  EXPECT_TRUE(runs_library_tail(with_tanh.plan.groups[0], 2));
 
   ModelBuilder c;
   c.input("x", kFloat, Shape{1, 8, 16, 16});
@@ -319,6 +323,28 @@ TEST(Fusion, LibraryTailIsWhatTheLibraryCallCannotTake) {
   EXPECT_TRUE(silu.plan.groups[0].library_tail);
   Fused every(c, 0, FusionReach::kEveryPattern);  // a fully fusing runtime compiles it in
   EXPECT_FALSE(every.plan.groups[0].library_tail);
+}
+
+// A token-mixing MLP's first product sums over 196 patches: 392 fp16 bytes a row, not a multiple of
+// 16, so cuBLASLt's GELU epilogue runs after the GEMM as a second kernel; in fp32 (784 bytes) it fuses.
+TEST(Fusion, GeluEpilogueOfUnalignedGemmRunsAsASecondKernel) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{768, 196});
+  b.weight("w", kFloat, {196, 384});
+  b.weight("bias", kFloat, {384});
+  b.node("MatMul", {"x", "w"}, {"m"});
+  b.node("Add", {"m", "bias"}, {"mb"});
+  add_gelu(b, "mb", "y", false);
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  const FusedGroup& g = f.plan.groups[0];
+  EXPECT_FALSE(g.library_tail);
+  EXPECT_TRUE(g.tail_where_unaligned);
+  EXPECT_TRUE(runs_library_tail(g, 2));
+  EXPECT_FALSE(runs_library_tail(g, 4));
+  Fused every(b, 0, FusionReach::kEveryPattern);  // a fully fusing runtime compiles it in
+  EXPECT_FALSE(runs_library_tail(every.plan.groups[0], 2));
 }
 
 TEST(Fusion, SwiGluBetweenProjections) {

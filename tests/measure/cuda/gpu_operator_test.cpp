@@ -122,11 +122,21 @@ TEST(MeasureGpuOperators, ConvolutionAndPooling) {
   auto& stem = b.node("Conv", {"rgb", "stem_w", "stem_b"}, {"stem"});
   set_attr(stem, "strides", std::vector<int64_t>{2, 2});
   set_attr(stem, "pads", std::vector<int64_t>{2, 2, 2, 2});
-  b.output("conv").output("depthwise").output("mp").output("ap").output("patch").output("stem");
+  // Kernels within their strides gather spaced patches: a strided 1x1 and a 2x2 window every 3.
+  b.weight("skip_w", kFloat, Shape{16, 3, 1, 1}).weight("spaced_w", kFloat, Shape{16, 3, 2, 2});
+  set_attr(b.node("Conv", {"rgb", "skip_w"}, {"skip"}), "strides", std::vector<int64_t>{2, 2});
+  set_attr(b.node("Conv", {"rgb", "spaced_w"}, {"spaced"}), "strides", std::vector<int64_t>{3, 3});
+  b.node("Conv", {"rgb", "skip_w"}, {"mix"});  // 1x1, stride 1: channels-last the input is the GEMM's matrix
+  b.output("conv").output("depthwise").output("mp").output("ap").output("patch").output("stem").output("skip").output("spaced").output("mix");
   // fp32 convolutions may run on TF32 tensor cores (PyTorch's cuDNN default): ~1e-3 relative.
   check_both(b, "conv", 5e-3, 3e-3);
   check_both(b, "depthwise", 5e-3, 3e-3);
   check_both(b, "patch", 5e-3, 3e-3);
+  check_both(b, "skip", 5e-3, 3e-3);
+  check_both(b, "spaced", 5e-3, 3e-3);
+  check_node(b, "spaced", "fp16", 3e-3, /*channels_last=*/true);
+  check_both(b, "mix", 5e-3, 3e-3);
+  check_node(b, "mix", "fp16", 3e-3, /*channels_last=*/true);
   check_both(b, "stem", 5e-3, 3e-3);
   check_both(b, "mp", 1e-7, 1e-7);
   check_both(b, "ap", 1e-6, 2e-3);
@@ -180,6 +190,19 @@ TEST(MeasureGpuOperators, ResizeByRowRuns) {
   check_both(b, "nearest", 1e-7, 1e-7);
   check_both(b, "linear", 1e-6, 3e-3);
   check_both(b, "corners", 1e-6, 3e-3);
+}
+
+// More rows than the grid has row lanes: each thread walks several rows with its columns kept.
+TEST(MeasureGpuOperators, ResizeRowsBeyondOneGrid) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{4, 64, 64, 64});
+  b.floats("roi", {}, {0}).floats("scales", {1, 1, 2, 2});
+  set_attr(b.node("Resize", {"x", "roi", "scales"}, {"linear"}), "mode", std::string("linear"));
+  b.node("Resize", {"x", "roi", "scales"}, {"nearest"});
+  b.output("linear").output("nearest");
+  check_both(b, "linear", 1e-6, 3e-3);
+  check_both(b, "nearest", 1e-7, 1e-7);
 }
 
 TEST(MeasureGpuOperators, TiledTransposes) {

@@ -1,12 +1,15 @@
-// A non-overlapping "patch" convolution (kernel == stride, no padding or dilation, one group: a
-// ViT patch embedding, the Swin and ConvNeXt stems) as the GEMM it is: one strided copy gathers
+// A non-overlapping "patch" convolution (kernel <= stride, no padding or dilation, one group: a
+// ViT patch embedding, the Swin and ConvNeXt stems, a strided 1x1 shortcut) as the GEMM it is: one
+// strided copy gathers
 // the input's patches into a [N*O, C*K] matrix (O output positions, K kernel positions), and
 // cuBLASLt multiplies it by the [OC, C*K] weights transposed, the bias in its epilogue. Layouts
 // follow the cuDNN runner: fp16/bf16 channels-last (NHWC input, KRSC weights; the product
 // [N*O, OC] is the NHWC output), fp32 NCHW (one more strided copy transposes the product).
 // The factory takes this runner for patch convs whose input channels tensor cores cannot take
 // as they are (C % 8 != 0, 3-channel images): cuDNN 9.14's kernels for those run 25-30x off
-// the roofline in every layout and algorithm (ViT-B/16's patch conv: 276 us against 10.5).
+// the roofline in every layout and algorithm (ViT-B/16's patch conv: 276 us against 10.5). Other
+// strided ones it times against cuDNN: a 1x1 stride-2 conv of 64 to 96 channels at batch 32 got
+// a legacy implicit-GEMM kernel at 10x its roofline.
 #include "core/cuda_check.h"
 #include "core/device_buffer.h"
 #include "core/kernels.h"
@@ -47,7 +50,7 @@ class PatchConvRunner : public OperatorRunner {
       gather_.dims.push_back(dim);
       gather_.src_strides.push_back(stride);
     };
-    for (size_t i = 0; i < n; ++i) add(c_.out_size[i], c_.kernel[i] * spatial_stride[i]);
+    for (size_t i = 0; i < n; ++i) add(c_.out_size[i], c_.strides[i] * spatial_stride[i]);
     if (!channels_last_) add(c_.in_channels, channel_stride);
     for (size_t i = 0; i < n; ++i) add(c_.kernel[i], spatial_stride[i]);
     if (channels_last_) add(c_.in_channels, channel_stride);
@@ -113,10 +116,17 @@ class PatchConvRunner : public OperatorRunner {
 
 }  // namespace
 
-bool is_patch_conv(const ConvParams& c) {
+bool is_gather_conv(const ConvParams& c) {
   if (c.groups != 1 || c.kernel.empty() || c.kernel.size() > 3) return false;
   for (size_t i = 0; i < c.kernel.size(); ++i)
-    if (c.strides[i] != c.kernel[i] || c.dilations[i] != 1 || c.pads[i] != 0 || c.pads[i + c.kernel.size()] != 0) return false;
+    if (c.strides[i] < c.kernel[i] || c.dilations[i] != 1 || c.pads[i] != 0 || c.pads[i + c.kernel.size()] != 0) return false;
+  return true;
+}
+
+bool is_patch_conv(const ConvParams& c) {
+  if (!is_gather_conv(c)) return false;
+  for (size_t i = 0; i < c.kernel.size(); ++i)
+    if (c.strides[i] != c.kernel[i]) return false;
   return true;
 }
 

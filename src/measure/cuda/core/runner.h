@@ -108,7 +108,9 @@ std::unique_ptr<OperatorRunner> make_fastest_runner(std::vector<std::unique_ptr<
                                                     const std::string& key = "");
 // groups == in channels, out channels a multiple of them (a channel multiplier), 2 spatial dims.
 bool is_depthwise_2d(const ConvParams& conv);
-// Kernel == stride, no padding or dilation, one group: the conv is a GEMM over gathered patches.
+// Kernel <= stride, no padding or dilation, one group: the conv is a GEMM over gathered patches.
+bool is_gather_conv(const ConvParams& conv);
+// A gather conv whose kernel equals its stride: its patches tile the input.
 bool is_patch_conv(const ConvParams& conv);
 // 1x1 kernel, stride 1, no padding, one group: channels-last, the conv is one GEMM
 // (conv_gemm_runner.cpp), [N*H*W, C] x [OC, C]^T with the bias as a [OC] row.

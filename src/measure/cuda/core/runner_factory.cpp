@@ -22,14 +22,21 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
   return std::visit(
       Overloaded{
           [&](const ConvParams& c) -> std::unique_ptr<OperatorRunner> {
-            // Patch convs over channels tensor cores cannot take as they are (3-channel images)
-            // run as gather + GEMM; cuDNN has no fast kernel for them (patch_conv_runner.cpp).
-            if (is_patch_conv(c) && c.in_channels % 8 != 0) return make_patch_conv_runner(spec, c, reason);
+            // Gather convs (kernel within stride) over channels tensor cores cannot take as they
+            // are (3-channel images) run as gather + GEMM; cuDNN has no fast kernel for them
+            // (patch_conv_runner.cpp).
+            // A 1x1 of them channels-last is already the GEMM's matrix: no gather (fp16 NHWC).
+            if (is_gather_conv(c) && c.in_channels % 8 != 0) {
+              if (!is_pointwise_gemm_conv(c)) return make_patch_conv_runner(spec, c, reason);
+              std::string why;
+              return faster_of(make_conv_gemm_runner(spec, c, &why), make_patch_conv_runner(spec, c, reason), spec);
+            }
             auto cudnn = make_cudnn_conv_runner(spec, c, reason);
             if (!cudnn) return cudnn;
             // Depthwise: the own kernel against cuDNN's timed choice; grouped: cuDNN's graph
             // engines and, up to 64 groups, a dense conv over block-diagonal filters against it;
-            // 1x1: cuBLASLt's GEMM against it (cuDNN runs some 1x1 shapes 3-5x off the GEMM).
+            // 1x1: cuBLASLt's GEMM against it (cuDNN runs some 1x1 shapes 3-5x off the GEMM);
+            // a strided kernel within its stride: gather + GEMM against it.
             // The fastest one is kept.
             std::string why;
             std::vector<std::unique_ptr<OperatorRunner>> candidates;
@@ -38,6 +45,8 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             } else if (c.groups > 1) {
               candidates.push_back(make_conv_graph_runner(c, &why));
               candidates.push_back(make_block_diagonal_conv_runner(spec, c, &why));
+            } else if (is_gather_conv(c) && !is_pointwise_gemm_conv(c)) {
+              candidates.push_back(make_patch_conv_runner(spec, c, &why));  // strided: gather + GEMM
             } else {
               candidates.push_back(make_conv_gemm_runner(spec, c, &why));
             }
