@@ -205,6 +205,22 @@ TEST(MeasureGpuOperators, ResizeRowsBeyondOneGrid) {
   check_both(b, "nearest", 1e-7, 1e-7);
 }
 
+// Upsampling by 4 and 8 (a segmentation head's logits): a run's eight outputs share two or three
+// source columns; the edges clamp.
+TEST(MeasureGpuOperators, ResizeLargeUpsampling) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{2, 5, 7, 9});
+  b.floats("roi", {}, {0}).floats("by4", {1, 1, 4, 4}).floats("by8", {1, 1, 8, 8});
+  set_attr(b.node("Resize", {"x", "roi", "by4"}, {"four"}), "mode", std::string("linear"));
+  set_attr(b.node("Resize", {"x", "roi", "by8"}, {"eight"}), "mode", std::string("linear"));
+  auto& corners = b.node("Resize", {"x", "roi", "by8"}, {"corners"});
+  set_attr(corners, "mode", std::string("linear"));
+  set_attr(corners, "coordinate_transformation_mode", std::string("align_corners"));
+  b.output("four").output("eight").output("corners");
+  for (const char* n : {"four", "eight", "corners"}) check_both(b, n, 1e-6, 3e-3);
+}
+
 TEST(MeasureGpuOperators, TiledTransposes) {
   SKIP_WITHOUT_GPU();
   // Innermost output dim strided in the input while another dim is contiguous there: the
