@@ -1,8 +1,8 @@
 // A non-overlapping "patch" convolution (kernel <= stride, no padding or dilation, one group: a
-// ViT patch embedding, the Swin and ConvNeXt stems, a strided 1x1 shortcut) as the GEMM it is: one
-// strided copy gathers
-// the input's patches into a [N*O, C*K] matrix (O output positions, K kernel positions), and
-// cuBLASLt multiplies it by the [OC, C*K] weights transposed, the bias in its epilogue. Layouts
+// ViT patch embedding, the Swin and ConvNeXt stems, a strided 1x1 shortcut) as the GEMM it is:
+// one strided copy gathers the input's patches into a [N*O, C*K] matrix (O output positions, K
+// kernel positions), and cuBLASLt multiplies it by the [OC, C*K] weights transposed, the bias in
+// its epilogue. Layouts
 // follow the cuDNN runner: fp16/bf16 channels-last (NHWC input, KRSC weights; the product
 // [N*O, OC] is the NHWC output), fp32 NCHW (one more strided copy transposes the product).
 // The factory takes this runner for patch convs whose input channels tensor cores cannot take

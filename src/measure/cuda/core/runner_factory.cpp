@@ -24,8 +24,8 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
           [&](const ConvParams& c) -> std::unique_ptr<OperatorRunner> {
             // Gather convs (kernel within stride) over channels tensor cores cannot take as they
             // are (3-channel images) run as gather + GEMM; cuDNN has no fast kernel for them
-            // (patch_conv_runner.cpp).
-            // A 1x1 of them channels-last is already the GEMM's matrix: no gather (fp16 NHWC).
+            // (patch_conv_runner.cpp). A 1x1 of them is, channels-last, already the GEMM's
+            // matrix: the GEMM alone, timed against gather + GEMM (which NCHW needs).
             if (is_gather_conv(c) && c.in_channels % 8 != 0) {
               if (!is_pointwise_gemm_conv(c)) return make_patch_conv_runner(spec, c, reason);
               std::string why;
