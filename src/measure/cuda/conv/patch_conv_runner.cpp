@@ -2,14 +2,13 @@
 // ViT patch embedding, the Swin and ConvNeXt stems, a strided 1x1 shortcut) as the GEMM it is:
 // one strided copy gathers the input's patches into a [N*O, C*K] matrix (O output positions, K
 // kernel positions), and cuBLASLt multiplies it by the [OC, C*K] weights transposed, the bias in
-// its epilogue. Layouts
-// follow the cuDNN runner: fp16/bf16 channels-last (NHWC input, KRSC weights; the product
-// [N*O, OC] is the NHWC output), fp32 NCHW (one more strided copy transposes the product).
-// The factory takes this runner for patch convs whose input channels tensor cores cannot take
-// as they are (C % 8 != 0, 3-channel images): cuDNN 9.14's kernels for those run 25-30x off
-// the roofline in every layout and algorithm (ViT-B/16's patch conv: 276 us against 10.5). Other
-// strided ones it times against cuDNN: a 1x1 stride-2 conv of 64 to 96 channels at batch 32 got
-// a legacy implicit-GEMM kernel at 10x its roofline.
+// its epilogue. Layouts follow the cuDNN runner: fp16/bf16 channels-last (NHWC input, KRSC
+// weights; the product [N*O, OC] is the NHWC output), fp32 NCHW (one more strided copy transposes
+// the product). The factory takes this runner for gather convs whose input channels tensor cores
+// cannot take as they are (C % 8 != 0, 3-channel images): cuDNN 9.14's kernels for those run
+// 25-30x off the roofline in every layout and algorithm (ViT-B/16's patch conv: 276 us against
+// 10.5). Other strided ones it times against cuDNN: a 1x1 stride-2 conv of 64 to 96 channels at
+// batch 32 got a legacy implicit-GEMM kernel at 10x its roofline.
 #include "core/cuda_check.h"
 #include "core/device_buffer.h"
 #include "core/kernels.h"
