@@ -8,6 +8,7 @@
 
 #include "modelcost/fusion.h"
 #include "modelcost/roofline.h"
+#include "fusion/fusion_test_support.h"
 #include "roofline/curved_device.h"
 #include "test_support.h"
 
@@ -141,6 +142,36 @@ TEST(KernelClass, ConvWithACompiledEpilogueIsOneLaunchPlusThePointwisePass) {
   EXPECT_DOUBLE_EQ(g.overhead_us, 4 + 16 / 1000.0);
   EXPECT_EQ(g.bound, Bound::kOverhead);
   EXPECT_DOUBLE_EQ(g.bytes, x + w + bias + c);  // the group's boundary, as reported
+}
+
+// x [64,196] @ w [196,384] + bias -> erf GELU: cuBLASLt takes the GELU into the GEMM's epilogue only
+// where the operand rows are whole 16-byte units. 196 fp16 elements (392 bytes) are not: the GELU
+// runs as a second kernel, priced as the product plus the traffic of a pass over its output. In
+// fp32 (784 bytes) the rows are aligned and the group is one launch.
+TEST(KernelClass, TheGeluOfAnUnalignedGemmIsASecondKernelAtTheDtypeThatMisalignsIt) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{64, 196});
+  b.weight("w", kFloat, {196, 384});
+  b.weight("bias", kFloat, {384});
+  b.node("MatMul", {"x", "w"}, {"m"});
+  b.node("Add", {"m", "bias"}, {"mb"});
+  add_gelu(b, "mb", "y", false);
+  b.output("y");
+  const auto run = analyse(b);
+  RooflineOptions half, single;
+  half.dtype = "fp16";
+  single.dtype = "fp32";
+  const RooflineReport h = compute_roofline(run->analysis, curved_device(), half);
+  const RooflineReport s = compute_roofline(run->analysis, curved_device(), single);
+  ASSERT_EQ(h.groups.size(), 1u);
+  ASSERT_EQ(s.groups.size(), 1u);
+  EXPECT_TRUE(h.groups[0].library_tail);
+  EXPECT_FALSE(s.groups[0].library_tail);
+  const double x = 64 * 196 * 2, w = 196 * 384 * 2, bias = 384 * 2, out = 64 * 384 * 2;
+  const double gemm_us = 4 + 196 / 1000.0 + std::max(2.0 * 64 * 196 * 384 / 50e12, (x + w + out) / 1000e9) * 1e6;
+  const double constants = 3 * 2;  // the GELU's 0.5, 1 and sqrt 2
+  const double second_us = (out + bias + constants + out) / 2000e9 * 1e6;  // the product read back, y written
+  EXPECT_NEAR(h.groups[0].predicted_us, gemm_us + second_us, 1e-6);
 }
 
 TEST(KernelClass, TheClassNamesIncludeAttentionAsAMatrixClass) {
