@@ -289,18 +289,7 @@ TEST(Fusion, SiluAndHardSwish) {
 // What the library call of an anchored group takes: cuBLASLt a bias and the erf GELU, cuDNN a bias,
 // residual and ReLU; the rest (a tanh GELU, a SiLU, a scale) runs as a chain kernel after it.
 TEST(Fusion, LibraryTailIsWhatTheLibraryCallCannotTake) {
-  auto gemm_then = [](bool tanh_form) {
-    ModelBuilder b;
-    b.input("x", kFloat, Shape{64, 256});
-    b.weight("w", kFloat, {256, 512});
-    b.weight("bias", kFloat, {512});
-    b.node("MatMul", {"x", "w"}, {"m"});
-    b.node("Add", {"m", "bias"}, {"mb"});
-    add_gelu(b, "mb", "y", tanh_form);
-    b.output("y");
-    return b;
-  };
-  ModelBuilder erf = gemm_then(false), tanh = gemm_then(true);
+  ModelBuilder erf = gemm_bias_gelu(64, 256, 512, false), tanh = gemm_bias_gelu(64, 256, 512, true);
   Fused with_erf(erf), with_tanh(tanh);
   ASSERT_EQ(with_erf.plan.groups.size(), 1u) << with_erf.describe();
   ASSERT_EQ(with_tanh.plan.groups.size(), 1u) << with_tanh.describe();
@@ -328,14 +317,7 @@ TEST(Fusion, LibraryTailIsWhatTheLibraryCallCannotTake) {
 // A token-mixing MLP's first product sums over 196 patches: 392 fp16 bytes a row, not a multiple of
 // 16, so cuBLASLt's GELU epilogue runs after the GEMM as a second kernel; in fp32 (784 bytes) it fuses.
 TEST(Fusion, GeluEpilogueOfUnalignedGemmRunsAsASecondKernel) {
-  ModelBuilder b;
-  b.input("x", kFloat, Shape{768, 196});
-  b.weight("w", kFloat, {196, 384});
-  b.weight("bias", kFloat, {384});
-  b.node("MatMul", {"x", "w"}, {"m"});
-  b.node("Add", {"m", "bias"}, {"mb"});
-  add_gelu(b, "mb", "y", false);
-  b.output("y");
+  ModelBuilder b = gemm_bias_gelu(768, 196, 384);
   Fused f(b);
   ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
   const FusedGroup& g = f.plan.groups[0];

@@ -105,4 +105,18 @@ inline void add_gelu(ModelBuilder& b, const std::string& x, const std::string& y
   b.node("Mul", {y + "_h", y + "_t1"}, {y});
 }
 
+// x [rows, k] @ w [k, n] + bias -> GELU (erf or tanh form): a GEMM with the epilogue cuBLASLt may
+// or may not take, fp32 as written.
+inline ModelBuilder gemm_bias_gelu(int64_t rows, int64_t k, int64_t n, bool tanh_form = false) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{rows, k});
+  b.weight("w", kFloat, {k, n});
+  b.weight("bias", kFloat, {n});
+  b.node("MatMul", {"x", "w"}, {"m"});
+  b.node("Add", {"m", "bias"}, {"mb"});
+  add_gelu(b, "mb", "y", tanh_form);
+  b.output("y");
+  return b;
+}
+
 }  // namespace modelcost::testing

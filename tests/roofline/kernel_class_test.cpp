@@ -149,14 +149,7 @@ TEST(KernelClass, ConvWithACompiledEpilogueIsOneLaunchPlusThePointwisePass) {
 // runs as a second kernel, priced as the product plus the traffic of a pass over its output. In
 // fp32 (784 bytes) the rows are aligned and the group is one launch.
 TEST(KernelClass, TheGeluOfAnUnalignedGemmIsASecondKernelAtTheDtypeThatMisalignsIt) {
-  ModelBuilder b;
-  b.input("x", kFloat, Shape{64, 196});
-  b.weight("w", kFloat, {196, 384});
-  b.weight("bias", kFloat, {384});
-  b.node("MatMul", {"x", "w"}, {"m"});
-  b.node("Add", {"m", "bias"}, {"mb"});
-  add_gelu(b, "mb", "y", false);
-  b.output("y");
+  ModelBuilder b = gemm_bias_gelu(64, 196, 384);
   const auto run = analyse(b);
   RooflineOptions half, single;
   half.dtype = "fp16";
