@@ -129,6 +129,10 @@ bool is_patch_conv(const ConvParams& c) {
   return true;
 }
 
+bool needs_gather_gemm(const ConvParams& c) {
+  return is_gather_conv(c) && c.in_channels % 8 != 0 && !is_pointwise_gemm_conv(c);
+}
+
 std::unique_ptr<OperatorRunner> make_patch_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* reason) {
   const int32_t dtype = spec.outputs[0].dtype;
   if (!accepts_dtype(PatchConvRunner::kDtypes, dtype, "Conv in ", reason)) return nullptr;

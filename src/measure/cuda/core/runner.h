@@ -112,6 +112,9 @@ bool is_depthwise_2d(const ConvParams& conv);
 bool is_gather_conv(const ConvParams& conv);
 // A gather conv whose kernel equals its stride: its patches tile the input.
 bool is_patch_conv(const ConvParams& conv);
+// A gather conv over channels tensor cores cannot take as they are, other than a 1x1: cuDNN has
+// no fast kernel for it, so it runs as gather + GEMM alone (patch_conv_runner.cpp).
+bool needs_gather_gemm(const ConvParams& conv);
 // 1x1 kernel, stride 1, no padding, one group: channels-last, the conv is one GEMM
 // (conv_gemm_runner.cpp), [N*H*W, C] x [OC, C]^T with the bias as a [OC] row.
 bool is_pointwise_gemm_conv(const ConvParams& conv);

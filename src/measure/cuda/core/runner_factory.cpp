@@ -26,8 +26,8 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             // are (3-channel images) run as gather + GEMM; cuDNN has no fast kernel for them
             // (patch_conv_runner.cpp). A 1x1 of them is, channels-last, already the GEMM's
             // matrix: the GEMM alone, timed against gather + GEMM (which NCHW needs).
-            if (is_gather_conv(c) && c.in_channels % 8 != 0) {
-              if (!is_pointwise_gemm_conv(c)) return make_patch_conv_runner(spec, c, reason);
+            if (needs_gather_gemm(c)) return make_patch_conv_runner(spec, c, reason);
+            if (is_pointwise_gemm_conv(c) && c.in_channels % 8 != 0) {
               std::string why;
               return faster_of(make_conv_gemm_runner(spec, c, &why), make_patch_conv_runner(spec, c, reason), spec);
             }

@@ -253,8 +253,7 @@ std::optional<EpilogueSplit> split_epilogue(const GroupView& view) {
   s.matmul = std::holds_alternative<MatMulParams>(plan);
   if (!s.conv && !s.matmul) return std::nullopt;
   // cuDNN's fused call is a dense (ungrouped) conv; grouped and gathered convs keep their own runner.
-  s.dense_conv = s.conv && s.conv->groups == 1 &&
-                 !(is_gather_conv(*s.conv) && !is_pointwise_gemm_conv(*s.conv) && s.conv->in_channels % 8 != 0);
+  s.dense_conv = s.conv && s.conv->groups == 1 && !needs_gather_gemm(*s.conv);
   s.e = (s.matmul || s.dense_conv) ? absorb(view, anchor, s.matmul, s.taken) : MatrixEpilogue{anchor};
   if (!s.matmul && !s.dense_conv) s.e.output = view.node(anchor).outputs[0];
   s.rest = members_left(view, anchor, s.taken);
