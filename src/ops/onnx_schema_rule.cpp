@@ -13,15 +13,17 @@ namespace {
 // Ranks past numpy's limit of 64 are refused by our own rules too.
 constexpr int64_t kMaxRank = 64;
 
-// A 1-D integer input longer than any rank cannot be a shape, but ONNX's inference for
-// ConstantOfShape, Expand and the like would build one dim per element whatever the integer
-// type (a fuzzed int16 shape of 10^10 elements): its length is passed as unknown, so the
-// output's rank stays unknown instead of 10^10 dims.
+// A 1-D input longer than any rank cannot be a shape, but ONNX's inference for ConstantOfShape,
+// Expand and the like would build one dim per element whatever the element type (a fuzzed int16
+// shape of 10^10 elements, or one of an element type ONNX does not define): its length is passed
+// as unknown, so the output's rank stays unknown instead of 10^10 dims. Only element types that
+// are surely not integers keep their length.
 bool is_overlong_shape_like(const TensorInfo& t) {
   using T = onnx::TensorProto;
-  const bool integer = t.dtype == T::INT64 || t.dtype == T::INT32 || t.dtype == T::INT16 || t.dtype == T::INT8 ||
-                       t.dtype == T::UINT64 || t.dtype == T::UINT32 || t.dtype == T::UINT16 || t.dtype == T::UINT8;
-  return integer && t.shape.size() == 1 && t.shape[0] > kMaxRank;
+  const bool surely_not_integer = t.dtype == T::FLOAT || t.dtype == T::DOUBLE || t.dtype == T::FLOAT16 ||
+                                  t.dtype == T::BFLOAT16 || t.dtype == T::COMPLEX64 || t.dtype == T::COMPLEX128 ||
+                                  t.dtype == T::BOOL || t.dtype == T::STRING;
+  return !surely_not_integer && t.shape.size() == 1 && t.shape[0] > kMaxRank;
 }
 
 onnx::TypeProto tensor_type(const TensorInfo& t) {
