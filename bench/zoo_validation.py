@@ -50,16 +50,17 @@ def predict(model, batch, gpu, hwdb=None, key="predicted_latency_ms"):
 def summary(label, errors):
     n = len(errors)
     if not n:
-        return f"| {label} | 0 | | | | |"
+        return f"| {label} | 0 | | | | | |"
     within = lambda t: sum(abs(e) <= t for e in errors)
     worst = max(errors, key=abs)
     gmean = math.exp(sum(math.log(1 + e) for e in errors) / n) - 1
-    return f"| {label} | {n} | {within(0.10)} ({100 * within(0.10) / n:.0f}%) | {within(0.25)} ({100 * within(0.25) / n:.0f}%) | {100 * gmean:+.0f}% | {100 * worst:+.0f}% |"
+    share = lambda t: f"{within(t)} ({100 * within(t) / n:.0f}%)"
+    return f"| {label} | {n} | {share(0.10)} | {share(0.15)} | {share(0.25)} | {100 * gmean:+.0f}% | {100 * worst:+.0f}% |"
 
 
 def main():
     fam = families()
-    header = "| points | n | within 10% | within 25% | geo-mean error | worst |\n|---|---|---|---|---|---|"
+    header = "| points | n | within 10% | within 15% | within 25% | geo-mean error | worst |\n|---|---|---|---|---|---|---|"
     derived_from = {"h100": "h200", "h200": "h100-sxm"}
     for gpu, source in (("h100", "h100-sxm"), ("h200", "h200")):
         path = os.path.join(ZOO, f"measured-{gpu}.csv")

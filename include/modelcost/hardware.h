@@ -48,16 +48,22 @@ struct KernelCurve {
   // How the math and traffic terms combine: their p-norm (c^p + m^p)^(1/p), p = knee, so a kernel
   // near the ridge point takes longer than either term alone; 0: max(c, m), the sharp roofline.
   double knee = 0;
+  // A product of short reduction depth K streams its operands in short bursts (each output tile
+  // loads and stores with little math to overlap them): its traffic runs at gbps x K / (K + k_half).
+  // 0: no such slowdown. Only the K-loop classes (conv1x1) have it fitted.
+  double k_half = 0;
   bool empty() const { return fixed_us <= 0 && tflops <= 0 && gbps <= 0; }
   double latency_us(double k) const { return fixed_us + k_us_per_1000 * k / 1000; }
   double compute_us(double flops) const { return tflops > 0 ? flops / (tflops * 1e12) * 1e6 : 0; }
   double memory_us(double bytes) const { return gbps > 0 ? bytes / (gbps * 1e9) * 1e6 : 0; }
+  // The traffic of a product of reduction depth k (k <= 0: unknown, no slowdown).
+  double memory_us(double bytes, double k) const { return memory_us(bytes) * (k_half > 0 && k > 0 ? 1 + k_half / k : 1); }
   double throughput_us(double compute, double memory) const {
     if (knee <= 0 || compute <= 0 || memory <= 0) return std::max(compute, memory);
     return std::pow(std::pow(compute, knee) + std::pow(memory, knee), 1 / knee);
   }
   double us(double k, double flops, double bytes) const {
-    return latency_us(k) + throughput_us(compute_us(flops), memory_us(bytes));
+    return latency_us(k) + throughput_us(compute_us(flops), memory_us(bytes, k));
   }
 };
 

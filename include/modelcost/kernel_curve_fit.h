@@ -15,12 +15,17 @@ struct KernelSample {
   double us = 0;         // time per call in a CUDA graph
 };
 
-// `matrix`: fit the K loop and a FLOP throughput; otherwise fixed cost and bandwidth only.
-KernelCurve fit_kernel_curve(const std::vector<KernelSample>& samples, bool matrix);
+// The terms a class's curve is fitted with: fixed cost and bandwidth (byte classes); the K loop and
+// a FLOP throughput too (matrix classes); and the short-reduction slowdown (KernelCurve::k_half)
+// where the class runs products of any depth (the 1x1 convs, a few channels deep or thousands).
+enum class CurveTerms { kBytes, kMatrix, kMatrixShortReduction };
+CurveTerms curve_terms(const std::string& kernel_class);
+
+KernelCurve fit_kernel_curve(const std::vector<KernelSample>& samples, CurveTerms terms);
 
 // Held-out errors: each sample predicted by the curve fitted to the others of `folds` folds (sample
 // i in fold i mod folds), as relative errors. What a shape the grid never timed can expect.
-std::vector<double> held_out_errors(const std::vector<KernelSample>& samples, bool matrix, int folds = 5);
+std::vector<double> held_out_errors(const std::vector<KernelSample>& samples, CurveTerms terms, int folds = 5);
 
 // The median of the absolute values (0 for none).
 double median_abs(std::vector<double> errors);

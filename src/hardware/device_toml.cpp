@@ -110,7 +110,8 @@ void DeviceReader::read_achievable(Device& d) const {
 }
 
 // [achievable.kernels]: one inline table per kernel class:
-// { fixed_us = N, k_us_per_1000 = N, tflops = N, gbps = N } (the last three optional).
+// { fixed_us = N, k_us_per_1000 = N, tflops = N, gbps = N, knee = N, k_half = N } (all but
+// fixed_us and gbps optional).
 void DeviceReader::read_kernel_curves(const toml::node& node, AchievableCeilings& a) const {
   if (!node.is_table()) fail("'achievable.kernels' must be a table");
   const auto& names = kernel_class_names();
@@ -125,7 +126,7 @@ void DeviceReader::read_kernel_curves(const toml::node& node, AchievableCeilings
       const std::string field(field_key.str());
       double* target = field == "fixed_us" ? &curve.fixed_us : field == "k_us_per_1000" ? &curve.k_us_per_1000
                        : field == "tflops" ? &curve.tflops : field == "gbps" ? &curve.gbps
-                       : field == "knee" ? &curve.knee : nullptr;
+                       : field == "knee" ? &curve.knee : field == "k_half" ? &curve.k_half : nullptr;
       if (!target) fail("unknown key '" + path + "." + field + "'");
       *target = *number_key(c, field, path + "." + field);
     }

@@ -80,53 +80,64 @@ Fit fit_linear(const std::vector<KernelSample>& s, const std::vector<double>& m,
   return best;
 }
 
+// Fits the linear terms (fixed cost, K loop) of `c` to the samples; keeps it where it beats `best`.
+void consider_curve(const std::vector<KernelSample>& s, KernelCurve c, bool matrix, KernelCurve& best, double& best_cost) {
+  std::vector<double> m(s.size());
+  for (size_t i = 0; i < s.size(); ++i) m[i] = c.throughput_us(c.compute_us(s[i].flops), c.memory_us(s[i].bytes, s[i].k));
+  const Fit f = fit_linear(s, m, matrix);
+  if (f.cost >= best_cost) return;
+  best_cost = f.cost;
+  best = c;
+  best.fixed_us = f.a;
+  best.k_us_per_1000 = f.b;
+}
+
 }  // namespace
 
-KernelCurve fit_kernel_curve(const std::vector<KernelSample>& all, bool matrix) {
+CurveTerms curve_terms(const std::string& kernel_class) {
+  if (kernel_class == "conv1x1" || kernel_class == "conv1x1_unaligned") return CurveTerms::kMatrixShortReduction;
+  return kernel_class_is_matrix(kernel_class) ? CurveTerms::kMatrix : CurveTerms::kBytes;
+}
+
+KernelCurve fit_kernel_curve(const std::vector<KernelSample>& all, CurveTerms terms) {
+  const bool matrix = terms != CurveTerms::kBytes;
   std::vector<KernelSample> s;
   for (const auto& x : all)
     if (x.us > 0) s.push_back(x);
-  KernelCurve best_curve;
-  if (s.empty()) return best_curve;
-  double best_cost = std::numeric_limits<double>::infinity();
+  if (s.empty()) return {};
   const std::vector<double> rates = matrix ? log_range(0.5, 2000, 144) : std::vector<double>{0};
   // 100 GB/s to 20 TB/s for what streams through memory; below, down to 1 GB/s, for a kernel
   // whose "bytes" count work one block does at its own pace (expert_routing).
   std::vector<double> bandwidths = log_range(1, 100, 48);
   bandwidths.pop_back();
   for (double b : log_range(100, 20000, 96)) bandwidths.push_back(b);
-  std::vector<double> m(s.size());
   // The knee: max (0), or a p-norm of the two terms for a kernel whose math and traffic overlap
   // only in part (byte classes have one term and keep the max).
   const std::vector<double> knees = matrix ? std::vector<double>{0, 4, 2} : std::vector<double>{0};
-  for (double knee : knees) {
-    for (double tflops : rates) {
-      for (double gbps : bandwidths) {
-        KernelCurve c;
-        c.tflops = tflops;
-        c.gbps = gbps;
-        c.knee = knee;
-        for (size_t i = 0; i < s.size(); ++i) m[i] = c.throughput_us(c.compute_us(s[i].flops), c.memory_us(s[i].bytes));
-        const Fit f = fit_linear(s, m, matrix);
-        if (f.cost < best_cost) {
-          best_cost = f.cost;
-          best_curve = c;
-          best_curve.fixed_us = f.a;
-          best_curve.k_us_per_1000 = f.b;
-        }
-      }
-    }
-  }
-  return best_curve;
+  auto search = [&](double k_half, KernelCurve& best, double& best_cost) {
+    for (double knee : knees)
+      for (double tflops : rates)
+        for (double gbps : bandwidths) consider_curve(s, KernelCurve{0, 0, tflops, gbps, knee, k_half}, matrix, best, best_cost);
+  };
+  KernelCurve best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  search(0, best, best_cost);
+  if (terms != CurveTerms::kMatrixShortReduction) return best;
+  // The short-reduction slowdown is kept only where it cuts the squared error by a tenth or more:
+  // samples that do not ask for it leave the class without.
+  KernelCurve with;
+  double with_cost = std::numeric_limits<double>::infinity();
+  for (double k_half : {8.0, 16.0, 32.0, 64.0, 128.0}) search(k_half, with, with_cost);
+  return with_cost < 0.9 * best_cost ? with : best;
 }
 
-std::vector<double> held_out_errors(const std::vector<KernelSample>& samples, bool matrix, int folds) {
+std::vector<double> held_out_errors(const std::vector<KernelSample>& samples, CurveTerms terms, int folds) {
   std::vector<double> out;
   if (folds < 2 || samples.size() < static_cast<size_t>(folds)) return out;
   for (int f = 0; f < folds; ++f) {
     std::vector<KernelSample> train, test;
     for (size_t i = 0; i < samples.size(); ++i) (static_cast<int>(i % folds) == f ? test : train).push_back(samples[i]);
-    const std::vector<double> e = relative_errors(fit_kernel_curve(train, matrix), test);
+    const std::vector<double> e = relative_errors(fit_kernel_curve(train, terms), test);
     out.insert(out.end(), e.begin(), e.end());
   }
   return out;

@@ -80,7 +80,7 @@ std::map<std::string, KernelCurve> fit_library_curves(const std::vector<LibraryK
   std::map<std::string, KernelCurve> curves;
   for (const auto& name : kernel_class_names()) {
     const std::vector<KernelSample> samples = curve_samples(grid, name);
-    if (!samples.empty()) curves[name] = fit_kernel_curve(samples, kernel_class_is_matrix(name));
+    if (!samples.empty()) curves[name] = fit_kernel_curve(samples, curve_terms(name));
   }
   return curves;
 }
@@ -148,6 +148,7 @@ std::string kernel_curves_toml(const CalibrationResult& r, std::vector<std::stri
     out += fmt::format("{} = {{ fixed_us = {:.3g}, ", name, c.fixed_us);
     if (kernel_class_is_matrix(name)) out += fmt::format("k_us_per_1000 = {:.3g}, tflops = {:.4g}, ", c.k_us_per_1000, c.tflops);
     if (c.knee > 0) out += fmt::format("knee = {:g}, ", c.knee);
+    if (c.k_half > 0) out += fmt::format("k_half = {:g}, ", c.k_half);
     out += fmt::format("gbps = {:.4g} }}\n", c.gbps);
     figures.push_back("achievable.kernels." + name);
   }
@@ -244,6 +245,7 @@ std::string curve_text(const KernelCurve& c) {
   else if (rates.size() == 2)
     text += " + max(" + rates[0] + ", " + rates[1] + ")";
   if (rates.size() == 1) text += " + " + rates[0];
+  if (c.k_half > 0) text += fmt::format(", traffic x (1 + {:g} / K)", c.k_half);
   return text;
 }
 
@@ -256,7 +258,7 @@ std::string curves_table(const CalibrationResult& r) {
   for (const auto& [name, c] : r.library_curves) {
     const std::vector<KernelSample> samples = curve_samples(r.library_kernels, name);
     const double fit = median_abs(relative_errors(c, samples));
-    const std::vector<double> held_out = held_out_errors(samples, kernel_class_is_matrix(name));
+    const std::vector<double> held_out = held_out_errors(samples, curve_terms(name));
     // Fewer calls than folds: nothing to hold out.
     const std::string held = held_out.empty() ? "-" : fmt::format("{:.0f}%", 100 * median_abs(held_out));
     out += fmt::format("{:<26}{:>7}{:>5.0f}%{:>10}  {}\n", name, samples.size(), 100 * fit, held, curve_text(c));

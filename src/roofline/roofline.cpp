@@ -210,7 +210,7 @@ void place(const KernelWork& work, const Device& device, const Ceilings& ceiling
     // replays of the kernel alone; the fixed cost does not.
     const double scale = ceilings.work_scale;
     if (curve.tflops > 0) nr.compute_us = curve.compute_us(priced->flops) * scale;
-    nr.memory_us = curve.memory_us(priced->bytes) * scale;
+    nr.memory_us = curve.memory_us(priced->bytes, priced->k) * scale;
     nr.overhead_us = curve.fixed_us + (curve.latency_us(priced->k) - curve.fixed_us) * scale;
     nr.intensity = nr.bytes > 0 ? nr.flops / nr.bytes : 0;
     nr.attainable_flops = nr.bytes > 0 ? std::min(flops_per_s, nr.intensity * bandwidth) : flops_per_s;

@@ -289,6 +289,12 @@ std::vector<GridPoint> grid_points() {
       for (int64_t c : {64, 128, 256, 512}) points.push_back(conv_point({batch, c, c, size, 3, 1, 1}));
       for (int64_t c : {64, 256}) points.push_back(conv_point({batch, c, c, size * 2, 3, 2, 1}));
     }
+  // 1x1 convs a few channels deep over large images (inverted-residual expansions): where their
+  // traffic streams slower than deep products' (the conv1x1 curve's k_half).
+  for (int64_t batch : {1, 32})
+    for (int64_t size : {56, 112})
+      for (auto [cin, cout] : {std::pair<int64_t, int64_t>{16, 96}, {24, 144}, {32, 192}, {64, 384}})
+        points.push_back(conv_point({batch, cin, cout, size, 1, 1, 1}));
   add_grouped_conv_points(points);
   add_alignment_points(points);
   add_pointwise_points(points);
