@@ -72,9 +72,9 @@ void check_achievable(const Device& d, Report problem) {
     // A slow GPU's depthwise loop may take ms per 1000 taps (1 s would be an error of units).
     if (curve.fixed_us > 1000 || curve.k_us_per_1000 > 1e6 || curve.k_us_per_1000 < 0 || curve.tflops < 0)
       problem(fmt::format("achievable.kernels.{}: fixed_us must be in [0, 1000], k_us_per_1000 in [0, 1e6], tflops at least 0", name));
-    // A p-norm needs p >= 1 (below, the combination would be faster than either term alone).
     if (!(curve.k_half >= 0 && curve.k_half <= 4096))
       problem(fmt::format("achievable.kernels.{}.k_half = {} is outside [0, 4096]", name, curve.k_half));
+    // A p-norm needs p >= 1 (below, the combination would be faster than either term alone).
     if (curve.knee != 0 && !(curve.knee >= 1 && curve.knee <= 16))
       problem(fmt::format("achievable.kernels.{}.knee = {} is neither 0 (max) nor in [1, 16]", name, curve.knee));
   }

@@ -313,6 +313,11 @@ TEST(HardwareDb, KernelCurvesParseAndValidate) {
   EXPECT_DOUBLE_EQ(parse_device_toml(kneed, "t.toml").achievable.kernel_curves.at("gemm").knee, 2);
   EXPECT_TRUE(problems(kneed).empty()) << problems(kneed).front();
   EXPECT_TRUE(mentions(problems(replace(kneed, "knee = 2", "knee = 0.5")), "knee = 0.5 is neither 0 (max) nor in [1, 16]"));
+  // A short-reduction slowdown (traffic x (1 + k_half / K)) parses; a negative one is refused.
+  const std::string halved = replace(text, "tflops = 15, gbps", "tflops = 15, k_half = 32, gbps");
+  EXPECT_DOUBLE_EQ(parse_device_toml(halved, "t.toml").achievable.kernel_curves.at("gemm").k_half, 32);
+  EXPECT_TRUE(problems(halved).empty()) << problems(halved).front();
+  EXPECT_TRUE(mentions(problems(replace(halved, "k_half = 32", "k_half = -1")), "k_half = -1 is outside [0, 4096]"));
 }
 
 // An entry without a calibration takes the H100 SXM's figures, each scaled by the datasheet figure
