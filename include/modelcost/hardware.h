@@ -114,6 +114,15 @@ struct AllReduceCurve {
   double us(double bytes) const;
 };
 
+// The all-reduce curves calibrated over different GPU counts (calibrate times one per host size).
+struct AllReduceCurves {
+  std::vector<AllReduceCurve> by_ranks;  // ascending ranks, one curve each
+  bool empty() const { return by_ranks.empty(); }
+  // The curve timed over `ranks` GPUs, else the one nearest in log(ranks) (the larger on a tie);
+  // nullptr without curves.
+  const AllReduceCurve* nearest(int64_t ranks) const;
+};
+
 struct Device {
   std::string id;  // "a100-sxm4-80gb"
   std::vector<std::string> aliases;
@@ -138,7 +147,7 @@ struct Device {
   // pcie_gbps, pcie_latency_us; allreduce_bus_gbps, allreduce_latency_us when calibrated;
   // node_gpus, infiniband_gbps, infiniband_latency_us for pipelines that span nodes).
   std::map<std::string, double> interconnect;
-  AllReduceCurve allreduce_curve;  // [interconnect] allreduce_curve, when calibrated
+  AllReduceCurves allreduce_curves;  // [interconnect] allreduce_curve (one table or an array), when calibrated
   std::map<std::string, SourceDocument> documents;
   std::map<std::string, FigureSource> sources;  // figure key ("memory_gb", "peak.tensor.fp16") -> source
   std::string origin;  // file it was loaded from, or "inline" for a custom device

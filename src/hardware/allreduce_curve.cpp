@@ -21,4 +21,17 @@ double AllReduceCurve::us(double bytes) const {
   return t1 + (bytes - b1) * us_per_byte;
 }
 
+const AllReduceCurve* AllReduceCurves::nearest(int64_t ranks) const {
+  const AllReduceCurve* best = nullptr;
+  double best_distance = 0;
+  for (const AllReduceCurve& curve : by_ranks) {
+    const double distance = std::abs(std::log(static_cast<double>(ranks) / static_cast<double>(curve.ranks)));
+    if (!best || distance <= best_distance) {  // ascending ranks: a tie goes to the larger
+      best = &curve;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
 }  // namespace modelcost

@@ -95,8 +95,9 @@ std::vector<std::pair<std::string, double>> device_figures(const Device& d) {
   for (const auto& name : kernel_class_names())
     if (auto it = a.kernel_curves.find(name); it != a.kernel_curves.end()) out.emplace_back("achievable.kernels." + name, it->second.fixed_us);
   for (const auto& [key, value] : d.interconnect) out.emplace_back("interconnect." + key, value);
-  // The curve is one figure (its largest size's time stands for it).
-  if (!d.allreduce_curve.empty()) out.emplace_back("interconnect.allreduce_curve", d.allreduce_curve.bytes_us.back().second);
+  // The curves are one figure (the most GPUs' largest size's time stands for them).
+  if (!d.allreduce_curves.empty())
+    out.emplace_back("interconnect.allreduce_curve", d.allreduce_curves.by_ranks.back().bytes_us.back().second);
   return out;
 }
 

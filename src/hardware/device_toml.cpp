@@ -30,7 +30,8 @@ class DeviceReader {
   void read_peak_table(const toml::node& node, const std::string& prefix, std::map<std::string, double>& out) const;
   void read_achievable(Device& d) const;
   void read_kernel_curves(const toml::node& node, AchievableCeilings& a) const;
-  void read_allreduce_curve(const toml::node& node, AllReduceCurve& curve) const;
+  void read_allreduce_curves(const toml::node& node, AllReduceCurves& curves) const;
+  AllReduceCurve read_allreduce_curve(const toml::node& node) const;
   void read_documents(Device& d) const;
   void read_sources(Device& d) const;
   void read_interconnect(Device& d) const;
@@ -161,7 +162,7 @@ void DeviceReader::read_interconnect(Device& d) const {
   for (const auto& [key, value] : *table->as_table()) {
     const std::string name(key.str());
     if (name == "allreduce_curve") {
-      read_allreduce_curve(value, d.allreduce_curve);
+      read_allreduce_curves(value, d.allreduce_curves);
       continue;
     }
     if (!keys.count(name)) fail("unknown key 'interconnect." + name + "'");
@@ -169,10 +170,25 @@ void DeviceReader::read_interconnect(Device& d) const {
   }
 }
 
-// allreduce_curve = { ranks = N, bytes = [...], us = [...] }: sizes ascending, times positive.
-void DeviceReader::read_allreduce_curve(const toml::node& node, AllReduceCurve& curve) const {
+// allreduce_curve = one curve, or an array of them over different GPU counts (each count once).
+void DeviceReader::read_allreduce_curves(const toml::node& node, AllReduceCurves& curves) const {
+  if (const toml::array* list = node.as_array()) {
+    for (const toml::node& each : *list) curves.by_ranks.push_back(read_allreduce_curve(each));
+  } else {
+    curves.by_ranks.push_back(read_allreduce_curve(node));
+  }
+  std::sort(curves.by_ranks.begin(), curves.by_ranks.end(),
+            [](const AllReduceCurve& a, const AllReduceCurve& b) { return a.ranks < b.ranks; });
+  for (size_t i = 1; i < curves.by_ranks.size(); ++i)
+    if (curves.by_ranks[i].ranks == curves.by_ranks[i - 1].ranks)
+      fail(fmt::format("'interconnect.allreduce_curve' has two curves over {} GPUs", curves.by_ranks[i].ranks));
+}
+
+// { ranks = N, bytes = [...], us = [...] }: sizes ascending, times positive.
+AllReduceCurve DeviceReader::read_allreduce_curve(const toml::node& node) const {
   const std::string where = "interconnect.allreduce_curve";
-  if (!node.is_table()) fail("'" + where + "' must be an inline table { ranks, bytes, us }");
+  AllReduceCurve curve;
+  if (!node.is_table()) fail("'" + where + "' must be an inline table { ranks, bytes, us } or an array of them");
   const toml::table& t = *node.as_table();
   for (const auto& [k, v] : t)
     if (k.str() != "ranks" && k.str() != "bytes" && k.str() != "us") fail("unknown key '" + where + "." + std::string(k.str()) + "'");
@@ -196,6 +212,7 @@ void DeviceReader::read_allreduce_curve(const toml::node& node, AllReduceCurve& 
     curve.bytes_us.emplace_back(bytes[i], us[i]);
   }
   curve.ranks = static_cast<int64_t>(ranks);
+  return curve;
 }
 
 void DeviceReader::read_sources(Device& d) const {

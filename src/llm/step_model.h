@@ -27,7 +27,8 @@ struct StepSetup {
   // The figures are calibrate's, timed inside a CUDA graph: an all-reduce's launch and the gap
   // after it are in them already.
   bool allreduce_calibrated = false;
-  // With a calibrated entry, its all-reduce times at the sizes calibrate timed (empty otherwise).
+  // With a calibrated entry, its all-reduce times at the sizes calibrate timed over the GPU count
+  // nearest tp (empty otherwise).
   AllReduceCurve allreduce_curve;
   Collective collective = Collective::kBest;
 };

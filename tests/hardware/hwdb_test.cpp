@@ -325,17 +325,40 @@ TEST(HardwareDb, KernelCurvesParseAndValidate) {
 TEST(HardwareDb, AllReduceCurveParsesValidatesAndInterpolates) {
   const std::string curve = "[interconnect]\nallreduce_curve = { ranks = 2, bytes = [1024, 1048576, 268435456], us = [8, 16, 900] }\n";
   const Device d = parse_device_toml(replace(minimal_entry(), "[documents]", curve + "[documents]"), "t.toml");
-  ASSERT_FALSE(d.allreduce_curve.empty());
-  EXPECT_DOUBLE_EQ(d.allreduce_curve.us(512), 8);                   // below the smallest size: its time
-  EXPECT_NEAR(d.allreduce_curve.us(1048576), 16, 1e-9);             // a timed size: its time
-  EXPECT_NEAR(d.allreduce_curve.us(32768), std::sqrt(8.0 * 16), 1e-9);  // halfway in log bytes: halfway in log time
+  ASSERT_EQ(d.allreduce_curves.by_ranks.size(), 1u);
+  const AllReduceCurve& c = d.allreduce_curves.by_ranks[0];
+  EXPECT_DOUBLE_EQ(c.us(512), 8);                   // below the smallest size: its time
+  EXPECT_NEAR(c.us(1048576), 16, 1e-9);             // a timed size: its time
+  EXPECT_NEAR(c.us(32768), std::sqrt(8.0 * 16), 1e-9);  // halfway in log bytes: halfway in log time
   const double per_byte = (900.0 - 16) / (268435456 - 1048576);
-  EXPECT_NEAR(d.allreduce_curve.us(2.0 * 268435456), 900 + 268435456 * per_byte, 1e-6);  // past it: the last bandwidth
+  EXPECT_NEAR(c.us(2.0 * 268435456), 900 + 268435456 * per_byte, 1e-6);  // past it: the last bandwidth
   for (const char* bad : {"ranks = 1, bytes = [1024, 2048], us = [8, 9]", "ranks = 2, bytes = [2048, 1024], us = [8, 9]",
                           "ranks = 2, bytes = [1024, 2048], us = [8]", "ranks = 2, bytes = [1024, 2048], us = [8, -9]",
                           "ranks = 2, bytes = [1024, 2048], us = [8, 9], gbps = 3"}) {
     const std::string text = "[interconnect]\nallreduce_curve = { " + std::string(bad) + " }\n";
     EXPECT_THROW(parse_device_toml(replace(minimal_entry(), "[documents]", text + "[documents]"), "t.toml"), Error) << bad;
+  }
+}
+
+// Curves timed over different GPU counts: each count's own where it was timed, else the nearest.
+TEST(HardwareDb, AllReduceCurvesOverSeveralGpuCountsPickTheNearest) {
+  const std::string curves = "[interconnect]\nallreduce_curve = [{ ranks = 4, bytes = [1024, 2048], us = [12, 13] },"
+                             " { ranks = 2, bytes = [1024, 2048], us = [8, 9] }]\n";
+  const Device d = parse_device_toml(replace(minimal_entry(), "[documents]", curves + "[documents]"), "t.toml");
+  ASSERT_EQ(d.allreduce_curves.by_ranks.size(), 2u);
+  EXPECT_EQ(d.allreduce_curves.by_ranks[0].ranks, 2);  // sorted by GPU count
+  EXPECT_EQ(d.allreduce_curves.nearest(2)->ranks, 2);
+  EXPECT_EQ(d.allreduce_curves.nearest(4)->ranks, 4);
+  EXPECT_EQ(d.allreduce_curves.nearest(8)->ranks, 4);
+  EXPECT_EQ(d.allreduce_curves.nearest(3)->ranks, 4);  // nearer 4 than 2 in log(ranks)
+  EXPECT_EQ(AllReduceCurves{}.nearest(2), nullptr);
+  const std::string twice = "[interconnect]\nallreduce_curve = [{ ranks = 2, bytes = [1024, 2048], us = [8, 9] },"
+                            " { ranks = 2, bytes = [1024, 2048], us = [8, 9] }]\n";
+  try {
+    parse_device_toml(replace(minimal_entry(), "[documents]", twice + "[documents]"), "t.toml");
+    ADD_FAILURE() << "two curves over one GPU count were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("two curves over 2 GPUs"), std::string::npos) << e.what();
   }
 }
 

@@ -127,19 +127,23 @@ TEST(TensorParallel, SplitsWeightsAndPaysTwoAllReducesPerLayer) {
   EXPECT_THROW(plan_llm(hand_model(), test_device(), o), Error);  // no interconnect figures
 }
 
-// A calibrated entry's all-reduce curve prices each all-reduce at its timed sizes, carried to other
-// tp sizes by the ring/tree model's ratio; a --link figure keeps the model alone.
+// A calibrated entry's all-reduce curves price each all-reduce at its timed sizes, over the GPU
+// count timed nearest tp; a --link figure keeps the model alone.
 TEST(TensorParallel, CalibratedAllReduceCurvePricesTheMiddleSizes) {
   Device d = test_device();
   d.interconnect = {{"nvlink_gbps", 100}, {"nvlink_latency_us", 2}, {"allreduce_bus_gbps", 100}, {"allreduce_latency_us", 2}};
-  d.allreduce_curve.ranks = 2;
-  d.allreduce_curve.bytes_us = {{1024, 30}, {1 << 20, 60}, {1 << 28, 3000}};
+  AllReduceCurve two{2, {{1024, 30}, {1 << 20, 60}, {1 << 28, 3000}}}, four{4, {{1024, 50}, {1 << 20, 90}, {1 << 28, 4000}}};
+  d.allreduce_curves.by_ranks = {two, four};
   LlmOptions o = options_for({1}, {256});
   o.tensor_parallel = 2;
   const LlmPlan curve = plan_llm(hand_model(), d, o);
   const StepTime& step = curve.rows[0].contexts[0].decode;
   const double block = 1024 * 2, logits = 32000 * 2;
-  EXPECT_NEAR(step.communication_ms, (2 * 4 * d.allreduce_curve.us(block) + 0.5 * d.allreduce_curve.us(logits)) / 1e3, 1e-12);
+  EXPECT_NEAR(step.communication_ms, (2 * 4 * two.us(block) + 0.5 * two.us(logits)) / 1e3, 1e-12);
+  o.tensor_parallel = 4;  // the curve timed over four GPUs, not two carried by the model
+  const StepTime& over_four = plan_llm(hand_model(), d, o).rows[0].contexts[0].decode;
+  EXPECT_NEAR(over_four.communication_ms, (2 * 4 * four.us(block) + 0.5 * four.us(logits)) / 1e3, 1e-12);
+  o.tensor_parallel = 2;
   o.link = "nvlink";
   const LlmPlan model = plan_llm(hand_model(), d, o);
   const StepTime& linked = model.rows[0].contexts[0].decode;

@@ -55,14 +55,16 @@ TEST(MeasureCalibrationToml, WritesTheMeasuredAllReduceAsInterconnectFigures) {
   EXPECT_NEAR(d.interconnect.at("allreduce_latency_us"), 4.25, 1e-9);
   EXPECT_EQ(d.sources.count("interconnect.allreduce_bus_gbps"), 1u);
   EXPECT_EQ(d.sources.count("interconnect.allreduce_latency_us"), 1u);
-  EXPECT_TRUE(d.allreduce_curve.empty());  // no sizes timed: no curve written
+  EXPECT_TRUE(d.allreduce_curves.empty());  // no sizes timed: no curve written
   // Every size timed is written as the entry's curve.
   r.allreduce_curve.ranks = 2;
   r.allreduce_curve.bytes_us = {{1024, 7.9}, {2097152, 31.4}, {268435456, 886.0}};
   const Device with_curve = parse_device_toml(calibration_to_hwdb_toml(r, "h200-calibrated"), "calibrated.toml");
-  ASSERT_EQ(with_curve.allreduce_curve.bytes_us.size(), 3u);
-  EXPECT_EQ(with_curve.allreduce_curve.ranks, 2);
-  EXPECT_NEAR(with_curve.allreduce_curve.bytes_us[1].second, 31.4, 1e-9);
+  ASSERT_EQ(with_curve.allreduce_curves.by_ranks.size(), 1u);
+  const AllReduceCurve& curve = with_curve.allreduce_curves.by_ranks[0];
+  ASSERT_EQ(curve.bytes_us.size(), 3u);
+  EXPECT_EQ(curve.ranks, 2);
+  EXPECT_NEAR(curve.bytes_us[1].second, 31.4, 1e-9);
   EXPECT_EQ(with_curve.sources.count("interconnect.allreduce_curve"), 1u);
 }
 
