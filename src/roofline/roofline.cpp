@@ -13,6 +13,7 @@
 
 #include "class_curves.h"
 #include "dtype_names.h"
+#include "library_epilogue.h"
 #include "matrix_efficiency.h"
 #include "modelcost/errors.h"
 #include "ops/op_registry.h"
@@ -350,11 +351,16 @@ void place_groups(const Analysis& analysis, const Device& device, const Roofline
       ++r.deployed.no_bound;
       continue;
     }
-    const bool tail = runs_library_tail(g, dtype_name_bytes(work.compute_dtype));
+    const double element_bytes = dtype_name_bytes(work.compute_dtype);
+    const bool tail = runs_library_tail(g, element_bytes);
     if (tail && r.ceilings.achievable && !r.ceilings.kernel_curves.empty())
       place_library_call_and_chain(work, device, r.ceilings, options.dtype, gr);
     else
       place(work, device, r.ceilings, gr);
+    // Vector work after the K loop that the product's curve does not time.
+    const double epilogue_us = gelu_epilogue_us(g, device, element_bytes, r.ceilings.achievable) * r.ceilings.work_scale;
+    gr.compute_us += epilogue_us;
+    gr.predicted_us += epilogue_us;
     gr.library_tail = tail;
   }
   load_attention_between_products(*r.fusion, r.ceilings, r.groups);
