@@ -2,7 +2,7 @@
 // y = act(conv(x, w) + z + bias) with z the residual (alpha2 = 1) and act ReLU or identity,
 // channels-last for fp16/bf16 as deployments run it. cuDNN runs the identity activation only with
 // IMPLICIT_PRECOMP_GEMM; with ReLU the heuristic's first algorithms are tried too and the fastest
-// kept (timed as measurements time, like cudnn.benchmark).
+// kept (timed as measurements time, like cudnn.benchmark), holding only its own workspace.
 #include <limits>
 
 #include "conv/conv_descriptors.h"
@@ -84,7 +84,7 @@ class FusedConvKernel : public GroupKernel {
     for (cudnnConvolutionFwdAlgo_t algo : candidates) {
       size_t bytes = 0;
       if (cudnnGetConvolutionForwardWorkspaceSize(handle_, d_.x, d_.w, d_.conv, d_.y, algo, &bytes) != CUDNN_STATUS_SUCCESS ||
-          bytes > ctx.max_workspace_bytes)
+          bytes > ctx.max_timed_workspace_bytes)
         continue;
       workspace_.resize(std::max<size_t>(bytes, 16));
       algo_ = algo;
@@ -104,6 +104,7 @@ class FusedConvKernel : public GroupKernel {
     if (!(best_us < std::numeric_limits<double>::infinity())) return false;
     algo_ = best;
     workspace_bytes_ = best_bytes;
+    if (workspace_.bytes() > std::max<size_t>(best_bytes, 16)) workspace_ = DeviceBuffer(std::max<size_t>(best_bytes, 16));
     return true;
   }
 

@@ -37,6 +37,9 @@ struct CudaContext {
   // compare values against the NCHW reference turn this off.
   bool channels_last_half = true;
   size_t max_workspace_bytes = size_t(256) << 20;
+  // A candidate timed once may use this much workspace where the runner keeps only the chosen
+  // candidate's (a large image's stem conv pads its input in cuDNN's workspace).
+  size_t max_timed_workspace_bytes = size_t(1) << 30;
   int multiprocessors = 0;  // the device's SM count, for kernels that size their grids by it (0: unknown)
   // The --dtype option the nodes were read with: an If's branch reads its nodes the same way.
   std::string dtype_option;
