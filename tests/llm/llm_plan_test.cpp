@@ -141,7 +141,8 @@ TEST(TensorParallel, CalibratedAllReduceCurvePricesTheMiddleSizes) {
   const double block = 1024 * 2, logits = 32000 * 2;
   EXPECT_NEAR(step.communication_ms, (2 * 4 * two.us(block) + 0.5 * two.us(logits)) / 1e3, 1e-12);
   o.tensor_parallel = 4;  // the curve timed over four GPUs, not two carried by the model
-  const StepTime& over_four = plan_llm(hand_model(), d, o).rows[0].contexts[0].decode;
+  const LlmPlan four_plan = plan_llm(hand_model(), d, o);  // kept alive: the step is a reference into it
+  const StepTime& over_four = four_plan.rows[0].contexts[0].decode;
   EXPECT_NEAR(over_four.communication_ms, (2 * 4 * four.us(block) + 0.5 * four.us(logits)) / 1e3, 1e-12);
   o.tensor_parallel = 2;
   o.link = "nvlink";
