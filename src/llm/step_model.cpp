@@ -54,8 +54,7 @@ void set_interconnect(StepSetup& s, const Device& device, const LlmOptions& opti
   s.allreduce_calibrated = s.allreduce_gbps > 0 && options.link.empty();
   if (s.allreduce_calibrated) {
     if (const AllReduceCurve* curve = device.allreduce_curves.nearest(s.tp)) s.allreduce_curve = *curve;
-  }
-  if (!s.allreduce_calibrated) {
+  } else {
     s.allreduce_gbps = s.link_gbps;
     s.allreduce_latency_us = s.link_latency_us;
   }

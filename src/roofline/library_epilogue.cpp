@@ -7,10 +7,7 @@ double gelu_epilogue_us(const FusedGroup& group, const Device& device, double el
   if (!(group.kernel.k > 0) || !(group.macs > 0)) return 0;
   const double outputs = group.macs / group.kernel.k;
   double flops_per_s = achievable ? device.achievable_flops(MathPath::kVector, "fp32") : 0;
-  if (!(flops_per_s > 0)) {
-    auto it = device.vector_tflops.find("fp32");
-    flops_per_s = it == device.vector_tflops.end() ? 0 : it->second * 1e12;
-  }
+  if (!(flops_per_s > 0)) flops_per_s = device.peak_flops(MathPath::kVector, "fp32");
   return flops_per_s > 0 ? outputs * kGeluEpilogueFlopsPerOutput / flops_per_s * 1e6 : 0;
 }
 

@@ -1,5 +1,5 @@
 // Work a library call's epilogue does beyond what its class curve times (docs/roofline.md,
-// "Library epilogues").
+// "Calibrated kernels").
 #pragma once
 #include "modelcost/fusion.h"
 #include "modelcost/hardware.h"
