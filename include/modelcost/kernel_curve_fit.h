@@ -17,9 +17,13 @@ struct KernelSample {
 
 // The terms a class's curve is fitted with: fixed cost and bandwidth (byte classes); the K loop and
 // a FLOP throughput too (matrix classes); and the short-reduction slowdown (KernelCurve::k_half)
-// where the class runs products of any depth (the 1x1 convs, a few channels deep or thousands).
-enum class CurveTerms { kBytes, kMatrix, kMatrixShortReduction };
+// where the class runs products of any depth (the 1x1 convs, a few channels deep or thousands);
+// or a kernel whose blocks run in waves of dependent steps (decode_attention: K counts its waves,
+// its FLOPs every slot of every wave, and the FLOP and byte terms add up: knee 1).
+enum class CurveTerms { kBytes, kMatrix, kMatrixShortReduction, kWaves };
 CurveTerms curve_terms(const std::string& kernel_class);
+// Whether a class's curve has the K and FLOP terms (every kind but kBytes).
+bool curve_has_work_terms(const std::string& kernel_class);
 
 KernelCurve fit_kernel_curve(const std::vector<KernelSample>& samples, CurveTerms terms);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "modelcost/hardware.h"
+#include "modelcost/kernel_curve_fit.h"
 
 namespace modelcost {
 
@@ -98,6 +99,7 @@ AchievableCeilings derive_ceilings(const Device& target, const Device& reference
   // The rate fp16 vector work gets on each (an entry without a vector fp16 figure runs it at fp32's).
   const double vector = ratio(choose_peak(target, MathPath::kVector, "fp16").flops_per_s,
                               choose_peak(reference, MathPath::kVector, "fp16").flops_per_s);
+  const double slots = ratio(target.compute_units, reference.compute_units);
   out.memory_bandwidth_gbps = m.memory_bandwidth_gbps * bandwidth;
   out.vector_tflops = scaled_peaks(m.vector_tflops, reference.vector_tflops, target.vector_tflops);
   out.tensor_tflops = scaled_peaks(m.tensor_tflops, reference.tensor_tflops, target.tensor_tflops);
@@ -116,7 +118,10 @@ AchievableCeilings derive_ceilings(const Device& target, const Device& reference
     const bool vector_class = name == "depthwise";
     // A depthwise window loop runs on the vector units: its taps go at their rate.
     d.k_us_per_1000 = c.k_us_per_1000 * (vector_class ? 1 / vector : clock);
-    d.tflops = c.tflops * (vector_class ? vector : tensor);
+    // A wave class's FLOPs fill every slot of a wave (one per resident block of an SM), each a
+    // chain of dependent steps at the SM clock: its rate goes with SMs x clock.
+    const double rate = vector_class ? vector : curve_terms(name) == CurveTerms::kWaves ? slots / clock : tensor;
+    d.tflops = c.tflops * rate;
     d.gbps = c.gbps * bandwidth;
     out.kernel_curves[name] = d;
   }

@@ -96,8 +96,11 @@ void consider_curve(const std::vector<KernelSample>& s, KernelCurve c, bool matr
 
 CurveTerms curve_terms(const std::string& kernel_class) {
   if (kernel_class == "conv1x1" || kernel_class == "conv1x1_unaligned") return CurveTerms::kMatrixShortReduction;
+  if (kernel_class == "decode_attention") return CurveTerms::kWaves;
   return kernel_class_is_matrix(kernel_class) ? CurveTerms::kMatrix : CurveTerms::kBytes;
 }
+
+bool curve_has_work_terms(const std::string& kernel_class) { return curve_terms(kernel_class) != CurveTerms::kBytes; }
 
 KernelCurve fit_kernel_curve(const std::vector<KernelSample>& all, CurveTerms terms) {
   const bool matrix = terms != CurveTerms::kBytes;
@@ -112,8 +115,10 @@ KernelCurve fit_kernel_curve(const std::vector<KernelSample>& all, CurveTerms te
   bandwidths.pop_back();
   for (double b : log_range(100, 20000, 96)) bandwidths.push_back(b);
   // The knee: max (0), or a p-norm of the two terms for a kernel whose math and traffic overlap
-  // only in part (byte classes have one term and keep the max).
-  const std::vector<double> knees = matrix ? std::vector<double>{0, 4, 2} : std::vector<double>{0};
+  // only in part (byte classes have one term and keep the max; a wave class's terms add).
+  const std::vector<double> knees = terms == CurveTerms::kWaves ? std::vector<double>{1}
+                                    : matrix                    ? std::vector<double>{0, 4, 2}
+                                                                : std::vector<double>{0};
   auto search = [&](double k_half, KernelCurve& best, double& best_cost) {
     for (double knee : knees)
       for (double tflops : rates)

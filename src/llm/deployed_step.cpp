@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "fusion/flash_decoding_plan.h"
 #include "llm/step_model.h"
 #include "roofline/matrix_efficiency.h"
 
@@ -143,10 +144,17 @@ class StepPricer {
     }
     roofline(kPrefillAttentionRole, t_.attention_ms, flops / c_.matrix_flops, bytes, 1);
   }
-  // Flash-decoding: the chunks and their merge.
-  void attention(double flops, double bytes) {
-    if (c_.attention && c_.attention->gbps > 0)
-      return calibrated("attention", t_.attention_ms, c_.attention->fixed_us, c_.attention->memory_us(bytes), 2);
+  // Flash-decoding: the chunks and their merge. Its curve prices the plan the runtime launches
+  // (fusion/flash_decoding_plan.h): the waves of chunk blocks over the SMs, every slot of a wave a
+  // full chunk's dependent steps, and the cache streamed once (an entry calibrated before the
+  // waves were timed has the bytes term alone).
+  void attention(const FlashDecodingShape& shape, double flops, double bytes) {
+    if (c_.attention && c_.attention->gbps > 0) {
+      const KernelCurve& k = *c_.attention;
+      const FlashDecodingWork w = flash_decoding_work(shape, static_cast<int>(c_.sm_count));
+      const double stream = k.latency_us(w.k) - k.fixed_us + k.throughput_us(k.compute_us(w.flops), k.memory_us(w.bytes));
+      return calibrated("attention", t_.attention_ms, k.fixed_us, stream, 2);
+    }
     roofline("attention", t_.attention_ms, flops / c_.vector_flops, bytes, 2);
   }
   // The experts' grouped product: `p.count` experts of `p.rows` pairs each, in tiles of
@@ -278,7 +286,10 @@ void price_attention(const StepSetup& s, const StepMix& mix, double share, const
   if (decodes > 0) {
     // Sliding-window layers read their window: the decodes' mean context through the window.
     const double ctx = cached_positions(*s.model, mix.decode_positions / mix.decodes);
-    price.attention(4 * decodes * x.heads * x.d * ctx, decodes * x.kv_heads * ctx * x.d * 2 * s.kv_bytes + 2 * decodes * x.q * x.a);
+    const auto positions = std::max<int64_t>(1, std::llround(ctx));
+    const FlashDecodingShape shape{static_cast<int>(decodes), static_cast<int>(x.heads), static_cast<int>(x.kv_heads),
+                                   static_cast<int>(x.d), positions, positions};
+    price.attention(shape, 4 * decodes * x.heads * x.d * ctx, decodes * x.kv_heads * ctx * x.d * 2 * s.kv_bytes + 2 * decodes * x.q * x.a);
   }
 }
 

@@ -65,7 +65,7 @@ namespace {
 // block-diagonal filters is left out: the roofline prices that tactic on the dense curve beside
 // the grouped one, as the runtime times both.
 std::vector<KernelSample> curve_samples(const std::vector<LibraryKernelSample>& grid, const std::string& name) {
-  const bool matrix = kernel_class_is_matrix(name);
+  const bool matrix = curve_has_work_terms(name);
   const bool grouped = name.rfind("grouped_conv", 0) == 0;
   std::vector<KernelSample> samples;
   for (const auto& k : grid)
@@ -146,7 +146,7 @@ std::string kernel_curves_toml(const CalibrationResult& r, std::vector<std::stri
   std::string out = "\n[achievable.kernels]  # library kernels in a CUDA graph: fixed_us + k_us_per_1000 * K / 1000 + max(flops / tflops, bytes / gbps), their p-norm where knee = p\n";
   for (const auto& [name, c] : r.library_curves) {
     out += fmt::format("{} = {{ fixed_us = {:.3g}, ", name, c.fixed_us);
-    if (kernel_class_is_matrix(name)) out += fmt::format("k_us_per_1000 = {:.3g}, tflops = {:.4g}, ", c.k_us_per_1000, c.tflops);
+    if (curve_has_work_terms(name)) out += fmt::format("k_us_per_1000 = {:.3g}, tflops = {:.4g}, ", c.k_us_per_1000, c.tflops);
     if (c.knee > 0) out += fmt::format("knee = {:g}, ", c.knee);
     if (c.k_half > 0) out += fmt::format("k_half = {:g}, ", c.k_half);
     out += fmt::format("gbps = {:.4g} }}\n", c.gbps);
@@ -234,13 +234,16 @@ namespace {
 
 // "5.62 us + 14.6 us per 1000 K + max(FLOPs / 168 TF, bytes / 1864 GB/s)", leaving out the terms a
 // curve does not have (a memory-only kernel has no FLOP rate, a pointwise one no K term).
-std::string curve_text(const KernelCurve& c) {
+std::string curve_text(const KernelCurve& c, CurveTerms terms) {
   std::string text = fmt::format("{:.3g} us", c.fixed_us);
-  if (c.k_us_per_1000 > 0) text += fmt::format(" + {:.3g} us per 1000 K", c.k_us_per_1000);
+  // A wave class's K is 1000 per wave (fusion/flash_decoding_plan.h).
+  if (c.k_us_per_1000 > 0) text += fmt::format(terms == CurveTerms::kWaves ? " + {:.3g} us per wave" : " + {:.3g} us per 1000 K", c.k_us_per_1000);
   std::vector<std::string> rates;
   if (c.tflops > 0) rates.push_back(fmt::format("FLOPs / {:.4g} TF", c.tflops));
   if (c.gbps > 0) rates.push_back(fmt::format("bytes / {:.4g} GB/s", c.gbps));
-  if (rates.size() == 2 && c.knee > 0)
+  if (rates.size() == 2 && c.knee == 1)
+    text += " + " + rates[0] + " + " + rates[1];
+  else if (rates.size() == 2 && c.knee > 0)
     text += fmt::format(" + (({})^{:g} + ({})^{:g})^(1/{:g})", rates[0], c.knee, rates[1], c.knee, c.knee);
   else if (rates.size() == 2)
     text += " + max(" + rates[0] + ", " + rates[1] + ")";
@@ -261,7 +264,7 @@ std::string curves_table(const CalibrationResult& r) {
     const std::vector<double> held_out = held_out_errors(samples, curve_terms(name));
     // Fewer calls than folds: nothing to hold out.
     const std::string held = held_out.empty() ? "-" : fmt::format("{:.0f}%", 100 * median_abs(held_out));
-    out += fmt::format("{:<26}{:>7}{:>5.0f}%{:>10}  {}\n", name, samples.size(), 100 * fit, held, curve_text(c));
+    out += fmt::format("{:<26}{:>7}{:>5.0f}%{:>10}  {}\n", name, samples.size(), 100 * fit, held, curve_text(c, curve_terms(name)));
   }
   return out;
 }

@@ -102,6 +102,26 @@ TEST(KernelCurve, FitFindsTheShortReductionSlowdownWhereTheSamplesShowIt) {
   EXPECT_EQ(fit_kernel_curve(samples_of(KernelCurve{4, 0.5, 600, 2500}), CurveTerms::kMatrixShortReduction).k_half, 0);
 }
 
+// A wave class (decode_attention): K counts 1000 per wave, and the FLOP and byte terms add up. The
+// fit keeps knee 1 and recovers the per-wave cost from samples of one to four waves.
+TEST(KernelCurve, AWaveClassAddsItsTermsAndPaysPerWave) {
+  EXPECT_EQ(curve_terms("decode_attention"), CurveTerms::kWaves);
+  EXPECT_TRUE(curve_has_work_terms("decode_attention"));
+  EXPECT_FALSE(curve_has_work_terms("decode_norm"));
+  const KernelCurve truth{4, 3.5, 16, 4000, 1};  // fixed_us, us per wave, tflops, gbps, knee
+  EXPECT_DOUBLE_EQ(truth.us(2000, 16e6, 4e6), 4 + 7 + 1 + 1);
+  std::vector<KernelSample> s;
+  for (double waves : {1.0, 2.0, 3.0, 4.0})
+    for (double flops : {1e7, 1e8, 1e9})
+      for (double bytes : {1e6, 3e7, 3e8}) s.push_back({1000 * waves, flops * waves, bytes, truth.us(1000 * waves, flops * waves, bytes)});
+  const KernelCurve fit = fit_kernel_curve(s, CurveTerms::kWaves);
+  EXPECT_EQ(fit.knee, 1);
+  EXPECT_NEAR(fit.k_us_per_1000, 3.5, 0.3);
+  EXPECT_NEAR(fit.tflops / truth.tflops, 1, 0.06);
+  EXPECT_NEAR(fit.gbps / truth.gbps, 1, 0.06);
+  for (double e : relative_errors(fit, s)) EXPECT_LT(std::fabs(e), 0.06);
+}
+
 TEST(KernelCurve, ByteClassesFitNoKLoopOrFlopTerm) {
   KernelCurve truth;
   truth.fixed_us = 3;

@@ -117,10 +117,14 @@ void attention(cudaStream_t stream, DeviceBuffer& pool, int sms, std::vector<Lib
   struct Shape {
     int batch, heads, kv_heads, head_dim, context;
   };
-  // Groups of 1 to 8 query heads per kv head, batches to 128
-  const Shape shapes[] = {{1, 32, 8, 128, 512},  {1, 32, 8, 128, 8192}, {8, 32, 8, 128, 2048}, {16, 32, 8, 128, 4096},
-                          {1, 16, 16, 64, 1024}, {4, 16, 16, 64, 4096}, {1, 14, 2, 64, 2048},  {32, 14, 2, 64, 1024},
-                          {128, 32, 4, 64, 512}, {64, 28, 4, 128, 1024}};
+  // Groups of 1 to 8 query heads per kv head, batches to 256, contexts to 16k, one wave of blocks
+  // to several (the kernel's time steps with its waves: fusion/flash_decoding_plan.h)
+  const Shape shapes[] = {{1, 32, 8, 128, 512},   {1, 32, 8, 128, 8192},  {8, 32, 8, 128, 2048},  {16, 32, 8, 128, 4096},
+                          {1, 16, 16, 64, 1024},  {4, 16, 16, 64, 4096},  {1, 14, 2, 64, 2048},   {32, 14, 2, 64, 1024},
+                          {128, 32, 4, 64, 512},  {64, 28, 4, 128, 1024}, {32, 16, 4, 128, 1024}, {32, 8, 2, 128, 1024},
+                          {8, 16, 4, 128, 2048},  {64, 16, 4, 128, 512},  {16, 16, 4, 128, 2048}, {32, 32, 8, 128, 1024},
+                          {1, 8, 2, 128, 2048},   {4, 32, 8, 128, 16384}, {2, 64, 8, 128, 4096},  {256, 32, 8, 128, 256},
+                          {16, 12, 12, 64, 2048}, {48, 28, 4, 128, 2048}, {128, 8, 1, 128, 1024}, {64, 16, 4, 128, 2048}};
   prepare_flash_decoding();
   for (const Shape& s : shapes) {
     const FlashDecodingShape shape{s.batch, s.heads, s.kv_heads, s.head_dim, s.context, s.context};
@@ -136,11 +140,13 @@ void attention(cudaStream_t stream, DeviceBuffer& pool, int sms, std::vector<Lib
       launch_flash_decoding(shape, split, {static_cast<const __half*>(q.data()), k, k + one, static_cast<float*>(workspace.data()),
                                            static_cast<__half*>(o.data())}, stream);
     });
-    const double bytes = 2.0 * one * 2 + 2.0 * rows * 2;
+    const FlashDecodingWork work = flash_decoding_work(shape, sms);
     out.push_back(sample("decode_attention",
                          fmt::format("B={} heads={}/{} d={} context={}", s.batch, s.heads, s.kv_heads, s.head_dim, s.context),
-                         fmt::format("modelcost flash-decoding, {} chunks of {}", split.splits, split.chunk), bytes, us));
+                         fmt::format("modelcost flash-decoding, {} chunks of {}", split.splits, split.chunk), work.bytes, us));
     out.back().kernels = 2;
+    out.back().flops = work.flops;
+    out.back().k = work.k;
   }
 }
 

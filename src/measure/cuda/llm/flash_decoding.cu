@@ -13,8 +13,6 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
 constexpr int kHeadsPerPass = 8;  // query heads accumulated together in phase 3
-constexpr int kScoreFloats = 8192;  // shared-memory budget for a chunk's scores (32 KiB)
-constexpr int kLeastChunk = 64;  // fewer positions leave most of a block idle while it scores
 constexpr int kMaxSharedBytes = 96 * 1024;  // queries, scores and the cross-warp sums at most
 
 struct ChunkArgs {
@@ -120,7 +118,7 @@ __device__ void softmax_chunk(const ChunkArgs& a, float* s_s, float* ml_s, int g
 }
 
 template <int D>
-__global__ void __launch_bounds__(kThreads) chunk_kernel(ChunkArgs a) {
+__global__ void __launch_bounds__(kThreads, flash_decoding_resident_blocks(D)) chunk_kernel(ChunkArgs a) {
   const FlashDecodingShape& sh = a.shape;
   const int group = sh.heads / sh.kv_heads;
   const int b = blockIdx.x / sh.kv_heads, kvh = blockIdx.x % sh.kv_heads, split = blockIdx.y;
@@ -236,24 +234,6 @@ void prepare_flash_decoding() {
   MC_CUDA_CHECK(cudaFuncSetAttribute(chunk_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSharedBytes));
 }
 
-bool flash_decoding_supports(const FlashDecodingShape& sh) {
-  return (sh.head_dim == 64 || sh.head_dim == 128) && sh.kv_heads > 0 && sh.heads % sh.kv_heads == 0 && sh.context > 0 &&
-         sh.context <= sh.cache_len;
-}
-
-FlashDecodingSplit plan_flash_decoding(const FlashDecodingShape& sh, int sm_count) {
-  const int group = sh.heads / sh.kv_heads;
-  const int64_t blocks = static_cast<int64_t>(sh.batch) * sh.kv_heads;
-  const int64_t wanted = std::max<int64_t>(1, (2 * static_cast<int64_t>(sm_count) + blocks - 1) / blocks);
-  int64_t chunk = (sh.context + wanted - 1) / wanted;
-  const int64_t most = std::max<int64_t>(32, kScoreFloats / group / 32 * 32);
-  chunk = std::min(most, std::max<int64_t>(kLeastChunk, (chunk + 31) / 32 * 32));
-  FlashDecodingSplit split;
-  split.chunk = static_cast<int>(chunk);
-  split.splits = static_cast<int>((sh.context + chunk - 1) / chunk);
-  return split;
-}
-
 size_t flash_decoding_workspace_floats(const FlashDecodingShape& sh, const FlashDecodingSplit& split) {
   return static_cast<size_t>(sh.batch) * sh.heads * split.splits * (sh.head_dim + 2);
 }
@@ -265,6 +245,14 @@ void launch_flash_decoding(const FlashDecodingShape& sh, const FlashDecodingSpli
   else launch_chunks<128>(a, stream);
   merge_kernel<<<sh.batch * sh.heads, sh.head_dim, (split.splits + 1) * sizeof(float), stream>>>(sh, split, io.workspace, io.out);
   MC_CUDA_CHECK_LAUNCH();
+}
+
+int flash_decoding_blocks_per_sm(const FlashDecodingShape& sh, const FlashDecodingSplit& split) {
+  int blocks = 0;
+  const size_t bytes = shared_bytes(sh, split);
+  if (sh.head_dim == 64) MC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, chunk_kernel<64>, kThreads, bytes));
+  else MC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, chunk_kernel<128>, kThreads, bytes));
+  return blocks;
 }
 
 }  // namespace modelcost::cuda

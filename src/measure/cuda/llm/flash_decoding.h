@@ -9,23 +9,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fusion/flash_decoding_plan.h"
+
 namespace modelcost::cuda {
 
-struct FlashDecodingShape {
-  int batch = 0, heads = 0, kv_heads = 0, head_dim = 0;  // head_dim 64 or 128
-  int64_t context = 0;    // positions attended: 0 .. context - 1 of the cache
-  int64_t cache_len = 0;  // rows allocated per (sequence, kv head)
-};
+// The plan (chunks over the context) is the prediction's too: fusion/flash_decoding_plan.h.
+using modelcost::FlashDecodingShape;
+using modelcost::FlashDecodingSplit;
+using modelcost::flash_decoding_supports;
+using modelcost::plan_flash_decoding;
 
-struct FlashDecodingSplit {
-  int chunk = 0;   // positions per block, a multiple of 32
-  int splits = 0;  // chunks over the context
-};
-
-// Enough chunks for about two blocks per SM, never a chunk whose scores overflow shared memory.
-FlashDecodingSplit plan_flash_decoding(const FlashDecodingShape& shape, int sm_count);
-// Whether the kernels take this shape (head_dim 64 or 128, heads a multiple of kv_heads).
-bool flash_decoding_supports(const FlashDecodingShape& shape);
 // Floats of the partial results between the two kernels.
 size_t flash_decoding_workspace_floats(const FlashDecodingShape& shape, const FlashDecodingSplit& split);
 
@@ -38,6 +31,9 @@ struct FlashDecodingArgs {
 };
 // Once per device before the first launch: lets the chunk kernel use more than 48 KiB of shared memory.
 void prepare_flash_decoding();
+// Chunk blocks of this shape resident on one SM (the occupancy calculator's answer), which the
+// prediction takes as flash_decoding_resident_blocks.
+int flash_decoding_blocks_per_sm(const FlashDecodingShape& shape, const FlashDecodingSplit& split);
 // Two kernels: the chunks, then the merge.
 void launch_flash_decoding(const FlashDecodingShape& shape, const FlashDecodingSplit& split, const FlashDecodingArgs& args,
                            cudaStream_t stream);

@@ -190,15 +190,16 @@ TEST(StepKernels, FlashDecodingMatchesTheHostForMhaGqaAndMqa) {
   check_attention(2, 12, 12, 128, 2049, 1);   // one block per head: the largest chunks
 }
 
-TEST(StepKernels, SplitsFillTheGpuWithoutOverflowingSharedMemory) {
-  const cuda::FlashDecodingSplit few = cuda::plan_flash_decoding({1, 32, 4, 64, 2048, 2048}, 132);
-  EXPECT_EQ(few.chunk, 64);  // the least chunk: 32 of them over the 2048 positions
-  EXPECT_EQ(few.splits, 32);
-  const cuda::FlashDecodingSplit many = cuda::plan_flash_decoding({32, 32, 4, 64, 2048, 2048}, 132);
-  EXPECT_EQ(many.splits * many.chunk >= 2048, true);
-  EXPECT_LE(8 * many.chunk, 8192);
-  const cuda::FlashDecodingSplit mqa = cuda::plan_flash_decoding({64, 64, 1, 128, 4096, 4096}, 132);
-  EXPECT_LE(64 * mqa.chunk, 8192);
+// The residency the prediction assumes (flash_decoding_resident_blocks) is the kernel's.
+TEST(StepKernels, FlashDecodingResidencyIsWhatThePlanDeclares) {
+  SKIP_WITHOUT_GPU();
+  cuda::prepare_flash_decoding();
+  for (const int d : {64, 128})
+    for (const auto [heads, kv] : {std::pair{32, 8}, std::pair{16, 4}, std::pair{14, 2}, std::pair{16, 16}}) {
+      const cuda::FlashDecodingShape s{32, heads, kv, d, 1024, 1024};
+      EXPECT_EQ(cuda::flash_decoding_blocks_per_sm(s, cuda::plan_flash_decoding(s, 132)), flash_decoding_resident_blocks(d))
+          << "head_dim " << d << ", " << heads << "/" << kv << " heads";
+    }
 }
 
 }  // namespace
