@@ -50,6 +50,21 @@ bool at_least(const std::map<std::string, double>& a, const std::map<std::string
   return true;
 }
 
+// How a curve's byte term moves to another GPU: the reference's DRAM bandwidth, the ratio of the
+// two DRAM bandwidths, and how much longer the SMs take for the same steps on the target.
+struct BytePace {
+  double reference_dram_gbps = 0, dram_ratio = 1, sm_time_ratio = 1;
+};
+
+// A class streaming at the reference's DRAM rate or faster (L2 reuse) moves with the DRAM. One
+// slower spends, per byte, the DRAM's time plus steps the SMs pace (a block's chain of loads and
+// reductions): the first part scales with the DRAM bandwidth, the rest with the SMs.
+double derived_gbps(double gbps, const BytePace& p) {
+  if (!(gbps > 0) || !(p.reference_dram_gbps > 0) || gbps >= p.reference_dram_gbps) return gbps * p.dram_ratio;
+  const double dram_s_per_gb = 1 / p.reference_dram_gbps, sm_s_per_gb = 1 / gbps - dram_s_per_gb;
+  return 1 / (dram_s_per_gb / p.dram_ratio + sm_s_per_gb * p.sm_time_ratio);
+}
+
 }  // namespace
 
 bool is_calibrated(const Device& device) {
@@ -122,7 +137,7 @@ AchievableCeilings derive_ceilings(const Device& target, const Device& reference
     // chain of dependent steps at the SM clock: its rate goes with SMs x clock.
     const double rate = vector_class ? vector : curve_terms(name) == CurveTerms::kWaves ? slots / clock : tensor;
     d.tflops = c.tflops * rate;
-    d.gbps = c.gbps * bandwidth;
+    d.gbps = derived_gbps(c.gbps, {m.memory_bandwidth_gbps, bandwidth, name == "expert_routing" ? clock : clock / slots});
     out.kernel_curves[name] = d;
   }
   out.derived_from = reference.id;
