@@ -11,8 +11,10 @@ constexpr int64_t kLeastChunk = 64;     // fewer positions leave most of a block
 }  // namespace
 
 FlashDecodingSplit plan_flash_decoding(const FlashDecodingShape& sh, int sm_count) {
-  const int group = sh.heads / sh.kv_heads;
-  const int64_t blocks = static_cast<int64_t>(sh.batch) * sh.kv_heads;
+  // A shape the kernel does not take (flash_decoding_supports) still gets a plan: the prediction
+  // prices it so; never a division by zero.
+  const int group = sh.kv_heads > 0 ? std::max(1, sh.heads / sh.kv_heads) : 1;
+  const int64_t blocks = std::max<int64_t>(1, static_cast<int64_t>(sh.batch) * sh.kv_heads);
   const int64_t wanted = std::max<int64_t>(1, (2 * static_cast<int64_t>(sm_count) + blocks - 1) / blocks);
   int64_t chunk = (sh.context + wanted - 1) / wanted;
   const int64_t most = std::max<int64_t>(32, kScoreFloats / group / 32 * 32);

@@ -40,5 +40,13 @@ TEST(FlashDecodingPlan, FewerSmsRunMoreWaves) {
   EXPECT_EQ(flash_decoding_work({0, 32, 8, 128, 2048, 2048}, 132).waves, 0);  // no sequences, no work
 }
 
+// Shapes the kernel refuses (fewer query heads than KV heads, no KV heads) are still planned.
+TEST(FlashDecodingPlan, ShapesTheKernelRefusesStillGetAPlan) {
+  EXPECT_FALSE(flash_decoding_supports({4, 2, 8, 128, 512, 512}));
+  EXPECT_GE(plan_flash_decoding({4, 2, 8, 128, 512, 512}, 132).splits, 1);
+  EXPECT_GE(plan_flash_decoding({4, 2, 0, 128, 512, 512}, 132).splits, 1);
+  EXPECT_GT(flash_decoding_work({4, 2, 8, 96, 512, 512}, 132).waves, 0);
+}
+
 }  // namespace
 }  // namespace modelcost::testing
