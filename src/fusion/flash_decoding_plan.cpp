@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace modelcost {
 namespace {
@@ -21,7 +22,7 @@ FlashDecodingSplit plan_flash_decoding(const FlashDecodingShape& sh, int sm_coun
   chunk = std::min(most, std::max(kLeastChunk, (chunk + 31) / 32 * 32));
   FlashDecodingSplit split;
   split.chunk = static_cast<int>(chunk);
-  split.splits = static_cast<int>((sh.context + chunk - 1) / chunk);
+  split.splits = static_cast<int>(std::min<int64_t>(std::numeric_limits<int>::max(), (sh.context + chunk - 1) / chunk));
   return split;
 }
 
