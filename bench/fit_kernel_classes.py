@@ -8,8 +8,8 @@ and is fitted, per class, to the single-kernel groups of the tuned families only
 squared log error weighted by each kernel's time (a grid over tflops and gbps, a linear fit of F and the K term at each point).
 A whole graph then takes a x (the sum of its kernels) + g x (its kernel count): a and g are fitted
 to the tuned families' graphs (tests/models/zoo/graphs-GPU.csv). In the form the roofline prices a
-kernel (fixed_us + s x (K term + max(...)) + kernel_gap_us), s = a and fixed_us = a F + g - the
-entry's kernel_gap_us. Prints the error table against the entry's calibrated curves and the fitted
+kernel (fixed_us + s x (K term + max(...)) + library_gap_us: the gap the roofline adds after a
+curve-priced kernel), s = a and fixed_us = a F + g - the entry's library_gap_us. Prints the error table against the entry's calibrated curves and the fitted
 curves as [achievable.kernels] lines: candidates to study, not what the shipped entries carry.
 Usage: bench/fit_kernel_classes.py --gpu h100 [--markdown]"""
 import argparse, csv, math, os, sys, tomllib
@@ -95,12 +95,14 @@ def entry_path(gpu):
 
 
 def shipped_curves(gpu):
-    """The entry's own curves as a kernel replayed alone takes them: fixed_us + kernel_gap_us + ..."""
+    """The entry's own curves as a kernel replayed alone takes them: fixed_us + kernel_gap_us + ...,
+    and the gap the roofline adds after a curve-priced kernel (library_gap_us)."""
     achievable = tomllib.load(open(entry_path(gpu), "rb"))["achievable"]
     gap = achievable.get("kernel_gap_us", 0.0)
+    library_gap = achievable.get("library_gap_us", gap)
     curves = {name: dict(fixed=c["fixed_us"] + gap, k_us=c.get("k_us_per_1000", 0.0), tflops=c.get("tflops"),
                          gbps=c["gbps"]) for name, c in achievable.get("kernels", {}).items()}
-    return curves, gap
+    return curves, library_gap
 
 
 FALLBACK = {"layout_copy": "pointwise", "gather_scatter": "pointwise", "grouped_conv": "conv"}
@@ -145,7 +147,7 @@ def main():
         e = np.array([(scale * float(g["sum_of_kernels_us"]) + gap * float(g["kernels"])) / float(g["whole_us"]) - 1 for g in gs])
         print(f"  {label} graphs from their measured kernels: {describe(e)} (n, median error, within 10%, within 25%)")
     # Candidates, not installed: an entry's curves come from calibrate's grid (docs/hwdb.md).
-    print(f"\n[achievable.kernels] lines of the better fits  # at this entry's in_graph_work_scale and kernel_gap_us = {entry_gap_us}")
+    print(f"\n[achievable.kernels] lines of the better fits  # at this entry's in_graph_work_scale and library_gap_us = {entry_gap_us}")
     for cls, c in kept.items():
         # fixed_us + s (K + max) + gap in the graph = a (F + K + max) + g: the entry keeps its s.
         fixed = max(0.05, scale * c["fixed"] + gap - entry_gap_us)
