@@ -4,11 +4,15 @@
 // one call, cudnnConvolutionBiasActivationForward with the identity activation (which cuDNN runs
 // only with IMPLICIT_PRECOMP_GEMM), against cudnnFind's algorithms followed by a bias add
 // (cudnnAddTensor), each run as launch() runs it and timed like a measurement (CUPTI kernel
-// durations), the fastest kept. With --autotune every conv, and fp16/bf16 convs whose input
+// durations), the fastest kept. The dense conv's other candidates are cuDNN's heuristic's first
+// usable algorithms, not cudnnFind's: cudnnFind runs every algorithm, the slow ones (FFT,
+// Winograd on large dilated convs) tens of milliseconds each, and took a quarter of DeepLabV3's
+// --measure wall time at batch 32. With --autotune every conv, and fp16/bf16 convs whose input
 // channels are not a multiple of 8 (tensor cores take 8 halves at a time; for a 3-channel image
 // stem the heuristic's channels-last pick can be several times off; patch convs over such images
-// go to patch_conv_runner.cpp instead), take that choice in both layouts (NHWC, NCHW). Grouped
-// convs time cudnnFind's algorithms; other convs without a bias run the heuristic's algorithm.
+// go to patch_conv_runner.cpp instead), take that choice in both layouts (NHWC, NCHW) among
+// cudnnFind's algorithms. Grouped convs time cudnnFind's algorithms; other convs without a bias
+// run the heuristic's algorithm.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -54,7 +58,7 @@ class CudnnConvRunner : public OperatorRunner {
     // Grouped convolutions are always timed (as cudnn.benchmark does): the heuristic's first pick
     // for depthwise shapes is often a slow direct kernel. (The fused call is slow for them,
     // 10-20x on MobileNetV2, so they take the fastest algorithm and a bias add.)
-    choose_algorithm(ctx, c_.groups > 1);
+    choose_algorithm(ctx, c_.groups > 1 ? Search::kFind : Search::kHeuristicFirst);
   }
 
   void launch(cudaStream_t stream) override {
@@ -134,11 +138,12 @@ class CudnnConvRunner : public OperatorRunner {
         best = {channels_last_ ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, fused, algo_, math_, workspace_bytes_, ""};
       }
     };
+    const Search search = both_layouts ? Search::kFind : Search::kHeuristicTimed;
     for (cudnnTensorFormat_t format : formats) {
       configure(format);
       if (b_ptr_ && c_.groups == 1 && try_fused_bias(ctx)) consider(true);
       fused_ = false;  // the same descriptors, now for conv + bias add
-      if (choose_algorithm(ctx, true, /*throw_if_none=*/false)) consider(false);
+      if (choose_algorithm(ctx, search, /*throw_if_none=*/false)) consider(false);
     }
     if (!std::isfinite(best_us)) throw Error(kExitRuntime, "cuDNN offers no convolution algorithm for this shape");
     best.candidates = candidates;
@@ -172,11 +177,15 @@ class CudnnConvRunner : public OperatorRunner {
     return true;
   }
 
-  // cuDNN's first usable algorithm in the heuristic's order; with `find`, cudnnFind's usable
-  // candidates (up to 4, in its order) re-timed as a measurement times, the fastest kept:
-  // cudnnFind's own single-run times are noisy enough to pick a 3-8x slower depthwise kernel
-  // in one run of three.
-  bool choose_algorithm(CudaContext& ctx, bool find, bool throw_if_none = true) {
+  // How the algorithm is chosen: the heuristic's first usable one, or up to kTimedCandidates of the
+  // heuristic's or of cudnnFind's usable candidates (in their order) re-timed as a measurement
+  // times, the fastest kept: cudnnFind's own single-run times are noisy enough to pick a 3-8x
+  // slower depthwise kernel in one run of three.
+  enum class Search { kHeuristicFirst, kHeuristicTimed, kFind };
+  static constexpr size_t kTimedCandidates = 4;
+
+  bool choose_algorithm(CudaContext& ctx, Search search, bool throw_if_none = true) {
+    const bool find = search == Search::kFind;
     int count = 0;
     MC_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &count));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(count);
@@ -198,11 +207,11 @@ class CudnnConvRunner : public OperatorRunner {
       if (throw_if_none) throw Error(kExitRuntime, "cuDNN offers no convolution algorithm for this shape");
       return false;
     }
-    if (!find || usable.size() == 1) {
+    if (search == Search::kHeuristicFirst || usable.size() == 1) {
       use(usable[0]);
       return true;
     }
-    if (usable.size() > 4) usable.resize(4);
+    if (usable.size() > kTimedCandidates) usable.resize(kTimedCandidates);
     size_t best = 0;
     double best_us = std::numeric_limits<double>::infinity();
     for (size_t i = 0; i < usable.size(); ++i) {

@@ -46,7 +46,8 @@ NodeMeasurement sample_with_events(Timing& timing, const std::function<void(cuda
 // timed once per backend, as cudnn.benchmark's cache times each shape once). The key names the
 // candidate and its work: the chooser, the node's measurement key, the candidate's settings.
 // `fastest_us`, the fastest candidate of the choice so far: a candidate whose first timed launch
-// takes more than kGiveUpFactor times it stops there, its one sample its figure.
+// takes more than kGiveUpFactor times it stops there, its one sample its figure (for a fastest
+// of 67 us or more the warm-up launch is that first timed launch: one launch in all).
 struct CandidateTiming {
   std::string memo;
   double fastest_us = std::numeric_limits<double>::infinity();
