@@ -2,10 +2,10 @@
 // deployments run it), NCHW for fp32 (TF32 allowed as PyTorch's default allows it for cuDNN).
 // A dense Conv node with a bias takes a timed choice, as cudnn.benchmark and TensorRT choose:
 // one call, cudnnConvolutionBiasActivationForward with the identity activation (which cuDNN runs
-// only with IMPLICIT_PRECOMP_GEMM), against cudnnFind's algorithms followed by a bias add
+// only with IMPLICIT_PRECOMP_GEMM), against other algorithms followed by a bias add
 // (cudnnAddTensor), each run as launch() runs it and timed like a measurement (CUPTI kernel
-// durations), the fastest kept. The dense conv's other candidates are cuDNN's heuristic's first
-// usable algorithms, not cudnnFind's: cudnnFind runs every algorithm, the slow ones (FFT,
+// durations), the fastest kept. Those other algorithms are cuDNN's heuristic's first four usable
+// ones, not cudnnFind's: cudnnFind runs every algorithm, the slow ones (FFT,
 // Winograd on large dilated convs) tens of milliseconds each, and took a quarter of DeepLabV3's
 // --measure wall time at batch 32. With --autotune every conv, and fp16/bf16 convs whose input
 // channels are not a multiple of 8 (tensor cores take 8 halves at a time; for a 3-channel image
