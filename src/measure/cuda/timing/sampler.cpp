@@ -100,7 +100,7 @@ NodeMeasurement sample_launches(Timing& timing, const std::function<void(cudaStr
     // A long candidate's first warm-up is timed: its kernels take little longer there (a
     // library's first-call work runs on the host; cold caches are a small share of a long
     // kernel), so one far past the fastest is given up at once, its sampling skipped.
-    if (may_give_up && config.give_up_above_us >= kProbeWarmupAboveUs && warmups > 0 && timer.ok()) {
+    if (config.give_up_above_us >= kProbeWarmupAboveUs && warmups > 0 && timer.ok()) {
       const double us = probe_us(timer, launch, stream);
       if (us > config.give_up_above_us) {
         timing.ledger.add("timed choices: candidates given up at their warm-up (count)", 1);
