@@ -1,7 +1,7 @@
-// Times the channels-last depthwise kernels (direct and tiled, fp16) on the zoo's depthwise shapes
-// and prints each one's time, the ratio tiled / direct, the ratio of the runtime's choice (kAuto)
-// to the faster of the two, and the DRAM roofline of the conv (input, weights and output once at
-// --bandwidth GB/s); checks that both give the same outputs.
+// Times the channels-last depthwise algorithms (direct, tiled, one pixel a thread of 16 bytes or
+// of 2 channels; fp16) on the zoo's depthwise shapes and prints each one's time, the fastest over
+// direct, and the DRAM roofline of the conv (input, weights and output once at --bandwidth GB/s);
+// checks that all give the same outputs.
 // Usage: depthwise_kernels [--bandwidth 3350] [--case SUBSTRING] [--batch N]   (those cases and batches only)
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -104,10 +104,10 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--bandwidth") == 0) bandwidth = std::atof(argv[i + 1]);
     else if (std::strcmp(argv[i], "--case") == 0) only_case = argv[i + 1];
     else if (std::strcmp(argv[i], "--batch") == 0) only_batch = std::atoll(argv[i + 1]);
-  std::printf("%-20s %5s %10s %10s %8s %10s %10s %9s\n", "case", "batch", "direct_us", "tiled_us", "ratio", "auto/best",
-              "dram_us", "max_diff");
-  double log_sum = 0, auto_log_sum = 0;
-  int count = 0, timed = 0;
+  std::printf("%-20s %5s %10s %10s %10s %10s %10s %10s %9s\n", "case", "batch", "direct_us", "tiled_us", "pixel_us",
+              "pair_us", "best/direct", "dram_us", "max_diff");
+  double log_sum = 0;
+  int timed = 0;
   for (const Case& c : cases())
     for (int64_t batch : {int64_t(1), int64_t(32)}) {
       if ((!only_case.empty() && std::string(c.where).find(only_case) == std::string::npos) || (only_batch && batch != only_batch))
@@ -127,27 +127,28 @@ int main(int argc, char** argv) {
       cudaMemcpy(b, hb.data(), g.channels * 2, cudaMemcpyHostToDevice);
       g.algorithm = DepthwiseAlgorithm::kDirect;
       const float direct = median_us(g, {x, w, b, y1});
-      g.algorithm = DepthwiseAlgorithm::kTiled;
-      const bool tiled_runs = modelcost::cuda::depthwise_tiled_supported(g);
-      const float tiled = tiled_runs ? median_us(g, {x, w, b, y2}) : NAN;
-      g.algorithm = DepthwiseAlgorithm::kAuto;
-      const float chosen = median_us(g, {x, w, b, y2}) / (tiled_runs ? std::min(direct, tiled) : direct);
-      auto_log_sum += std::log(chosen);
-      std::vector<__half> a(ny), t(ny);
-      cudaMemcpy(a.data(), y1, ny * 2, cudaMemcpyDeviceToHost);
-      cudaMemcpy(t.data(), y2, ny * 2, cudaMemcpyDeviceToHost);
-      float diff = 0;
-      for (size_t i = 0; i < ny && tiled_runs; ++i)
-        diff = std::max(diff, std::fabs(__half2float(a[i]) - __half2float(t[i])));
+      std::vector<__half> reference(ny), other(ny);
+      cudaMemcpy(reference.data(), y1, ny * 2, cudaMemcpyDeviceToHost);
+      float times[3] = {NAN, NAN, NAN}, diff = 0, best = direct;
+      const DepthwiseAlgorithm others[3] = {DepthwiseAlgorithm::kTiled, DepthwiseAlgorithm::kPixel, DepthwiseAlgorithm::kPixelPair};
+      const auto runs = modelcost::cuda::depthwise_algorithms(g);
+      for (int k = 0; k < 3; ++k) {
+        if (std::find(runs.begin(), runs.end(), others[k]) == runs.end()) continue;
+        g.algorithm = others[k];
+        times[k] = median_us(g, {x, w, b, y2});
+        best = std::min(best, times[k]);
+        cudaMemcpy(other.data(), y2, ny * 2, cudaMemcpyDeviceToHost);
+        for (size_t i = 0; i < ny; ++i) diff = std::max(diff, std::fabs(__half2float(reference[i]) - __half2float(other[i])));
+      }
       const double dram_us = (nx + nw + ny) * 2.0 / (bandwidth * 1e3);
-      std::printf("%-20s %5lld %10.2f %10.2f %8.2f %10.2f %10.2f %9.4f\n", c.where, static_cast<long long>(batch), direct,
-                  tiled, tiled / direct, chosen, dram_us, diff);
-      if (tiled_runs) log_sum += std::log(tiled / direct), ++count;
+      std::printf("%-20s %5lld %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %9.4f\n", c.where, static_cast<long long>(batch),
+                  direct, times[0], times[1], times[2], best / direct, dram_us, diff);
+      log_sum += std::log(best / direct);
       ++timed;
       for (void* p : {x, w, b, y1, y2}) cudaFree(p);
     }
   if (cudaGetLastError() != cudaSuccess) return std::fprintf(stderr, "depthwise_kernels: a CUDA error\n"), 1;
-  std::printf("geometric mean tiled / direct: %.3f over %d cases; the runtime's choice / the faster: %.3f\n",
-              std::exp(log_sum / std::max(count, 1)), count, std::exp(auto_log_sum / std::max(timed, 1)));
+  std::printf("geometric mean of the fastest algorithm / direct: %.3f over %d cases\n", std::exp(log_sum / std::max(timed, 1)),
+              timed);
   return 0;
 }

@@ -1,10 +1,16 @@
 // The project's own depthwise convolution (depthwise_kernels.cu) as a runner: a candidate beside
 // cuDNN for depthwise convs, where cuDNN 9's kernels for large kernels (ConvNeXt's 7x7) in
 // channels-last fp16 run far off the roofline. Channels-last needs the weights as [KH, KW, C]:
-// prepare() transposes them once, outside the timed launches (a deployment stores them so).
+// prepare() transposes them once, outside the timed launches (a deployment stores them so), and
+// times the channels-last algorithms that run the shape, keeping the fastest: a row kernel's few
+// threads leave most SMs idle at batch 1 (EfficientNet-B0's first 3x3 at 112x112, 32 channels:
+// 49 blocks on 132 SMs), where one output pixel a thread fills them.
+#include <limits>
+
 #include "core/device_buffer.h"
 #include "core/kernels.h"
 #include "core/runner.h"
+#include "timing/sampler.h"
 
 namespace modelcost::cuda {
 namespace {
@@ -23,7 +29,8 @@ class DepthwiseConvRunner : public OperatorRunner {
  public:
   static constexpr auto kDtypes = kFloatDtypes;
 
-  DepthwiseConvRunner(const ConvParams& conv, const DepthwiseEpilogue& epilogue) : c_(conv), epilogue_(epilogue) {}
+  DepthwiseConvRunner(const NodeSpec& spec, const ConvParams& conv, const DepthwiseEpilogue& epilogue)
+      : work_key_(measurement_key(spec)), c_(conv), epilogue_(epilogue) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     type_ = element_type(out[0].spec.dtype);
@@ -45,6 +52,7 @@ class DepthwiseConvRunner : public OperatorRunner {
     to_taps_by_channel.dst_strides = {c_.out_channels, 1};
     launch_strided_copy(static_cast<int>(element_bytes(type_)), tensors_.w, transposed_.data(), to_taps_by_channel, ctx.stream);
     tensors_.w = transposed_.data();
+    if (ctx.timing) choose_algorithm(ctx);
   }
 
   void launch(cudaStream_t stream) override { launch_depthwise_conv(type_, g_, tensors_, stream); }
@@ -52,10 +60,29 @@ class DepthwiseConvRunner : public OperatorRunner {
   std::string implementation() const override {
     return std::string("own depthwise conv ") + (g_.channels_last ? "NHWC" : "NCHW") + (tensors_.bias ? " +bias" : "") +
            (epilogue_.activation != ElementwiseOp::kIdentity ? std::string(" +") + activation_name(epilogue_.activation) : "") +
-           (epilogue_.scale ? " +scale,shift" : "") + (epilogue_.residual ? " +residual" : "");
+           (epilogue_.scale ? " +scale,shift" : "") + (epilogue_.residual ? " +residual" : "") +
+           (g_.algorithm != DepthwiseAlgorithm::kAuto ? std::string(" (") + depthwise_algorithm_name(g_.algorithm) + ")" : "");
   }
 
  private:
+  // Each algorithm is timed once per shape and epilogue (the memo), as the other timed choices are.
+  void choose_algorithm(CudaContext& ctx) {
+    const std::string key = "own depthwise|" + work_key_ + "|" + implementation() + "|";
+    double best_us = std::numeric_limits<double>::infinity();
+    DepthwiseAlgorithm best = DepthwiseAlgorithm::kAuto;
+    for (DepthwiseAlgorithm algorithm : depthwise_algorithms(g_)) {
+      g_.algorithm = algorithm;
+      const double us = quick_median_us(*ctx.timing, [this](cudaStream_t s) { launch(s); }, ctx.stream,
+                                        {key + depthwise_algorithm_name(algorithm), best_us});
+      if (us < best_us) {
+        best_us = us;
+        best = algorithm;
+      }
+    }
+    g_.algorithm = best;
+  }
+
+  std::string work_key_;
   ConvParams c_;
   DepthwiseEpilogue epilogue_;
   ElementType type_ = ElementType::kFloat32;
@@ -82,7 +109,7 @@ std::unique_ptr<OperatorRunner> make_depthwise_conv_runner(const NodeSpec& spec,
     *reason = "no depthwise epilogue for this activation";
     return nullptr;
   }
-  return std::make_unique<DepthwiseConvRunner>(conv, epilogue);
+  return std::make_unique<DepthwiseConvRunner>(spec, conv, epilogue);
 }
 
 }  // namespace modelcost::cuda

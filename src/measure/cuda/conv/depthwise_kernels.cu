@@ -1,6 +1,7 @@
 // Depthwise 2-D convolution (groups == input channels, `multiplier` filters per input channel; the
 // row kernels take a multiplier of 1). Channels-last takes the tiled kernel (depthwise_tiled.cuh)
-// where it runs faster (tiled_preferred); the direct kernels follow. Channels-last: a thread
+// where it runs faster (tiled_preferred) unless the geometry names an algorithm (the runner times
+// each of depthwise_algorithms); the direct kernels follow. Channels-last: a thread
 // computes 8 channels (16-byte loads of input and of weights laid out [KH, KW, C], so adjacent
 // threads read adjacent channels); NCHW: one plane. Common windows (3, 5 or 7 wide at stride 1
 // or 2, ConvMixer's 9 wide at stride 1; channels-last ones also dilated at stride 1, as the
@@ -274,33 +275,68 @@ bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, int sms, 
   return false;
 }
 
-// The kernel of the geometry's window and layout, compiled with or without the epilogue's tail.
+// The one-output-pixel kernel, W channels a thread.
+template <typename T, int W, bool kTail>
+void launch_pixel_kernel(const DepthwiseGeometry& g, int sms, const T* x, const T* w, const T* bias, T* y, cudaStream_t stream) {
+  const int64_t threads = g.batch * g.channels * g.out_h * g.out_w / W;
+  depthwise_nhwc_kernel<T, W, kTail><<<grid_of(threads, sms), kThreads, 0, stream>>>(x, w, bias, y, g, threads);
+}
+
+// Channels-last, one output pixel a thread: 16-byte packs of channels, 8-byte ones where C is
+// not a multiple of the 16-byte pack (GhostNet's 12, 36 and 60 channels), else one channel.
+template <typename T, bool kTail>
+void launch_widest_pixel_kernel(const DepthwiseGeometry& g, int sms, const T* x, const T* w, const T* bias, T* y,
+                                cudaStream_t stream) {
+  constexpr int kWide = 16 / sizeof(T);
+  if (g.channels % kWide == 0) launch_pixel_kernel<T, kWide, kTail>(g, sms, x, w, bias, y, stream);
+  else if (kWide > 4 && g.channels % 4 == 0) launch_pixel_kernel<T, 4, kTail>(g, sms, x, w, bias, y, stream);
+  else launch_pixel_kernel<T, 1, kTail>(g, sms, x, w, bias, y, stream);
+}
+
+// The kernel of the geometry's window, layout and algorithm, compiled with or without the
+// epilogue's tail.
 template <typename T, bool kTail>
 void launch_depthwise(const DepthwiseGeometry& g, const T* px, const T* pw, const T* pb, T* py, cudaStream_t stream) {
   const bool channels_last = g.channels_last;
+  const int sms = depthwise_multiprocessors(g);
+  if (channels_last && g.algorithm == DepthwiseAlgorithm::kPixel)
+    return launch_widest_pixel_kernel<T, kTail>(g, sms, px, pw, pb, py, stream);
+  if (channels_last && g.algorithm == DepthwiseAlgorithm::kPixelPair && g.channels % 2 == 0)
+    return launch_pixel_kernel<T, 2, kTail>(g, sms, px, pw, pb, py, stream);
   const bool tiled = g.algorithm == DepthwiseAlgorithm::kTiled || (g.algorithm == DepthwiseAlgorithm::kAuto && tiled_preferred(g));
   if (tiled && tiled_applies(g)) return launch_tiled<T, kTail>(g, px, pw, pb, py, stream);
   const int64_t outputs = g.batch * g.channels * g.out_h * g.out_w;
-  const int sms = depthwise_multiprocessors(g);
   constexpr int kWide = 16 / sizeof(T);
   // Channels-last work too small to fill the GPU with row kernel threads (batch 1, late stages:
   // 14x14x480 gives 3360) takes one output pixel and 2 channels per thread: 4x the threads of
   // the row kernel's 16-byte one-output form, 16x those of the row kernel.
   const int64_t row_threads = g.batch * g.out_h * ((g.out_w + kTile - 1) / kTile) * (g.channels / kWide);
-  if (channels_last && small_work(row_threads, sms) && g.channels % 2 == 0) {
-    depthwise_nhwc_kernel<T, 2, kTail><<<grid_of(outputs / 2, sms), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / 2);
-    return;
-  }
+  if (channels_last && small_work(row_threads, sms) && g.channels % 2 == 0)
+    return launch_pixel_kernel<T, 2, kTail>(g, sms, px, pw, pb, py, stream);
   const bool row_kernel = g.multiplier == 1 && (!channels_last || g.channels % kWide == 0) &&
                           launch_row_kernel<T, kWide, kTail>(channels_last, g, sms, px, pw, pb, py, stream);
   if (!row_kernel && !channels_last)
     depthwise_nchw_kernel<T, kTail><<<grid_of(outputs, sms), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
-  else if (!row_kernel && g.channels % kWide == 0)
-    depthwise_nhwc_kernel<T, kWide, kTail><<<grid_of(outputs / kWide, sms), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / kWide);
-  else if (!row_kernel && kWide > 4 && g.channels % 4 == 0)  // GhostNet's 12, 36 and 60 channels: 8-byte packs
-    depthwise_nhwc_kernel<T, 4, kTail><<<grid_of(outputs / 4, sms), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs / 4);
   else if (!row_kernel)
-    depthwise_nhwc_kernel<T, 1, kTail><<<grid_of(outputs, sms), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
+    launch_widest_pixel_kernel<T, kTail>(g, sms, px, pw, pb, py, stream);
+}
+
+std::vector<DepthwiseAlgorithm> depthwise_algorithms(const DepthwiseGeometry& g) {
+  if (!g.channels_last) return {DepthwiseAlgorithm::kDirect};
+  std::vector<DepthwiseAlgorithm> algorithms = {DepthwiseAlgorithm::kDirect, DepthwiseAlgorithm::kPixel};
+  if (g.channels % 2 == 0) algorithms.push_back(DepthwiseAlgorithm::kPixelPair);
+  if (tiled_applies(g)) algorithms.push_back(DepthwiseAlgorithm::kTiled);
+  return algorithms;
+}
+
+const char* depthwise_algorithm_name(DepthwiseAlgorithm algorithm) {
+  switch (algorithm) {
+    case DepthwiseAlgorithm::kDirect: return "direct";
+    case DepthwiseAlgorithm::kTiled: return "tiled";
+    case DepthwiseAlgorithm::kPixel: return "pixel";
+    case DepthwiseAlgorithm::kPixelPair: return "pixel pair";
+    default: return "auto";
+  }
 }
 
 void launch_depthwise_conv(ElementType type, const DepthwiseGeometry& g, const DepthwiseOperands& operands,

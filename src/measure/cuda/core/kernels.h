@@ -134,8 +134,10 @@ struct DepthwiseEpilogue {
 };
 // Channels-last kernels: kTiled stages an output tile's input window and filters in shared memory
 // (any window, stride, dilation and a multiplier dividing 32); kDirect reads them from global memory
-// (row kernels for the common windows); kAuto takes the tiled kernel where it runs faster.
-enum class DepthwiseAlgorithm { kAuto, kDirect, kTiled };
+// (row kernels for the common windows); kAuto takes the tiled kernel where it runs faster. kPixel
+// and kPixelPair compute one output pixel per thread, of 16 bytes of channels or of 2 (C even):
+// more threads than a row kernel's, for work too small to fill the GPU with those.
+enum class DepthwiseAlgorithm { kAuto, kDirect, kTiled, kPixel, kPixelPair };
 struct DepthwiseGeometry {
   int64_t batch, channels, in_h, in_w, out_h, out_w;
   int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
@@ -152,6 +154,9 @@ struct DepthwiseOperands {
 bool depthwise_activation_supported(ElementwiseOp op);
 // True where the channels-last tiled kernel runs the geometry.
 bool depthwise_tiled_supported(const DepthwiseGeometry& g);
+// The channels-last algorithms besides kAuto that run the geometry (its own `algorithm` ignored).
+std::vector<DepthwiseAlgorithm> depthwise_algorithms(const DepthwiseGeometry& g);
+const char* depthwise_algorithm_name(DepthwiseAlgorithm algorithm);
 void launch_depthwise_conv(ElementType type, const DepthwiseGeometry& g, const DepthwiseOperands& operands,
                            cudaStream_t stream);
 

@@ -1,7 +1,7 @@
-// The channels-last depthwise kernels against each other: the tiled kernel (shared-memory window)
-// and the direct ones (the row kernels, dilated rows included) give the same outputs on windows,
-// strides, dilations, multipliers and channel counts either may take, with an activation, a
-// per-channel scale and shift and a residual in the store. (The CPU reference checks the
+// The channels-last depthwise kernels against each other: the tiled kernel (shared-memory window),
+// the one-pixel-a-thread ones and the direct ones (the row kernels, dilated rows included) give
+// the same outputs on windows, strides, dilations, multipliers and channel counts each may take,
+// with an activation, a per-channel scale and shift and a residual in the store. (The CPU reference checks the
 // runtime's choice in gpu_own_kernels_test.)
 #ifdef MODELCOST_HAVE_CUDA
 
@@ -46,9 +46,9 @@ std::vector<float> run(cuda::DepthwiseGeometry g, cuda::DepthwiseAlgorithm algor
   return values;
 }
 
-// The direct and the tiled kernels' outputs on one window, with and without the epilogue's tail.
+// Every algorithm's outputs on one window against the direct kernels', with and without the epilogue's tail.
 // `multiprocessors` sizes the launch: 1 takes the row kernels even where the work is small.
-void expect_direct_and_tiled_agree(const Window& w, int multiprocessors) {
+void expect_algorithms_agree(const Window& w, int multiprocessors) {
   for (const bool tail : {false, true}) {
     cuda::DepthwiseGeometry g{};
     const int64_t in_channels = w.channels / w.multiplier, pad = (w.kernel / 2) * w.dilation;
@@ -80,18 +80,22 @@ void expect_direct_and_tiled_agree(const Window& w, int multiprocessors) {
     }
     const cuda::DepthwiseOperands ops{x.data(), weights.data(), bias.data(), y.data()};
     const std::vector<float> direct = run(g, cuda::DepthwiseAlgorithm::kDirect, ops);
-    cudaMemset(y.data(), 0, outputs * sizeof(__half));
-    const std::vector<float> tiled = run(g, cuda::DepthwiseAlgorithm::kTiled, ops);
-    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
-    float worst = 0, largest = 0;
-    for (size_t i = 0; i < outputs; ++i) {
-      worst = std::max(worst, std::fabs(direct[i] - tiled[i]));
-      largest = std::max(largest, std::fabs(direct[i]));
+    const std::vector<cuda::DepthwiseAlgorithm> algorithms = cuda::depthwise_algorithms(g);
+    ASSERT_GE(algorithms.size(), 3u) << "direct, pixel and tiled run every window here";
+    for (cuda::DepthwiseAlgorithm algorithm : algorithms) {
+      cudaMemset(y.data(), 0, outputs * sizeof(__half));
+      const std::vector<float> other = run(g, algorithm, ops);
+      ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+      float worst = 0, largest = 0;
+      for (size_t i = 0; i < outputs; ++i) {
+        worst = std::max(worst, std::fabs(direct[i] - other[i]));
+        largest = std::max(largest, std::fabs(direct[i]));
+      }
+      EXPECT_GT(largest, 0.05f) << "outputs all near zero";
+      EXPECT_LT(worst, 2e-3f * std::max(1.f, largest))
+          << cuda::depthwise_algorithm_name(algorithm) << ": " << w.channels << " channels, " << w.kernel << "x" << w.kernel
+          << " stride " << w.stride << " dilation " << w.dilation << (tail ? ", with the tail" : "");
     }
-    EXPECT_GT(largest, 0.05f) << "outputs all near zero";
-    EXPECT_LT(worst, 2e-3f * std::max(1.f, largest)) << w.channels << " channels, " << w.kernel << "x" << w.kernel
-                                                        << " stride " << w.stride << " dilation " << w.dilation
-                                                        << (tail ? ", with the tail" : "");
   }
 }
 
@@ -99,7 +103,7 @@ TEST(DepthwiseAlgorithms, TiledAndDirectAgree) {
   SKIP_WITHOUT_GPU();
   const std::vector<Window> windows = {{64, 12, 3, 1, 1, 1}, {24, 11, 5, 2, 1, 1}, {16, 13, 7, 2, 1, 2},
                                        {40, 9, 3, 1, 2, 1},  {90, 7, 9, 1, 1, 1},  {8, 10, 3, 1, 1, 4}};
-  for (const Window& w : windows) expect_direct_and_tiled_agree(w, 0);
+  for (const Window& w : windows) expect_algorithms_agree(w, 0);
 }
 
 TEST(DepthwiseAlgorithms, DilatedRowKernelsAgreeWithTheTiledKernel) {
@@ -107,7 +111,7 @@ TEST(DepthwiseAlgorithms, DilatedRowKernelsAgreeWithTheTiledKernel) {
   // Rows whose output count is no multiple of the dilation, so the phases differ in length; the
   // tiled kernel's shared window fits each.
   const std::vector<Window> windows = {{64, 13, 3, 1, 2, 1}, {32, 17, 5, 1, 2, 1}, {16, 19, 3, 1, 3, 1}, {16, 12, 5, 1, 3, 1}};
-  for (const Window& w : windows) expect_direct_and_tiled_agree(w, 1);
+  for (const Window& w : windows) expect_algorithms_agree(w, 1);
 }
 
 }  // namespace
