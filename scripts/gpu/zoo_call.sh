@@ -2,8 +2,8 @@
 # One device call of the zoo validation: unpacks the carried build (.carry/pack.tar.xz: bin/ with
 # modelcost and its CUDA module, lib/ with the libraries the GPU machine lacks), exports the zoo
 # if asked, and measures what it can before the deadline. Usage: scripts/gpu/zoo_call.sh GPU_ENTRY DEADLINE_S [export|compare]
-# compare: PyTorch eager and torch.compile (scripts/gpu/zoo_torch.py, compiling in parallel) beside
-# `--measure`, each GPU timing holding one lock; the zoo's deployed-GPU.csv and torch-GPU.csv, with
+# compare: `--measure`, then PyTorch eager and torch.compile (scripts/gpu/zoo_torch.py, compiling in
+# parallel, each GPU timing alone); the zoo's deployed-GPU.csv and torch-GPU.csv, with
 # the networks they lacked added, come back in $OUT (FRESH=1: all measured again; NO_TORCH=1: modelcost alone;
 # KEEP_JSON=1: every report too, per-kernel figures included, as reports-GPU.tar.xz; ONLY=NET,NET: those
 # networks alone, measured again; CALIBRATE=1: `modelcost calibrate` first, its grid and entry in $OUT).
@@ -30,14 +30,19 @@ if [ "$3" = compare ]; then  # adds to the zoo's deployed-GPU.csv and torch-GPU.
     cp tests/models/zoo/deployed-$GPU.csv $OUT/deployed-$GPU.csv 2>/dev/null
     cp tests/models/zoo/torch-$GPU.csv $OUT/torch-$GPU.csv 2>/dev/null
   fi
-  LEFT=$((DEADLINE - SECONDS - 60)); echo "comparing for ${LEFT} s"
-  [ -n "$NO_TORCH" ] || PYTHONUNBUFFERED=1 timeout $LEFT python3 scripts/gpu/zoo_torch.py $OUT/torch-$GPU.csv --jobs ${JOBS:-4} \
-    ${ONLY:+--only $ONLY} --skip-done $OUT/torch-$GPU.csv --deadline $((LEFT - 150)) --timeout 150 > $OUT/torch.log 2>&1 &
+  # modelcost first, alone on the GPU (a compilation beside it slowed every kernel of a graph by a
+  # third); then PyTorch, its compilations side by side and each timing alone (zoo_torch.py's lock).
+  LEFT=$((DEADLINE - SECONDS - 60)); MEASURE=$LEFT; [ -n "$NO_TORCH" ] || MEASURE=$((LEFT * 2 / 5))
+  echo "comparing for ${LEFT} s, modelcost starting networks for ${MEASURE} s"
   PYTHONUNBUFFERED=1 python3 scripts/gpu/zoo_measure.py /tmp/c/pack/bin/modelcost $ZOO $OUT/deployed-$GPU.csv --gpu $GPU \
-    ${ONLY:+--only $ONLY} --skip-done $OUT/deployed-$GPU.csv --deadline $LEFT --timeout ${TIMEOUT:-60} --lock /tmp/gpu.lock \
+    ${ONLY:+--only $ONLY} --skip-done $OUT/deployed-$GPU.csv --deadline $MEASURE --timeout ${TIMEOUT:-60} --lock /tmp/gpu.lock \
     ${KEEP_JSON:+--keep-json /tmp/reports} 2>&1 | tail -5
   [ -z "$KEEP_JSON" ] || tar cJf $OUT/reports-$GPU.tar.xz -C /tmp reports
-  wait; [ -n "$NO_TORCH" ] || tail -60 $OUT/torch.log; exit 0
+  [ -n "$NO_TORCH" ] && exit 0
+  LEFT=$((DEADLINE - SECONDS - 30))
+  PYTHONUNBUFFERED=1 timeout $LEFT python3 scripts/gpu/zoo_torch.py $OUT/torch-$GPU.csv --jobs ${JOBS:-4} \
+    ${ONLY:+--only $ONLY} --skip-done $OUT/torch-$GPU.csv --deadline $((LEFT - 150)) --timeout 150 > $OUT/torch.log 2>&1
+  tail -60 $OUT/torch.log; exit 0
 fi
 cp tests/models/zoo/measured-$GPU.csv $OUT/measured-$GPU.csv 2>/dev/null
 LEFT=$((DEADLINE - SECONDS)); echo "measuring for ${LEFT} s"

@@ -4,8 +4,10 @@ as scripts/gpu/zoo.py builds it (random weights, fp16, eval, no grad), timed two
 each captured in one CUDA graph and replayed (median of per-replay CUDA event times after warm-up):
   eager_ms    PyTorch eager
   compile_ms  torch.compile (inductor, freezing on), its generated code captured in the CUDA graph
-Networks compile in parallel processes (compilation is CPU work); every GPU timing, here and in
-zoo_measure.py, holds the lock file named by --lock, so no two timings share the GPU.
+Networks compile in parallel processes (compilation is mostly CPU work, but cudnn.benchmark and
+freezing run kernels on the GPU): every GPU timing, here and in zoo_measure.py, holds the lock file
+named by --lock exclusively and every compilation holds it shared, so no timing shares the GPU with
+another timing or a compilation.
 The networks are those with a file in tests/models/zoo, split by --part as zoo_measure.py splits them.
 Usage: python3 scripts/gpu/zoo_torch.py OUT.csv [--jobs N] [--part K/N] [--skip-done DONE.csv] [--deadline S] [--lock FILE]"""
 import argparse, csv, fcntl, os, statistics, subprocess, sys, time
@@ -63,13 +65,14 @@ def replay_times(fn, x, reps):
 
 
 class GpuLock:
-    """Holds the GPU for one timing: an exclusive lock on a file every timing process shares."""
-    def __init__(self, path):
-        self.path = path
+    """Holds the GPU for one timing (an exclusive lock on a file every GPU process shares) or, shared,
+    for one compilation: compilations run side by side, never beside a timing."""
+    def __init__(self, path, shared=False):
+        self.path, self.mode = path, fcntl.LOCK_SH if shared else fcntl.LOCK_EX
 
     def __enter__(self):
         self.f = open(self.path, "a")
-        fcntl.flock(self.f, fcntl.LOCK_EX)
+        fcntl.flock(self.f, self.mode)
 
     def __exit__(self, *exc):
         fcntl.flock(self.f, fcntl.LOCK_UN)
@@ -101,10 +104,11 @@ def one(name, batches, lock):
             with torch.no_grad():
                 with GpuLock(lock):
                     row[2:4] = [f"{v:.4f}" for v in time_graph(model, xb)]
-                t0 = time.time()
-                compiled(xb)  # compiles for this shape (CPU work, outside the lock)
-                torch.cuda.synchronize()
-                row[6] = f"{time.time() - t0:.1f}"
+                with GpuLock(lock, shared=True):
+                    t0 = time.time()
+                    compiled(xb)  # compiles for this shape
+                    torch.cuda.synchronize()
+                    row[6] = f"{time.time() - t0:.1f}"
                 with GpuLock(lock):
                     row[4:6] = [f"{v:.4f}" for v in time_graph(compiled, xb)]
         except Exception as e:  # noqa: BLE001 - the row records the failure
