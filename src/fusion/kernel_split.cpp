@@ -38,6 +38,32 @@ std::string attention_apart(const FusionGraph& g, const std::vector<size_t>& mem
 
 double elements_of(const FusionGraph& g, int id) { return id >= 0 ? element_count(g.graph().tensors[id].shape) : 0; }
 
+// The tensor the product's output reaches through views read by nothing else, -1 where it branches.
+int sole_view_end(const FusionGraph& g, size_t anchor) {
+  int out = g.node(anchor).outputs.empty() ? -1 : g.node(anchor).outputs.front();
+  while (out >= 0 && g.consumers(out).size() == 1 && g.is_alias(g.consumers(out).front())) {
+    const Node& view = g.node(g.consumers(out).front());
+    out = view.outputs.empty() ? -1 : view.outputs.front();
+  }
+  return out >= 0 && g.consumers(out).size() == 1 ? out : -1;
+}
+
+// A BatchNormalization reading a conv anchor's output folds into the conv's weights and bias. One
+// over the rows [M, N] of a product with a constant 2-D weight (LeViT's linear: MatMul, Flatten,
+// BatchNorm) folds into the weight's columns and the bias, as inference runtimes fold it.
+bool folded_batch_norm(const FusionGraph& g, size_t anchor, size_t m) {
+  if (!g.traits(m).stored_statistics || g.node(m).inputs.empty() || g.node(anchor).outputs.empty()) return false;
+  const int in = g.node(m).inputs[0];
+  if (g.alias_root(in) != g.alias_root(g.node(anchor).outputs[0])) return false;
+  if (g.traits(anchor).form == OpForm::kConv) return true;
+  const Node& product = g.node(anchor);
+  if (g.traits(anchor).form != OpForm::kGemm || product.inputs.size() < 2 || !g.is_constant(product.inputs[1])) return false;
+  const Shape& weight = g.graph().tensors[product.inputs[1]].shape;
+  const Shape* out = output_shape(g, anchor);
+  const Shape& rows = g.graph().tensors[in].shape;
+  return weight.size() == 2 && out && !out->empty() && rows.size() == 2 && rows[1] == out->back() && sole_view_end(g, anchor) == in;
+}
+
 // The members the conv or GEMM library call takes into its own epilogue, walking from the
 // product's output: reinterpreting views, then a bias or a residual Add, up to one ReLU or clip.
 std::vector<size_t> library_epilogue(const FusionGraph& g, const std::vector<size_t>& members, size_t anchor) {
@@ -58,6 +84,12 @@ std::vector<size_t> library_epilogue(const FusionGraph& g, const std::vector<siz
       continue;
     }
     const OpTraits traits = g.traits(c);
+    if (!conv && folded_batch_norm(g, anchor, c)) {
+      bias = true;  // the folded shift is (or joins) the product's bias
+      taken.push_back(c);
+      out = node.outputs.front();
+      continue;
+    }
     if (traits.epilogue_add && node.inputs.size() == 2) {
       const int other = node.inputs[0] == out ? node.inputs[1] : node.inputs[0];
       const double n = elements_of(g, other), whole = elements_of(g, out);
@@ -111,13 +143,6 @@ std::vector<int> chain_operands(const FusionGraph& g, size_t m) {
 }
 
 int chain_steps(const FusionGraph& g, size_t m) { return g.traits(m).stored_statistics ? 2 : 1; }
-
-// A BatchNormalization reading a conv anchor's output folds into the conv's weights and bias.
-bool folded_batch_norm(const FusionGraph& g, size_t anchor, size_t m) {
-  if (!g.traits(m).stored_statistics || g.traits(anchor).form != OpForm::kConv || g.node(m).inputs.empty()) return false;
-  const std::vector<int>& out = g.node(anchor).outputs;
-  return !out.empty() && g.alias_root(g.node(m).inputs[0]) == g.alias_root(out[0]);
-}
 
 // A BatchNormalization over rows [M, C] is a scale and a shift per C whichever view of its rows a
 // chain iterates: it fits a chain over any shape of M * C elements whose last dim is C (LeViT's

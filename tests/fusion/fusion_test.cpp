@@ -109,6 +109,29 @@ TEST(Fusion, BatchNormOverRowsJoinsAChainOverTheirReshapedView) {
   EXPECT_TRUE(f.plan.groups[0].library_tail) << f.describe();
 }
 
+TEST(Fusion, BatchNormOverAProductsRowsFoldsIntoItsWeights) {
+  // LeViT's residual linear: MatMul, Flatten, BatchNorm, Reshape back, residual Add. With a constant
+  // weight the BatchNorm folds into its columns and the bias, so one GEMM takes the whole group; a
+  // product of two activations has no weight to fold into and runs the chain after it.
+  for (const bool constant : {true, false}) {
+    ModelBuilder b;
+    b.input("x", kFloat, Shape{2, 6, 16}).input("skip", kFloat, Shape{2, 6, 8});
+    if (constant) b.weight("w", kFloat, {16, 8});
+    else b.input("w", kFloat, Shape{16, 8});
+    b.ints("flat", {12, 8}).ints("back", {2, 6, 8});
+    for (const char* p : {"s", "bb", "m", "v"}) b.weight(p, kFloat, {8});
+    b.node("MatMul", {"x", "w"}, {"p"});
+    b.node("Reshape", {"p", "flat"}, {"rows"});
+    b.node("BatchNormalization", {"rows", "s", "bb", "m", "v"}, {"n"});
+    b.node("Reshape", {"n", "back"}, {"t"});
+    b.node("Add", {"t", "skip"}, {"y"});
+    b.output("y");
+    Fused f(b);
+    ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+    EXPECT_EQ(f.plan.groups[0].library_tail, !constant) << f.describe();
+  }
+}
+
 TEST(Fusion, PerChannelScaleAndShiftFoldIntoGemm) {
   ModelBuilder b;
   b.input("x", kFloat, Shape{4, 16});

@@ -7,7 +7,7 @@
 
 namespace modelcost::cuda {
 
-FoldedBatchNorm fold_batch_norm(const GroupView& view, size_t m) {
+HostTensor batch_norm_scale_shift(const GroupView& view, size_t m) {
   const NodeSpec& spec = view.spec(m);
   const Node& node = view.node(m);
   const auto& plan = std::get<BatchNormPlan>(view.plan(m));
@@ -20,11 +20,39 @@ FoldedBatchNorm fold_batch_norm(const GroupView& view, size_t m) {
     folded.data[c] = scale;
     folded.data[channels + c] = p[1].data[c] - p[2].data[c] * scale;
   }
+  return folded;
+}
+
+FoldedBatchNorm fold_batch_norm(const GroupView& view, size_t m) {
+  const HostTensor folded = batch_norm_scale_shift(view, m);
+  const int64_t channels = static_cast<int64_t>(folded.data.size() / 2);
   FoldedBatchNorm out;
   out.buffer = DeviceBuffer(folded.data.size() * sizeof(float));
   upload(folded, out.buffer.data(), view.cuda.stream);
   out.scale = static_cast<const float*>(out.buffer.data());
   out.shift = out.scale + channels;
+  return out;
+}
+
+WeightsWithBatchNorm fold_batch_norm_into_weights(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m) {
+  const HostTensor folded = batch_norm_scale_shift(view, static_cast<size_t>(e.batch_norm));
+  const Node& node = view.node(e.anchor);
+  const NodeSpec& spec = view.spec(e.anchor);
+  cudaStream_t stream = view.cuda.stream;
+  HostTensor weights = download(view.buffers.data(node.inputs[1]), spec.inputs[1], stream);
+  for (size_t i = 0; i < weights.data.size(); ++i) {
+    const int64_t column = m.trans_b ? static_cast<int64_t>(i) / m.k : static_cast<int64_t>(i) % m.n;
+    weights.data[i] *= folded.data[column];
+  }
+  HostTensor bias({m.n}, spec.outputs[0].dtype);
+  const bool own_bias = m.bias == MatMulParams::Bias::kRow && node.inputs.size() > 2 && node.inputs[2] >= 0;
+  const HostTensor own = own_bias ? download(view.buffers.data(node.inputs[2]), spec.inputs[2], stream) : HostTensor();
+  for (int64_t c = 0; c < m.n; ++c) bias.data[c] = folded.data[m.n + c] + (own_bias ? folded.data[c] * own.data[c] : 0.f);
+  WeightsWithBatchNorm out;
+  out.weights = DeviceBuffer(static_cast<size_t>(spec.inputs[1].elements()) * dtype_size(spec.inputs[1].dtype));
+  out.bias = DeviceBuffer(static_cast<size_t>(m.n) * dtype_size(bias.dtype));
+  upload(weights, out.weights.data(), stream);
+  upload(bias, out.bias.data(), stream);
   return out;
 }
 

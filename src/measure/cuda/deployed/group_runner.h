@@ -13,6 +13,7 @@
 
 #include "core/device_buffer.h"
 #include "deployed/model_buffers.h"
+#include "measure/host_tensor.h"
 #include "modelcost/fusion.h"
 
 namespace modelcost::cuda {
@@ -96,6 +97,8 @@ struct FoldedBatchNorm {
   const float* shift = nullptr;
 };
 FoldedBatchNorm fold_batch_norm(const GroupView& view, size_t m);
+// The folded BatchNorm's scale and shift on the host: [scale (C), shift (C)].
+HostTensor batch_norm_scale_shift(const GroupView& view, size_t m);
 
 // True where `members` are exactly the erf GELU as exporters spell it (x * 0.5 * (1 + erf(x /
 // sqrt 2)), in any order of the scalings) or one Gelu, read from their elementwise plans.
@@ -115,7 +118,16 @@ struct MatrixEpilogue {
   double clip = 0;         // kClippedRelu's upper bound (ReLU6: 6)
   // > 1: a [S, G, N] -> [G, S, N] transpose of the product folded into its store (G batches).
   int64_t interleaved_rows = 1;
+  // A BatchNormalization member over the product's rows folded into its constant weight's columns
+  // and the bias (LeViT's linear), -1 for none.
+  int batch_norm = -1;
 };
+// A product's constant weight with its epilogue's BatchNorm folded in (W[:, n] * scale[n]) and the
+// bias that leaves (shift[n] + scale[n] * the product's own bias), both in the product's dtype.
+struct WeightsWithBatchNorm {
+  DeviceBuffer weights, bias;
+};
+WeightsWithBatchNorm fold_batch_norm_into_weights(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m);
 std::unique_ptr<GroupKernel> make_fused_conv_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
 // A MatMul / Gemm, or a 1x1 conv run channels-last as the GEMM it is (conv_gemm_runner.cpp),
 // with a cuBLASLt epilogue (bias, ReLU, GELU; residual through C).

@@ -1,6 +1,7 @@
 // A MatMul / Gemm with its epilogue in one cuBLASLt call: D = act(A B + C + bias) with the bias
 // a [N] vector in the epilogue (CUBLASLT_EPILOGUE_BIAS, RELU_BIAS, GELU_BIAS; cuBLASLt's GELU is
-// the tanh form) and the residual through C with beta = 1; a sequence-first [S, B, N] -> [B, S, N]
+// the tanh form) and the residual through C with beta = 1; a BatchNorm over the product's rows
+// folded into a copy of the constant weight and the bias; a sequence-first [S, B, N] -> [B, S, N]
 // transpose between the product and its residual is folded into the store (cublaslt_product.h).
 // The algorithm is the heuristic's first, or the fastest of its candidates with --autotune.
 // A 1x1 conv over a channels-last tensor is the same product ([N*H*W, C] x [OC, C]^T), so conv
@@ -54,7 +55,14 @@ class FusedGemmKernel : public GroupKernel {
     c_ptr_ = e.residual >= 0 ? view.buffers.data(e.residual) : d_ptr_;
     beta_ = e.residual >= 0 ? 1.f : 0.f;
     const void* bias = own_bias ? view.buffers.data(node.inputs[2]) : e.bias >= 0 ? view.buffers.data(e.bias) : nullptr;
-    MC_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&desc_, dtype == 1 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    if (e.batch_norm >= 0) {  // the BatchNorm folded into the weight's columns, its shift the bias
+      folded_ = fold_batch_norm_into_weights(view, e, m);
+      b_ptr_ = folded_.weights.data();
+      bias = folded_.bias.data();
+    }
+    // fp32 runs TF32 tensor cores only where asked (--dtype tf32), as the per-node product does.
+    const bool tf32 = dtype == 1 && view.spec(e.anchor).allow_tf32;
+    MC_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&desc_, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t op_first = m.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, op_second = m.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     MC_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first)));
     MC_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
@@ -79,6 +87,7 @@ class FusedGemmKernel : public GroupKernel {
 
   std::string implementation() const override {
     std::string s = conv_ ? "conv 1x1 as GEMM: cublasLt" : "cublasLt";
+    if (folded_.weights.data()) s += " +folded batch norm";
     if (bias_) s += " +bias";
     if (activation_ == EpilogueActivation::kRelu) s += " +relu";
     if (activation_ == EpilogueActivation::kGelu) s += " +gelu(tanh)";
@@ -99,6 +108,7 @@ class FusedGemmKernel : public GroupKernel {
   std::unique_ptr<LtProductLayouts> layouts_;
   LtAlgorithmChoice choice_;
   DeviceBuffer workspace_;
+  WeightsWithBatchNorm folded_;  // the weight and bias with the epilogue's BatchNorm in them
   const void *a_ptr_ = nullptr, *b_ptr_ = nullptr, *c_ptr_ = nullptr;
   void* d_ptr_ = nullptr;
   float alpha_ = 1.f, beta_ = 0.f;
@@ -133,7 +143,7 @@ std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const
   }
   const bool conv = std::holds_alternative<ConvParams>(view.plan(e.anchor));
   if (!kernel->prepare(view, e, m, conv, why)) return nullptr;
-  auto thin = conv ? nullptr : make_thin_gemm_kernel(view, e, m);
+  auto thin = conv || e.batch_norm >= 0 ? nullptr : make_thin_gemm_kernel(view, e, m);
   if (!thin) return kernel;
   return make_timed_choice(std::move(thin), std::move(kernel), view.cuda, group_measurement_key(view, "thin product or cublasLt"));
 }

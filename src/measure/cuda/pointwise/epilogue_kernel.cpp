@@ -48,6 +48,17 @@ int64_t sequence_first_transpose(const GroupView& view, size_t anchor, size_t c)
   return in[2] == product->n && in[0] * in[1] == product->m ? in[1] : 0;
 }
 
+// Member c is a BatchNormalization over the rows [M, N] of a product whose weight is one constant
+// 2-D matrix: it folds into the weight's columns and the bias (the fusion plan's folded BatchNorm).
+bool folds_into_product(const GroupView& view, size_t anchor, size_t c) {
+  const auto* product = std::get_if<MatMulParams>(&view.plan(anchor));
+  if (!product || !std::holds_alternative<BatchNormPlan>(view.plan(c)) || view.node(anchor).inputs.size() < 2) return false;
+  if (product->batch > 1 && product->b_batch_stride != 0) return false;
+  const TensorInfo& weight = view.analysis.graph->tensors[view.node(anchor).inputs[1]];
+  const Shape& rows = view.spec(c).inputs[0].shape;
+  return (weight.is_initializer || weight.value) && weight.shape.size() == 2 && rows.size() == 2 && rows[1] == product->n;
+}
+
 // Walks the epilogue from the anchor's output; `taken` lists the members the library call takes.
 MatrixEpilogue absorb(const GroupView& view, size_t anchor, bool allow_gelu, std::vector<size_t>& taken) {
   MatrixEpilogue e;
@@ -75,12 +86,16 @@ MatrixEpilogue absorb(const GroupView& view, size_t anchor, bool allow_gelu, std
       e.output = node.outputs[0];
       continue;
     }
-    if (is_elementwise(view.plan(c), ElementwiseOp::kAdd) && node.inputs.size() == 2) {
+    const bool unscaled = e.bias < 0 && e.residual < 0 && e.batch_norm < 0 && e.interleaved_rows == 1;
+    if (unscaled && folds_into_product(view, anchor, static_cast<size_t>(c))) {
+      e.batch_norm = c;
+    } else if (is_elementwise(view.plan(c), ElementwiseOp::kAdd) && node.inputs.size() == 2) {
       const int other = node.inputs[0] == e.output ? node.inputs[1] : node.inputs[0];
       const TensorSpec& t = view.spec(c).inputs[node.inputs[0] == e.output ? 1 : 0];
       const double elements = t.elements();
       // A [N] (or [C,1,1]) vector is a bias, a tensor of the output's size a residual.
-      if (elements == channels && elements != element_count(out_shape) && e.bias < 0 && !own_bias) e.bias = other;
+      const bool biased = e.bias >= 0 || own_bias || e.batch_norm >= 0;
+      if (elements == channels && elements != element_count(out_shape) && !biased) e.bias = other;
       else if (elements == element_count(out_shape) && e.residual < 0 && view.producer(other) < 0) e.residual = other;
       else break;
     } else if (is_elementwise(view.plan(c), ElementwiseOp::kRelu)) {

@@ -126,8 +126,9 @@ TEST(MeasureGpuGroups, DepthwiseConvStoresItsBatchNormAndResidual) {
   }
 }
 
-// A BatchNorm after an activation, and LeViT's BatchNorm over a product's rows between a Flatten
-// and a Reshape back, run in the pointwise chain as a scale and a shift.
+// A BatchNorm after an activation runs in the pointwise chain as a scale and a shift; LeViT's
+// BatchNorm over a product's rows between a Flatten and a Reshape back folds into the product's
+// weight and bias, the activation after it a chain.
 TEST(MeasureGpuGroups, BatchNormRunsInThePointwiseChain) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b(13);
@@ -151,9 +152,29 @@ TEST(MeasureGpuGroups, BatchNormRunsInThePointwiseChain) {
         << chain.gpu.runner;
     expect_close(chain, tolerance);
     const GroupResult rows = run_group(*run, "p", dtype);
-    EXPECT_NE(rows.gpu.runner.find("pointwise chain kernel (BatchNormalization,HardSwish)"), std::string::npos)
+    EXPECT_EQ(rows.gpu.runner.find("cublasLt +folded batch norm +bias epilogue + pointwise chain kernel (HardSwish)"), size_t{0})
         << rows.gpu.runner;
     expect_close(rows, tolerance);
+  }
+}
+
+// A Gemm with a transposed weight and its own bias, then a BatchNorm and a residual: the BatchNorm
+// scales the weight's rows (its output columns) and the own bias, the residual goes through C.
+TEST(MeasureGpuGroups, BatchNormFoldsIntoATransposedGemmWithItsBias) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("x", kFloat, Shape{12, 16}).input("skip", kFloat, Shape{12, 8});
+  b.weight("w", kFloat, {8, 16}).weight("c", kFloat, {8});
+  for (const char* p : {"s", "bb", "m", "v"}) b.weight(p, kFloat, {8});
+  auto& gemm = b.node("Gemm", {"x", "w", "c"}, {"g"});
+  set_attr(gemm, "transB", int64_t{1});
+  b.node("BatchNormalization", {"g", "s", "bb", "m", "v"}, {"n"});
+  b.node("Add", {"n", "skip"}, {"y"});
+  b.output("y");
+  for (const char* dtype : {"fp16", "fp32"}) {
+    const GroupResult r = run_group(*analyse(b), "g", dtype);
+    EXPECT_EQ(r.gpu.runner, "cublasLt +folded batch norm +bias +residual (C, beta 1) epilogue") << r.gpu.runner;
+    expect_close(r, std::string(dtype) == "fp16" ? 5e-3 : 1e-5);
   }
 }
 
