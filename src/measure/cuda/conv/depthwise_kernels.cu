@@ -253,12 +253,18 @@ int grid_of(int64_t work, int sms) { return std::min(grid_for(work), 32 * sms); 
 bool small_work(int64_t threads, int sms) { return threads < int64_t(64) * sms; }
 }  // namespace
 
+// Whether a row kernel is compiled for the window's width, stride and dilation (launch_row_kernel's cases).
+bool row_kernel_exists(bool channels_last, const DepthwiseGeometry& g) {
+  if (g.stride_w != 1 && g.stride_w != 2) return false;
+  if (g.dilation_w != 1 && (!channels_last || g.stride_w != 1)) return false;  // dilated rows: channels-last, stride 1
+  return g.kernel_w == 3 || g.kernel_w == 5 || g.kernel_w == 7 || (g.kernel_w == 9 && g.stride_w == 1);
+}
+
 // Launches the row kernel of the window's width and stride; false when the window has none.
 template <typename T, int W, bool kTail>
 bool launch_row_kernel(bool channels_last, const DepthwiseGeometry& g, int sms, const T* x, const T* w, const T* bias, T* y,
                        cudaStream_t stream) {
-  if (g.stride_w != 1 && g.stride_w != 2) return false;
-  if (g.dilation_w != 1 && (!channels_last || g.stride_w != 1)) return false;  // dilated rows: channels-last, stride 1
+  if (!row_kernel_exists(channels_last, g)) return false;
   const int64_t threads = g.batch * g.out_h * RowTiles(g.out_w, g.stride_w == 1 ? g.dilation_w : 1).count() *
                           (channels_last ? g.channels / W : g.channels);
   const int grid = grid_of(threads, sms);
@@ -293,38 +299,49 @@ void launch_widest_pixel_kernel(const DepthwiseGeometry& g, int sms, const T* x,
   else launch_pixel_kernel<T, 1, kTail>(g, sms, x, w, bias, y, stream);
 }
 
+// The kernel kDirect launches channels-last: the row kernel (kDirect), or a pixel kernel where
+// the work is too small to fill the GPU with row kernel threads (batch 1, late stages: 14x14x480
+// gives 3360; kPixelPair has 16x their threads) or no row kernel runs the window (kPixel).
+template <typename T>
+DepthwiseAlgorithm channels_last_direct(const DepthwiseGeometry& g, int sms) {
+  constexpr int kWide = 16 / sizeof(T);
+  const int64_t row_threads = g.batch * g.out_h * ((g.out_w + kTile - 1) / kTile) * (g.channels / kWide);
+  if (small_work(row_threads, sms) && g.channels % 2 == 0) return DepthwiseAlgorithm::kPixelPair;
+  const bool row = g.multiplier == 1 && g.channels % kWide == 0 && row_kernel_exists(true, g);
+  return row ? DepthwiseAlgorithm::kDirect : DepthwiseAlgorithm::kPixel;
+}
+
 // The kernel of the geometry's window, layout and algorithm, compiled with or without the
 // epilogue's tail.
 template <typename T, bool kTail>
 void launch_depthwise(const DepthwiseGeometry& g, const T* px, const T* pw, const T* pb, T* py, cudaStream_t stream) {
-  const bool channels_last = g.channels_last;
   const int sms = depthwise_multiprocessors(g);
-  if (channels_last && g.algorithm == DepthwiseAlgorithm::kPixel)
-    return launch_widest_pixel_kernel<T, kTail>(g, sms, px, pw, pb, py, stream);
-  if (channels_last && g.algorithm == DepthwiseAlgorithm::kPixelPair && g.channels % 2 == 0)
-    return launch_pixel_kernel<T, 2, kTail>(g, sms, px, pw, pb, py, stream);
-  const bool tiled = g.algorithm == DepthwiseAlgorithm::kTiled || (g.algorithm == DepthwiseAlgorithm::kAuto && tiled_preferred(g));
-  if (tiled && tiled_applies(g)) return launch_tiled<T, kTail>(g, px, pw, pb, py, stream);
-  const int64_t outputs = g.batch * g.channels * g.out_h * g.out_w;
+  DepthwiseAlgorithm algorithm = g.algorithm;
+  const bool tiled = algorithm == DepthwiseAlgorithm::kTiled || (algorithm == DepthwiseAlgorithm::kAuto && tiled_preferred(g));
+  const bool pixel = algorithm == DepthwiseAlgorithm::kPixel || algorithm == DepthwiseAlgorithm::kPixelPair;
+  if (g.channels_last && !pixel && tiled && tiled_applies(g)) return launch_tiled<T, kTail>(g, px, pw, pb, py, stream);
   constexpr int kWide = 16 / sizeof(T);
-  // Channels-last work too small to fill the GPU with row kernel threads (batch 1, late stages:
-  // 14x14x480 gives 3360) takes one output pixel and 2 channels per thread: 4x the threads of
-  // the row kernel's 16-byte one-output form, 16x those of the row kernel.
-  const int64_t row_threads = g.batch * g.out_h * ((g.out_w + kTile - 1) / kTile) * (g.channels / kWide);
-  if (channels_last && small_work(row_threads, sms) && g.channels % 2 == 0)
-    return launch_pixel_kernel<T, 2, kTail>(g, sms, px, pw, pb, py, stream);
-  const bool row_kernel = g.multiplier == 1 && (!channels_last || g.channels % kWide == 0) &&
-                          launch_row_kernel<T, kWide, kTail>(channels_last, g, sms, px, pw, pb, py, stream);
-  if (!row_kernel && !channels_last)
+  if (!g.channels_last) {
+    if (g.multiplier == 1 && launch_row_kernel<T, kWide, kTail>(false, g, sms, px, pw, pb, py, stream)) return;
+    const int64_t outputs = g.batch * g.channels * g.out_h * g.out_w;
     depthwise_nchw_kernel<T, kTail><<<grid_of(outputs, sms), kThreads, 0, stream>>>(px, pw, pb, py, g, outputs);
-  else if (!row_kernel)
-    launch_widest_pixel_kernel<T, kTail>(g, sms, px, pw, pb, py, stream);
+    return;
+  }
+  if (!pixel) algorithm = channels_last_direct<T>(g, sms);
+  if (algorithm == DepthwiseAlgorithm::kPixelPair && g.channels % 2 == 0)
+    return launch_pixel_kernel<T, 2, kTail>(g, sms, px, pw, pb, py, stream);
+  if (algorithm == DepthwiseAlgorithm::kDirect && launch_row_kernel<T, kWide, kTail>(true, g, sms, px, pw, pb, py, stream)) return;
+  launch_widest_pixel_kernel<T, kTail>(g, sms, px, pw, pb, py, stream);
 }
 
+// kPixel and kPixelPair are left out where kDirect launches the same kernel (channels-last runs
+// fp16 and bf16, whose 16-byte packs these are), so no kernel is timed twice.
 std::vector<DepthwiseAlgorithm> depthwise_algorithms(const DepthwiseGeometry& g) {
   if (!g.channels_last) return {DepthwiseAlgorithm::kDirect};
-  std::vector<DepthwiseAlgorithm> algorithms = {DepthwiseAlgorithm::kDirect, DepthwiseAlgorithm::kPixel};
-  if (g.channels % 2 == 0) algorithms.push_back(DepthwiseAlgorithm::kPixelPair);
+  const DepthwiseAlgorithm direct = channels_last_direct<__half>(g, depthwise_multiprocessors(g));
+  std::vector<DepthwiseAlgorithm> algorithms = {DepthwiseAlgorithm::kDirect};
+  if (direct != DepthwiseAlgorithm::kPixel) algorithms.push_back(DepthwiseAlgorithm::kPixel);
+  if (g.channels % 2 == 0 && direct != DepthwiseAlgorithm::kPixelPair) algorithms.push_back(DepthwiseAlgorithm::kPixelPair);
   if (tiled_applies(g)) algorithms.push_back(DepthwiseAlgorithm::kTiled);
   return algorithms;
 }
