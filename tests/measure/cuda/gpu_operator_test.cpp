@@ -235,6 +235,22 @@ TEST(MeasureGpuOperators, TiledTransposes) {
   for (const char* n : {"t4", "kt", "rev"}) check_both(b, n, 1e-7, 1e-7);
 }
 
+TEST(MeasureGpuOperators, ThinTransposes) {
+  SKIP_WITHOUT_GPU();
+  // A side of 8, 4 or 2 elements (CoaT's heads of 8 channels): one packed vector a thread, read
+  // (rows thin in the source) or written (columns thin in the destination); 8 fp32 elements are
+  // 32 bytes, past the vector: the tile path.
+  ModelBuilder b(13);
+  b.input("rows8", kFloat, Shape{2, 3, 40, 8}).input("cols8", kFloat, Shape{2, 3, 8, 40});
+  b.input("rows4", kFloat, Shape{3, 50, 4}).input("cols2", kFloat, Shape{3, 2, 70});
+  set_attr(b.node("Transpose", {"rows8"}, {"a"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  set_attr(b.node("Transpose", {"cols8"}, {"b"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  set_attr(b.node("Transpose", {"rows4"}, {"c"}), "perm", std::vector<int64_t>{0, 2, 1});
+  set_attr(b.node("Transpose", {"cols2"}, {"d"}), "perm", std::vector<int64_t>{0, 2, 1});
+  b.output("a").output("b").output("c").output("d");
+  for (const char* n : {"a", "b", "c", "d"}) check_both(b, n, 1e-7, 1e-7);
+}
+
 TEST(MeasureGpuOperators, SoftmaxAndLayerNormRowLengths) {
   SKIP_WITHOUT_GPU();
   // Softmax rows of 1..32 per lane held in registers, and the long-row fallback; layer norm in

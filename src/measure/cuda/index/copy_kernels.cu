@@ -99,6 +99,41 @@ __global__ void transpose_tile_kernel(const E* __restrict__ src, E* __restrict__
   }
 }
 
+// A transpose whose one side is a few elements wide (CoaT's [.., 3136, 8] <-> [.., 8, 3136], a
+// head's 8 channels): a 32x32 tile would leave three quarters of its lanes idle, so each thread
+// moves one packed vector of those R elements, their strided partners coalesced across the warp.
+// kThinRows: t.rows == R packed in the source (col_src == R): one vector read, R writes along
+// cols. Otherwise t.cols == R packed in the destination (row_dst == R): R reads, one vector write.
+template <typename E, int R>
+struct alignas(sizeof(E) * R) Packed {
+  E v[R];
+};
+
+template <typename E, int R, bool kThinRows>
+__global__ void transpose_thin_kernel(const E* __restrict__ src, E* __restrict__ dst, TileIndexing t, FastDivider along,
+                                      uint32_t n) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint32_t b = along.div(i), j = i - b * along.divisor;
+    uint32_t rest = b, s = t.src_offset, d = t.dst_offset;
+    for (int k = t.batch_rank - 1; k >= 0; --k) {
+      const uint32_t q = t.batch_dims[k].div(rest), r = rest - q * t.batch_dims[k].divisor;
+      s += r * t.batch_src[k];
+      d += r * t.batch_dst[k];
+      rest = q;
+    }
+    if constexpr (kThinRows) {
+      const Packed<E, R> p = *reinterpret_cast<const Packed<E, R>*>(src + s + j * R);
+#pragma unroll
+      for (int r = 0; r < R; ++r) dst[d + r * t.row_dst + j] = p.v[r];
+    } else {
+      Packed<E, R> p;
+#pragma unroll
+      for (int c = 0; c < R; ++c) p.v[c] = src[s + j + c * t.col_src];
+      *reinterpret_cast<Packed<E, R>*>(dst + d + j * R) = p;
+    }
+  }
+}
+
 template <typename E, typename I>
 __global__ void gather_kernel(const E* data, const I* indices, E* out, int64_t axis_len, int64_t inner, int64_t count,
                               int64_t n) {
@@ -151,7 +186,43 @@ void copy_as(const void* src, void* dst, const CopyIndexing& ix, int64_t n, cuda
                                                                      static_cast<uint32_t>(n));
 }
 
-// The tiled transpose when the copy has that form (see TileIndexing); false otherwise.
+// Whether every packed vector of R elements the thin kernel moves on one side starts aligned:
+// the side's offset and batch strides multiples of R, its pointer aligned to the vector.
+bool packs_align(const void* p, int bytes, int R, uint32_t offset, const uint32_t* strides, int rank) {
+  if (reinterpret_cast<uintptr_t>(p) % (static_cast<uintptr_t>(bytes) * R) != 0 || offset % R != 0) return false;
+  for (int k = 0; k < rank; ++k)
+    if (strides[k] % R != 0) return false;
+  return true;
+}
+
+// The thin transpose (transpose_thin_kernel) of R = 2, 4 or 8 elements of at most 16 bytes; false
+// where the tile does not have that form.
+template <typename E>
+bool thin_transpose_as(const void* src, void* dst, const TileIndexing& t, cudaStream_t stream) {
+  const bool thin_rows = t.col_src == t.rows && t.rows <= 8 && packs_align(src, sizeof(E), t.rows, t.src_offset, t.batch_src, t.batch_rank);
+  const bool thin_cols = !thin_rows && t.row_dst == t.cols && t.cols <= 8 &&
+                         packs_align(dst, sizeof(E), t.cols, t.dst_offset, t.batch_dst, t.batch_rank);
+  const uint32_t R = thin_rows ? t.rows : t.cols, along = thin_rows ? t.cols : t.rows;
+  if ((!thin_rows && !thin_cols) || (R != 2 && R != 4 && R != 8) || R * sizeof(E) > 16) return false;
+  if (uint64_t(along) * t.batches > 0xffffffffu) return false;
+  const uint32_t n = along * t.batches;
+  const FastDivider by(along);
+  const auto* from = static_cast<const E*>(src);
+  auto* to = static_cast<E*>(dst);
+#define MC_THIN_CASE(K)                                                                                        \
+  if (R == K && sizeof(E) * K <= 16) {                                                                         \
+    if (thin_rows) transpose_thin_kernel<E, K, true><<<capped_grid(n), kThreads, 0, stream>>>(from, to, t, by, n);  \
+    else transpose_thin_kernel<E, K, false><<<capped_grid(n), kThreads, 0, stream>>>(from, to, t, by, n);          \
+    return true;                                                                                               \
+  }
+  MC_THIN_CASE(2) MC_THIN_CASE(4)
+  if constexpr (sizeof(E) <= 2) MC_THIN_CASE(8)
+#undef MC_THIN_CASE
+  return false;
+}
+
+// The tiled transpose when the copy has that form (see TileIndexing), or the thin one where a side
+// is a few elements wide; false otherwise.
 template <typename E>
 bool transpose_as(const void* src, void* dst, const CopyIndexing& ix, int64_t n, cudaStream_t stream) {
   const int last = ix.rank - 1;
@@ -159,7 +230,7 @@ bool transpose_as(const void* src, void* dst, const CopyIndexing& ix, int64_t n,
   int row = -1;
   for (int k = 0; k < last; ++k)
     if (ix.src[k] == 1) row = k;
-  if (row < 0 || ix.dims[last] < 8 || ix.dims[row] < 8) return false;  // a thin tile wastes most of the block
+  if (row < 0 || ix.dims[last] < 2 || ix.dims[row] < 2) return false;
   int64_t src_end = ix.src_offset + 1, dst_end = ix.dst_offset + 1;
   for (int k = 0; k < ix.rank; ++k) {
     if (ix.src[k] < 0 || ix.dst[k] < 0) return false;
@@ -183,6 +254,8 @@ bool transpose_as(const void* src, void* dst, const CopyIndexing& ix, int64_t n,
   }
   t.src_offset = static_cast<uint32_t>(ix.src_offset);
   t.dst_offset = static_cast<uint32_t>(ix.dst_offset);
+  if (thin_transpose_as<E>(src, dst, t, stream)) return true;
+  if (ix.dims[last] < 8 || ix.dims[row] < 8) return false;  // a thin tile wastes most of the block
   const uint32_t tiles_x = (t.cols + kTile - 1) / kTile, tiles_y = (t.rows + kTile - 1) / kTile;
   if (tiles_y > 65535) return false;
   // Enough blocks for several waves; a block walks further batches with a z-stride.
