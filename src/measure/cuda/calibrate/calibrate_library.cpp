@@ -1,6 +1,6 @@
 // calibrate's grid of library kernels: cuBLASLt GEMMs, convolutions (1x1, 3x3, strided, grouped,
-// depthwise of 3x3 to 9x9) over generic shapes, and elementwise, norm, reduction and pooling
-// kernels over sizes, one class per kernel class of the plan, fp16, each call prepared by
+// depthwise of 3x3 to 9x9) over generic shapes, and elementwise, norm, reduction, pooling and layout
+// copy kernels over sizes, one class per kernel class of the plan, fp16, each call prepared by
 // the same runners the measurement uses (timed algorithm choice, as cudnn.benchmark) and timed
 // two ways: CUPTI kernel records (the kernels' own durations) and a CUDA graph of back-to-back
 // calls (durations plus the idle time after each). The kernel curves of the hwdb are fitted to
@@ -210,6 +210,31 @@ void add_pooling_points(std::vector<GridPoint>& points) {
   }
 }
 
+// The copies a runtime runs where a layout change does not fold into a neighbour: NCHW to NHWC and
+// attention's head transposes, channel concatenations and halving splits (ShuffleNet's shuffle,
+// CSP blocks), from batch 1's small tensors to batch 32's.
+void add_layout_copy_points(std::vector<GridPoint>& points) {
+  for (auto [n, c, size] : {Nchw{1, 64, 56}, {1, 256, 14}, {32, 64, 56}, {32, 256, 14}}) {
+    GridPoint p = byte_point("layout_copy", "Transpose", 13, {{n, c, size, size}}, {n, size, size, c});
+    p.spec.attributes.int_lists["perm"] = {0, 2, 3, 1};
+    points.push_back(p);
+  }
+  for (auto [n, tokens, heads] : {Nchw{1, 197, 6}, {32, 197, 6}, {32, 784, 2}}) {
+    GridPoint p = byte_point("layout_copy", "Transpose", 13, {{n, tokens, heads, 64}}, {n, heads, tokens, 64});
+    p.spec.attributes.int_lists["perm"] = {0, 2, 1, 3};
+    points.push_back(p);
+  }
+  for (auto [n, c, size] : {Nchw{1, 58, 28}, {1, 232, 7}, {32, 116, 28}, {32, 232, 14}}) {
+    GridPoint p = byte_point("layout_copy", "Concat", 13, {{n, c, size, size}, {n, c, size, size}}, {n, 2 * c, size, size});
+    p.spec.attributes.ints["axis"] = 1;
+    points.push_back(p);
+    GridPoint split = byte_point("layout_copy", "Split", 13, {{n, 2 * c, size, size}}, {n, c, size, size});
+    split.spec.outputs.push_back(split.spec.outputs.front());
+    split.spec.attributes.ints["axis"] = 1;
+    points.push_back(split);
+  }
+}
+
 // Grouped 3x3 convs of 4 to 64 channels per group (stride 1 and 2; 2 to 128 groups) and depthwise convs of 3x3 to
 // 9x9 windows, over the channel and size ranges of image networks.
 void add_grouped_conv_points(std::vector<GridPoint>& points) {
@@ -301,6 +326,7 @@ std::vector<GridPoint> grid_points() {
   add_norm_points(points);
   add_reduction_points(points);
   add_pooling_points(points);
+  add_layout_copy_points(points);
   return points;
 }
 
@@ -410,7 +436,7 @@ void CudaBackend::calibrate_library_kernels(CalibrationResult& r) {
   r.library_curves = fit_library_curves(r.library_kernels);
   r.notes.push_back("library kernels: " + std::to_string(r.library_kernels.size()) +
                     " fp16 cuBLASLt GEMMs, dense, grouped and depthwise convolutions (timed choice, NHWC), flash attention, "
-                    "pointwise, norm, reduction and pooling kernels on "
+                    "pointwise, norm, reduction, pooling and layout copy kernels on "
                     "generic shapes; CUPTI kernel durations, median, with all data in L2 and with only the first input in L2 "
                     "(fresh); gap: CUDA graph of 20 back-to-back calls (CUPTI detached) less the warm durations, median over the grid");
 }
