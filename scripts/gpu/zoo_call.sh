@@ -6,7 +6,7 @@
 # parallel, each GPU timing alone); the zoo's deployed-GPU.csv and torch-GPU.csv, with
 # the networks they lacked added, come back in $OUT (FRESH=1: all measured again; NO_TORCH=1: modelcost alone;
 # KEEP_JSON=1: every report too, per-kernel figures included, as reports-GPU.tar.xz; ONLY=NET,NET: those
-# networks alone, measured again; CALIBRATE=1: `modelcost calibrate` first, its grid and entry in $OUT).
+# networks alone, measured again; TORCH_TIMEOUT=S: seconds per torch.compile network (150); CALIBRATE=1: `modelcost calibrate` first, its grid and entry in $OUT).
 set -o pipefail
 GPU=$1; DEADLINE=$2
 source scripts/gpu/unpack.sh
@@ -41,7 +41,7 @@ if [ "$3" = compare ]; then  # adds to the zoo's deployed-GPU.csv and torch-GPU.
   [ -n "$NO_TORCH" ] && exit 0
   LEFT=$((DEADLINE - SECONDS - 30))
   PYTHONUNBUFFERED=1 timeout $LEFT python3 scripts/gpu/zoo_torch.py $OUT/torch-$GPU.csv --jobs ${JOBS:-4} \
-    ${ONLY:+--only $ONLY} --skip-done $OUT/torch-$GPU.csv --deadline $((LEFT - 150)) --timeout 150 > $OUT/torch.log 2>&1
+    ${ONLY:+--only $ONLY} --skip-done $OUT/torch-$GPU.csv --deadline $((LEFT - ${TORCH_TIMEOUT:-150})) --timeout ${TORCH_TIMEOUT:-150} > $OUT/torch.log 2>&1
   tail -60 $OUT/torch.log; exit 0
 fi
 cp tests/models/zoo/measured-$GPU.csv $OUT/measured-$GPU.csv 2>/dev/null
