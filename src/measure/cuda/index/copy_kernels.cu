@@ -69,19 +69,26 @@ struct TileIndexing {
 
 constexpr int kTile = 32, kTileRows = 8;
 
+// The source and destination offsets of batch b, from its index along the tile's batch dims.
+__device__ __forceinline__ void batch_offsets(const TileIndexing& t, uint32_t b, uint32_t& s, uint32_t& d) {
+  s = t.src_offset;
+  d = t.dst_offset;
+  for (int k = t.batch_rank - 1; k >= 0; --k) {
+    const uint32_t q = t.batch_dims[k].div(b), r = b - q * t.batch_dims[k].divisor;
+    s += r * t.batch_src[k];
+    d += r * t.batch_dst[k];
+    b = q;
+  }
+}
+
 template <typename E>
 __global__ void transpose_tile_kernel(const E* __restrict__ src, E* __restrict__ dst, TileIndexing t) {
   constexpr int kPad = sizeof(E) == 2 ? 2 : 1;  // row pitch of an odd number of 4-byte words: no bank conflicts
   __shared__ E tile[kTile][kTile + kPad];
   const uint32_t r0 = blockIdx.y * kTile, c0 = blockIdx.x * kTile;
   for (uint32_t b = blockIdx.z; b < t.batches; b += gridDim.z) {
-    uint32_t rest = b, s = t.src_offset, d = t.dst_offset;
-    for (int k = t.batch_rank - 1; k >= 0; --k) {
-      const uint32_t q = t.batch_dims[k].div(rest), r = rest - q * t.batch_dims[k].divisor;
-      s += r * t.batch_src[k];
-      d += r * t.batch_dst[k];
-      rest = q;
-    }
+    uint32_t s, d;
+    batch_offsets(t, b, s, d);
     const uint32_t r = r0 + threadIdx.x;
 #pragma unroll
     for (int k = threadIdx.y; k < kTile; k += kTileRows) {
@@ -114,13 +121,8 @@ __global__ void transpose_thin_kernel(const E* __restrict__ src, E* __restrict__
                                       uint32_t n) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const uint32_t b = along.div(i), j = i - b * along.divisor;
-    uint32_t rest = b, s = t.src_offset, d = t.dst_offset;
-    for (int k = t.batch_rank - 1; k >= 0; --k) {
-      const uint32_t q = t.batch_dims[k].div(rest), r = rest - q * t.batch_dims[k].divisor;
-      s += r * t.batch_src[k];
-      d += r * t.batch_dst[k];
-      rest = q;
-    }
+    uint32_t s, d;
+    batch_offsets(t, b, s, d);
     if constexpr (kThinRows) {
       const Packed<E, R> p = *reinterpret_cast<const Packed<E, R>*>(src + s + j * R);
 #pragma unroll
