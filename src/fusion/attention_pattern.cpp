@@ -81,11 +81,27 @@ std::optional<Product> find_product(const FusionGraph& g, size_t s, bool upstrea
   return std::nullopt;
 }
 
+// True where node n's value comes, through a few elementwise or layout ops, from a reduction: a
+// normalisation of Q or K (XCiT's L2 norm over the tokens), which a generated row kernel runs.
+bool fed_by_reduction(const FusionGraph& g, size_t n) {
+  std::vector<size_t> frontier = {n};
+  for (int depth = 0; depth < kMaxChain && !frontier.empty(); ++depth) {
+    std::vector<size_t> next;
+    for (size_t f : frontier)
+      for (size_t p : producers_of(g, f)) {
+        if (g.kind(p) == OpKind::kReduction) return true;
+        if (g.kind(p) == OpKind::kPointwise || g.kind(p) == OpKind::kLayout) next.push_back(p);
+      }
+    frontier = next;
+  }
+  return false;
+}
+
 // A producer of the attention inputs that is part of the attention kernel: layout, rotary and
 // repeat ops whose every reader is already in the group. A bias or scale applied right after a
-// projection GEMM stays that GEMM's epilogue.
+// projection GEMM stays that GEMM's epilogue, a normalisation the row kernel that computes it.
 bool joins_prologue(const FusionGraph& g, size_t p, const std::vector<size_t>& members) {
-  if (!chain_op(g, p) || contains(members, p)) return false;
+  if (!chain_op(g, p) || contains(members, p) || fed_by_reduction(g, p)) return false;
   for (int id : g.node(p).outputs)
     if (id >= 0) {
       if (g.is_graph_output(id)) return false;

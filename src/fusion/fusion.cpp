@@ -126,19 +126,41 @@ size_t first_running(const fusion::FusionGraph& g, const Draft& draft) {
   return draft.members.front();
 }
 
+// An attention match the runtime's flash kernel cannot run is not claimed: the later rows plan
+// its members as a runtime without that kernel runs them (the score product with its scale in
+// the library epilogue, K's transpose read in place, the softmax alone). Its reason is kept for
+// the groups its members join.
+bool decline(const fusion::FusionGraph& g, const fusion::FusionPattern& row, const fusion::GroupCandidate& candidate,
+             FusionReach reach, std::map<size_t, std::string>& declined) {
+  if (reach != FusionReach::kMeasuredRuntime || std::string(row.name) != "attention") return false;
+  const std::string why = fusion::why_apart(g, row.name, candidate.members, candidate.anchor);
+  for (size_t m : candidate.members)
+    if (!why.empty()) declined.emplace(m, why);
+  return !why.empty();
+}
+
+void mark_declined(const std::map<size_t, std::string>& declined, std::vector<Draft>& drafts) {
+  for (Draft& d : drafts)
+    for (size_t m : d.members)
+      if (auto it = declined.find(m); it != declined.end() && d.apart_reason.empty()) d.apart_reason = it->second;
+}
+
 }  // namespace
 
 FusionPlan fuse(const Analysis& analysis, FusionReach reach) {
   fusion::FusionGraph g(analysis);
   std::vector<Draft> drafts;
+  std::map<size_t, std::string> declined;  // node -> why the attention match holding it was declined
   for (const auto& row : fusion::pattern_table())
     for (size_t i = 0; i < g.size(); ++i) {
       if (g.claimed(i) || g.is_idle(i)) continue;
-      if (auto candidate = row.match(g, i)) claim(g, drafts, row, *candidate);
+      if (auto candidate = row.match(g, i); candidate && !decline(g, row, *candidate, reach, declined))
+        claim(g, drafts, row, *candidate);
     }
   merge_pointwise_chains(g, drafts);
   drafts.erase(std::remove_if(drafts.begin(), drafts.end(), [](const Draft& d) { return d.members.empty(); }), drafts.end());
   if (reach == FusionReach::kMeasuredRuntime) split_unrunnable(g, drafts);
+  mark_declined(declined, drafts);
   // Groups in the order their first member runs.
   std::vector<size_t> order(drafts.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;

@@ -12,6 +12,13 @@
 
 namespace modelcost {
 
+int64_t fusion::int_attribute(const Node& node, const char* name, int64_t fallback) {
+  if (!node.proto) return fallback;
+  for (const auto& a : node.proto->attribute())
+    if (a.name() == name && a.has_i()) return a.i();
+  return fallback;
+}
+
 const char* kernel_class_name(KernelClass c) {
   switch (c) {
     case KernelClass::kNone: return "none";
@@ -54,13 +61,6 @@ bool kernel_class_is_matrix(KernelClass c) {
 
 namespace {
 
-int64_t int_attribute(const Node& node, const char* name, int64_t fallback) {
-  if (!node.proto) return fallback;
-  for (const auto& a : node.proto->attribute())
-    if (a.name() == name && a.has_i()) return a.i();
-  return fallback;
-}
-
 // Window elements from the kernel_shape attribute, else from an OIHW weight (input 1).
 double conv_taps(const NodeAnalysis& node) {
   if (node.node->proto)
@@ -95,7 +95,7 @@ KernelShape conv_kernel(const NodeAnalysis& node) {
   KernelShape s;
   s.taps = conv_taps(node);
   s.dilation = conv_dilation(*node.node);
-  s.groups = static_cast<double>(std::max<int64_t>(int_attribute(*node.node, "group", 0), 0));
+  s.groups = static_cast<double>(std::max<int64_t>(fusion::int_attribute(*node.node, "group", 0), 0));
   const TensorInfo* x = fusion::shaped_operand(node, 0, false);
   const TensorInfo* w = fusion::shaped_operand(node, 1, false);
   if (s.groups == 0 && x && w && x->shape.size() >= 2 && w->shape.size() >= 2)  // no attribute: NCHW operands

@@ -6,6 +6,7 @@
 
 #include "fusion/patterns.h"
 #include "fusion/tensor_access.h"
+#include "ops/measured_kinds.h"
 
 namespace modelcost::fusion {
 namespace {
@@ -221,6 +222,116 @@ const Shape* chain_step_shape(const FusionGraph& g, size_t m) {
   return output_shape(g, m);
 }
 
+// Reductions over the trailing axes of one shape `full` that keep them as 1s (`rows`): the frame of
+// a generated row kernel. Empty reason where the group's reductions share one.
+struct RowFrame {
+  const Shape* full = nullptr;
+  Shape rows;
+  std::string reason;
+};
+
+bool reduces_trailing_axes(const Shape& in, const Shape& out) {
+  if (in.size() != out.size() || in.empty()) return false;
+  size_t first = in.size();
+  while (first > 0 && out[first - 1] == 1) --first;
+  for (size_t d = 0; d < first; ++d)
+    if (out[d] != in[d]) return false;
+  return first < in.size();
+}
+
+// The rows a softmax normalises, as the reduced shape: its last axis (from opset 13), or every
+// axis from `axis` on (before, the input is coerced to 2-D there). Empty where the axis is another.
+Shape softmax_rows(const Node& node, const Shape& in) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  int64_t axis = int_attribute(node, "axis", node.opset >= 13 ? -1 : 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank || (node.opset >= 13 && axis != rank - 1)) return {};
+  Shape rows = in;
+  for (int64_t d = axis; d < rank; ++d) rows[d] = 1;
+  return rows;
+}
+
+// The reduced shape member m computes its rows over: its output (a reduction keeping the axes),
+// or a softmax's rows. Empty where m is no row reduction of the trailing axes.
+Shape reduced_rows(const FusionGraph& g, size_t m, const Shape& in) {
+  const Shape* out = output_shape(g, m);
+  if (!g.traits(m).row_program || !out) return {};
+  if (*out == in) return softmax_rows(g.node(m), in);
+  return reduces_trailing_axes(in, *out) ? *out : Shape{};
+}
+
+RowFrame row_frame(const FusionGraph& g, const std::vector<size_t>& running) {
+  RowFrame f;
+  for (size_t m : running) {
+    if (g.kind(m) != OpKind::kReduction) continue;
+    const TensorInfo* in = shaped_operand(g.analysis().nodes[m], 0, false);
+    Shape rows = in ? reduced_rows(g, m, in->shape) : Shape{};
+    if (rows.empty()) {
+      f.reason = member_name(g, m) + " member is not a sum, mean, max, min, L2 norm or softmax over the trailing axes";
+      return f;
+    }
+    if (f.full && (*f.full != in->shape || f.rows != rows)) {
+      f.reason = "its reductions reduce different rows";
+      return f;
+    }
+    f.full = &in->shape;
+    f.rows = std::move(rows);
+  }
+  return f;
+}
+
+// The row kernel's steps for member m: a reduction one, a softmax at most six (a max, x - max,
+// exp, a sum, then a divide, or a log and a subtract for a log-softmax).
+int row_steps(const FusionGraph& g, size_t m) {
+  const Shape* out = output_shape(g, m);
+  const TensorInfo* in = shaped_operand(g.analysis().nodes[m], 0, false);
+  return out && in && *out == in->shape ? 6 : 1;
+}
+
+// A group of reductions over the trailing axes of one shape with elementwise work over that shape
+// or the reduced one, and broadcasts of the reduced shape back (a spelled-out LayerNorm, RMSNorm or
+// L2 normalisation): one generated row kernel, within the chain kernel's limits.
+std::string row_program_apart(const FusionGraph& g, const std::vector<size_t>& members,
+                              const std::vector<size_t>& running) {
+  const RowFrame frame = row_frame(g, running);
+  if (!frame.reason.empty()) return frame.reason;
+  int steps = 0;
+  std::set<int> produced, inputs;
+  for (size_t m : members)
+    for (int id : g.node(m).outputs)
+      if (id >= 0) produced.insert(g.alias_root(id));
+  // The row's dims are those the reduction keeps as 1s: an input must walk them with one stride.
+  size_t lead = frame.rows.size();
+  while (lead > 0 && frame.rows[lead - 1] == 1) --lead;
+  bool strided = false;
+  auto read = [&](int id) {
+    if (id < 0 || produced.count(g.alias_root(id))) return;
+    inputs.insert(g.alias_root(id));
+    const Shape& shape = g.graph().tensors[id].shape;
+    strided = strided || row_stride(broadcast_strides(shape, *frame.full), *frame.full, lead) < 0;
+  };
+  for (size_t m : running) {
+    const Shape* out = output_shape(g, m);
+    const TensorInfo* in = shaped_operand(g.analysis().nodes[m], 0, false);
+    if (g.kind(m) == OpKind::kReduction) {
+      steps += row_steps(g, m);
+      read(g.node(m).inputs[0]);
+    } else if (g.traits(m).repeat && out && in && *out == *frame.full && in->shape == frame.rows) {
+      read(g.node(m).inputs[0]);
+    } else if (const Shape* shape = chain_step_shape(g, m); shape && (*shape == *frame.full || *shape == frame.rows)) {
+      steps += chain_steps(g, m);
+      for (int id : chain_operands(g, m)) read(id);
+    } else {
+      return member_name(g, m) + " member is neither elementwise over the rows nor a broadcast of a row's value";
+    }
+  }
+  if (strided) return "an input of the row kernel does not walk its rows with one stride";
+  if (steps > kChainLimits.steps) return "a row kernel of more than " + std::to_string(kChainLimits.steps) + " steps";
+  if (int(inputs.size()) > kChainLimits.inputs) return "a row kernel reading more than " + std::to_string(kChainLimits.inputs) + " tensors";
+  if (int(exit_count(g, members)) > kChainLimits.outputs) return "a row kernel storing more than " + std::to_string(kChainLimits.outputs) + " tensors";
+  return "";
+}
+
 }  // namespace
 
 LibraryTail library_tail(const FusionGraph& g, const std::vector<size_t>& members, size_t anchor) {
@@ -275,6 +386,8 @@ std::string why_apart(const FusionGraph& g, const std::string& pattern, const st
   // BatchNorm, activation, residual); everything else must be one chain of elementwise work over
   // one iteration shape, which is what the runtime generates after the library call.
   const bool anchored = g.kind(anchor) == OpKind::kMatrix;
+  const bool reduces = std::any_of(running.begin(), running.end(), [&](size_t m) { return g.kind(m) == OpKind::kReduction; });
+  if (!anchored && reduces) return row_program_apart(g, members, running);
   const std::vector<size_t> library = anchored ? library_epilogue(g, members, anchor) : std::vector<size_t>{};
   const Shape* dims = nullptr;
   size_t dims_member = 0;

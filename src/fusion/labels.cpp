@@ -88,6 +88,7 @@ const std::vector<Recogniser>& recognisers() {
                 (c.has("ReduceMean") && !c.has("Sub") && (c.has("Sqrt") || c.has("Reciprocal")) && (c.has("Pow") || c.has("Mul")));
        }},
       {"softmax", [](G, M, C c) { return c.has("Softmax") || (c.has("Exp") && c.has("ReduceSum") && c.has("Div")); }},
+      {"l2_norm", [](G, M, C c) { return c.has("ReduceL2") && c.has("Div"); }},
       {"gelu", [](G, M, C c) { return c.has("Gelu") || c.has("FastGelu") || c.has("Erf") || (c.has("Tanh") && c.has("Pow")); }},
       {"swiglu", [](G g, M m, C) { return has_gated_silu(g, m); }},
       {"silu", [](G g, M m, C) { return has_silu(g, m); }},
@@ -120,7 +121,7 @@ std::vector<std::string> recognise(const FusionGraph& g, const std::vector<size_
       found.erase(std::remove(found.begin(), found.end(), std::string(name)), found.end());
   };
   drop("silu", "swiglu");
-  for (const char* norm : {"layer_norm", "rms_norm", "softmax"}) {
+  for (const char* norm : {"layer_norm", "rms_norm", "softmax", "l2_norm"}) {
     drop("scale", norm);
     drop("bias", norm);
     drop("add", norm);
@@ -140,7 +141,7 @@ std::string epilogue_label(const FusionGraph& g, const FusedGroup& group) {
 
 std::string region_label(const FusionGraph& g, const FusedGroup& group) {
   const std::vector<std::string> tags = recognise(g, group.members);
-  for (const char* primary : {"layer_norm", "rms_norm", "softmax", "swiglu", "gelu", "silu", "hardswish"})
+  for (const char* primary : {"layer_norm", "rms_norm", "softmax", "l2_norm", "swiglu", "gelu", "silu", "hardswish"})
     if (std::count(tags.begin(), tags.end(), primary)) return primary;
   if (group.members.size() == 1) return lower(g.op(group.anchor));
   for (size_t m : group.members)

@@ -1,4 +1,5 @@
-// Reading a node's operand shapes, shared by the GEMM shapes and the kernel classes.
+// Reading a node's operand shapes and attributes, shared by the GEMM shapes, the kernel classes
+// and the kernel plan's splits.
 #pragma once
 #include "modelcost/analysis.h"
 
@@ -14,6 +15,9 @@ inline const TensorInfo* shaped_operand(const NodeAnalysis& node, size_t index, 
     if (d <= 0) return nullptr;
   return &t;
 }
+
+// The node's integer attribute `name`, or `fallback` where it has none.
+int64_t int_attribute(const Node& node, const char* name, int64_t fallback);
 
 // The product of dims [from, to) as a double (no overflow on hostile shapes).
 inline double dims_product(const Shape& s, size_t from, size_t to) {

@@ -58,4 +58,18 @@ std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& target) 
   return out;
 }
 
+int64_t row_stride(const std::vector<int64_t>& strides, const Shape& target, size_t lead) {
+  int64_t stride = -1, expected = -1;
+  for (size_t d = target.size(); d-- > lead;) {
+    if (target[d] == 1) continue;
+    if (stride < 0) {
+      stride = expected = strides[d];
+    } else if (strides[d] != expected) {
+      return -1;
+    }
+    expected *= target[d];
+  }
+  return stride < 0 ? 0 : stride;
+}
+
 }  // namespace modelcost

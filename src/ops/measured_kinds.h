@@ -252,5 +252,9 @@ std::string plan_reason(const OpPlan& plan);
 std::vector<int64_t> contiguous_strides(const Shape& shape);
 // Strides of `shape` read as if broadcast to `target` (numpy rules): 0 on broadcast dims.
 std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& target);
+// The one stride that walks dims [lead, rank) of `target` in order through `strides` (0 where
+// they are all broadcast), or -1 where no single stride does: how a row kernel reads an operand
+// along a row of the trailing dims.
+int64_t row_stride(const std::vector<int64_t>& strides, const Shape& target, size_t lead);
 
 }  // namespace modelcost

@@ -48,6 +48,10 @@ struct OpTraits {
   bool stored_statistics = false;
   bool transposed_conv = false;  // weights [C_in, C_out/group, k...], the output the larger (ConvTranspose)
   bool free_dim_order = false;   // operand and output dims in any order its equation names (Einsum)
+  // A reduction over a row the generated row kernel computes with its pointwise prologue and
+  // epilogue: one that folds each value in as it streams the row (sum, mean, max, min, sum of
+  // squares, L2 norm), or a softmax (a max, then a sum of exponentials).
+  bool row_program = false;
 
   constexpr OpTraits(OpForm f = OpForm::kUnset) : form(f) {}  // NOLINT: rows name a form alone
   constexpr OpTraits with_integer_math() const { return with(&OpTraits::integer_math); }
@@ -61,6 +65,7 @@ struct OpTraits {
   constexpr OpTraits with_stored_statistics() const { return with(&OpTraits::stored_statistics); }
   constexpr OpTraits with_transposed_conv() const { return with(&OpTraits::transposed_conv); }
   constexpr OpTraits with_free_dim_order() const { return with(&OpTraits::free_dim_order); }
+  constexpr OpTraits with_row_program() const { return with(&OpTraits::row_program); }
 
   bool matrix() const { return form == OpForm::kConv || form == OpForm::kGemm || form == OpForm::kAttention; }
   // Runs in no kernel of its own next to the kernel that reads it: a view, or a permutation that

@@ -133,20 +133,48 @@ void add_plain_attention(ModelBuilder& b, int64_t head_size) {
   b.output("y");
 }
 
-// The runtime's flash kernel runs head sizes up to 128: a larger one is planned, and run, as its
-// members, each priced as its own kernel; a fully fusing runtime's plan keeps it one kernel.
+// The runtime's flash kernel runs head sizes up to 128: a larger one is planned, and run, as a
+// runtime without the kernel runs its members (K's transpose read in place by the score product,
+// the softmax alone, the value product), each priced as its own kernel; a fully fusing runtime's
+// plan keeps it one kernel.
 TEST(AttentionPattern, HeadSizeTheKernelLacksIsPlannedApart) {
   ModelBuilder b, again;
   add_plain_attention(b, 160);
   add_plain_attention(again, 160);
   Fused runtime(b);
-  ASSERT_EQ(runtime.plan.groups.size(), 4u) << runtime.describe();
-  EXPECT_EQ(runtime.apart(), 4u);
+  ASSERT_EQ(runtime.plan.groups.size(), 3u) << runtime.describe();
+  EXPECT_EQ(runtime.apart(), 3u);
+  EXPECT_EQ(runtime.group_of("kt"), runtime.group_of("s"));
   EXPECT_NE(runtime.plan.groups[1].apart_reason.find("head size 160"), std::string::npos) << runtime.plan.groups[1].apart_reason;
-  EXPECT_EQ(runtime.plan.groups[2].kernel.cls, KernelClass::kReduction);
+  EXPECT_EQ(runtime.plan.groups[1].kernel.cls, KernelClass::kReduction);
   Fused every(again, 0, FusionReach::kEveryPattern);
   ASSERT_EQ(every.plan.groups.size(), 1u) << every.describe();
   EXPECT_EQ(every.plan.groups[0].pattern, "attention");
+}
+
+// A Q normalised over its last axis (XCiT's cross-covariance attention normalises Q and K over
+// the tokens) keeps its normalisation out of the attention match: the row kernel runs it, in
+// either plan, and the attention reads its output.
+TEST(AttentionPattern, NormalisedQueryStaysItsOwnRowKernel) {
+  ModelBuilder b;
+  b.input("q", kFloat, Shape{1, kHeads, kSeq, kDim});
+  for (const char* x : {"k", "v"}) b.input(x, kFloat, Shape{1, kHeads, kSeq, kDim});
+  b.floats("eps", {1e-12f}, {});
+  b.ints("shape", {1, kHeads, kSeq, kDim});
+  set_attr(b.node("ReduceL2", {"q"}, {"n"}), "axes", std::vector<int64_t>{-1});
+  b.node("Clip", {"n", "eps"}, {"c"});
+  b.node("Expand", {"c", "shape"}, {"e"});
+  b.node("Div", {"q", "e"}, {"qn"});
+  set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  b.node("MatMul", {"qn", "kt"}, {"s"});
+  set_attr(b.node("Softmax", {"s"}, {"p"}), "axis", int64_t{-1});
+  b.node("MatMul", {"p", "v"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 2u) << f.describe();
+  EXPECT_EQ(f.apart(), 0u) << f.describe();
+  EXPECT_EQ(f.group_of("qn"), f.group_of("n"));
+  EXPECT_EQ(f.group("y").pattern, "attention");
 }
 
 // A head size between the kernel's 32, 64 and 128 runs the next one's kernel: one kernel, its

@@ -182,21 +182,90 @@ TEST(Fusion, ElementwiseChainIsOnePointwiseKernel) {
   EXPECT_DOUBLE_EQ(f.plan.groups[0].bytes_written, f.bytes("y"));
 }
 
-// A fully fusing runtime runs a spelled-out norm as one kernel. The runtime of --measure has no
-// generated reduction kernels yet: its plan runs each reduction alone and the elementwise work
-// between them as generated chains, one per run over one shape, each priced as itself.
-TEST(Fusion, SpelledOutLayerNormRunsApartInTheMeasuredRuntime) {
+// The runtime of --measure runs a spelled-out norm as one generated row kernel: both reductions
+// over the trailing axis with the elementwise work before, between and after them, x read and y
+// written once.
+TEST(Fusion, SpelledOutLayerNormIsOneRowKernelInTheMeasuredRuntime) {
   ModelBuilder b;
   add_layer_norm(b, "x", "y", Shape{2, 16, 64});
   b.output("y");
   Fused f(b);
-  ASSERT_EQ(f.plan.groups.size(), 5u) << f.describe();
-  EXPECT_EQ(f.apart(), 5u);
-  const std::vector<size_t> sizes = {1, 2, 1, 2, 3};  // mean; x - mean, ^2; mean; + eps, sqrt; /, *, +
-  for (size_t k = 0; k < sizes.size(); ++k) EXPECT_EQ(f.plan.groups[k].members.size(), sizes[k]) << f.describe();
-  EXPECT_EQ(f.plan.groups[1].pattern, "pointwise");
-  EXPECT_EQ(f.plan.groups[1].kernel.cls, KernelClass::kPointwise);
-  EXPECT_NE(f.plan.groups[0].apart_reason.find("not elementwise"), std::string::npos) << f.plan.groups[0].apart_reason;
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  EXPECT_EQ(f.apart(), 0u);
+  EXPECT_EQ(f.plan.groups[0].members.size(), 9u);
+  EXPECT_EQ(f.plan.groups[0].kernel.cls, KernelClass::kNorm);
+  EXPECT_DOUBLE_EQ(f.plan.groups[0].bytes_written, f.bytes("y"));
+  EXPECT_LT(f.plan.groups[0].bytes_read, 1.01 * f.bytes("x") + 1024);
+}
+
+// XCiT's F.normalize over the tokens as exported: ReduceL2, Clip, Expand back, Div. The row's norm
+// broadcast by Expand is a row value, not a copy: one row kernel.
+TEST(Fusion, L2NormalisationWithItsExpandIsOneRowKernel) {
+  ModelBuilder b(17);
+  b.input("q", kFloat, Shape{2, 4, 48, 196});
+  b.ints("shape", {2, 4, 48, 196});
+  b.floats("eps", {1e-12f}, {});
+  set_attr(b.node("ReduceL2", {"q"}, {"n"}), "axes", std::vector<int64_t>{-1});
+  b.node("Clip", {"n", "eps"}, {"c"});
+  b.node("Expand", {"c", "shape"}, {"e"});
+  b.node("Div", {"q", "e"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+  EXPECT_TRUE(f.plan.groups[0].apart_reason.empty()) << f.plan.groups[0].apart_reason;
+  EXPECT_EQ(f.plan.groups[0].label, "l2_norm");
+  EXPECT_DOUBLE_EQ(f.plan.groups[0].bytes_written, f.bytes("y"));
+}
+
+// A softmax over the last axis after its scale and an additive bias (attention biases when the
+// attention runs apart): one row kernel. Over another axis it is no row of the trailing ones.
+TEST(Fusion, SoftmaxAfterItsScaleAndBiasIsOneRowKernel) {
+  for (const int64_t axis : {int64_t{-1}, int64_t{1}}) {
+    ModelBuilder b(13);
+    b.input("s", kFloat, Shape{2, 4, 49, 49}).input("bias", kFloat, Shape{4, 49, 49});
+    b.floats("scale", {0.25f}, {});
+    b.node("Mul", {"s", "scale"}, {"m"});
+    b.node("Add", {"m", "bias"}, {"a"});
+    set_attr(b.node("Softmax", {"a"}, {"y"}), "axis", axis);
+    b.output("y");
+    Fused f(b);
+    if (axis == -1) {
+      ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+      EXPECT_EQ(f.plan.groups[0].label, "softmax");
+      EXPECT_EQ(f.apart(), 0u);
+    } else {
+      EXPECT_EQ(f.apart(), 2u) << f.describe();
+    }
+  }
+}
+
+// A row of two dims (a spatial mean) read with a weight over the last of them alone: no single
+// stride walks the weight along the row, so the region runs apart; a per-channel weight fits.
+TEST(Fusion, RowKernelInputsWalkTheRowWithOneStride) {
+  for (const bool per_channel : {true, false}) {
+    ModelBuilder b;
+    b.input("x", kFloat, Shape{1, 6, 8, 8});
+    b.input("w", kFloat, per_channel ? Shape{6, 1, 1} : Shape{8});
+    set_attr(b.node("ReduceMean", {"x"}, {"m"}), "axes", std::vector<int64_t>{2, 3});
+    b.node("Sub", {"x", "m"}, {"d"});
+    b.node("Mul", {"d", "w"}, {"y"});
+    b.output("y");
+    Fused f(b);
+    EXPECT_EQ(f.apart(), per_channel ? 0u : 2u) << f.describe();
+    if (!per_channel) EXPECT_NE(f.plan.groups[0].apart_reason.find("one stride"), std::string::npos) << f.plan.groups[0].apart_reason;
+  }
+}
+
+// A reduction over a leading axis is no row of the trailing ones: the region runs apart.
+TEST(Fusion, ReductionOverALeadingAxisRunsApart) {
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{8, 64});
+  set_attr(b.node("ReduceSum", {"x"}, {"s"}), "axes", std::vector<int64_t>{0});
+  b.node("Div", {"x", "s"}, {"y"});
+  b.output("y");
+  Fused f(b);
+  ASSERT_EQ(f.plan.groups.size(), 2u) << f.describe();
+  EXPECT_NE(f.plan.groups[0].apart_reason.find("trailing axes"), std::string::npos) << f.plan.groups[0].apart_reason;
 }
 
 // A run longer than the generated chain takes is cut at its limit.

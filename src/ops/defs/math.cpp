@@ -419,9 +419,11 @@ void register_math_ops(OpRegistry& r) {
   r.add(OpTraits(OpForm::kPointwise).with_epilogue_activation(), {
       {"", "Clip", infer_clip, cost_per_output<2>, plan_elementwise},
   });
-  r.add(OpForm::kReduction, {
+  r.add(OpTraits(OpForm::kReduction).with_row_program(), {
       {"", "Softmax", infer_softmax, cost_softmax, plan_softmax},
       {"", "LogSoftmax", infer_softmax, cost_softmax, plan_softmax},
+  });
+  r.add(OpForm::kReduction, {
       {"", "Hardmax", infer_softmax, cost_per_output<1>, not_measured("no GPU kernel yet")},
       {"", "CumSum", infer_unary, cost_per_output<1>, plan_cumsum},
   });

@@ -200,15 +200,17 @@ OpPlan plan_arg_reduce(const OpContext& c) {
 }  // namespace
 
 void register_reduction_ops(OpRegistry& r) {
-  r.add(OpForm::kReduction, {
+  r.add(OpTraits(OpForm::kReduction).with_row_program(), {
       {"", "ReduceSum", infer_reduce<Fold::kSum>, cost_reduce<1, 0>, plan_reduce<ReduceOp::kSum>},
-      {"", "ReduceProd", infer_reduce<Fold::kProd>, cost_reduce<1, 0>, plan_reduce<ReduceOp::kProd>},
       {"", "ReduceMax", infer_reduce<Fold::kMax>, cost_reduce<1, 0>, plan_reduce<ReduceOp::kMax>},
       {"", "ReduceMin", infer_reduce<Fold::kMin>, cost_reduce<1, 0>, plan_reduce<ReduceOp::kMin>},
       {"", "ReduceMean", infer_reduce<Fold::kMean>, cost_reduce<1, 1>, plan_reduce<ReduceOp::kMean>},
-      {"", "ReduceL1", infer_reduce<Fold::kNone>, cost_reduce<2, 0>, plan_reduce<ReduceOp::kL1>},
       {"", "ReduceL2", infer_reduce<Fold::kNone>, cost_reduce<2, 1>, plan_reduce<ReduceOp::kL2>},
       {"", "ReduceSumSquare", infer_reduce<Fold::kNone>, cost_reduce<2, 0>, plan_reduce<ReduceOp::kSumSquare>},
+  });
+  r.add(OpForm::kReduction, {
+      {"", "ReduceProd", infer_reduce<Fold::kProd>, cost_reduce<1, 0>, plan_reduce<ReduceOp::kProd>},
+      {"", "ReduceL1", infer_reduce<Fold::kNone>, cost_reduce<2, 0>, plan_reduce<ReduceOp::kL1>},
       {"", "ReduceLogSum", infer_reduce<Fold::kNone>, cost_reduce<1, 1>, plan_reduce<ReduceOp::kLogSum>},
       {"", "ReduceLogSumExp", infer_reduce<Fold::kNone>, cost_reduce<4, 2>, plan_reduce<ReduceOp::kLogSumExp>},
       {"", "ArgMax", infer_arg_reduce, cost_per_input<1>, plan_arg_reduce<ReduceOp::kArgMax>},

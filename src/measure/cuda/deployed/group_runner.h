@@ -72,6 +72,9 @@ std::unique_ptr<GroupKernel> make_attention_kernel(const GroupView& view, std::s
 std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::string* why);
 // One pointwise chain over `members` (elementwise members of the view, in order).
 std::unique_ptr<GroupKernel> make_chain_kernel(const GroupView& view, const std::vector<size_t>& members, std::string* why);
+// Reductions over the trailing axes of one shape with their elementwise prologue and epilogue
+// (`members` in order) as one generated row program (norm/row_program.h).
+std::unique_ptr<GroupKernel> make_row_program_kernel(const GroupView& view, const std::vector<size_t>& members, std::string* why);
 // The members' own per-node runners, in order (throws where one has none).
 std::unique_ptr<GroupKernel> make_node_sequence(const GroupView& view, const std::vector<size_t>& members);
 // A depthwise conv (`anchor`) whose `rest` members are one activation of its output: the own

@@ -12,7 +12,7 @@ namespace {
 
 #define MC_EXPRESSION_TEXT(name, onnx, flops, expr) \
   case ElementwiseOp::k##name: return #expr;
-const char* expression(ElementwiseOp op) {
+const char* expression_text(ElementwiseOp op) {
   switch (op) {
     MC_UNARY_OPS(MC_EXPRESSION_TEXT)
     MC_BINARY_OPS(MC_EXPRESSION_TEXT)
@@ -78,20 +78,7 @@ Access access(const Iteration& it, int k) {
 
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-std::string float_literal(float v) {
-  uint32_t bits = 0;
-  std::memcpy(&bits, &v, sizeof bits);
-  return fmt::format("__int_as_float(0x{:08x})", bits);
-}
-
-// An element of input k at `offset` (an expression), as float.
-std::string load(const ChainProgram& p, int k, const std::string& offset) {
-  switch (p.input_type[k]) {
-    case ElementType::kFloat16: return fmt::format("mc_f16(((const mc_u16*)args.input[{}])[{}])", k, offset);
-    case ElementType::kBFloat16: return fmt::format("mc_bf16(((const mc_u16*)args.input[{}])[{}])", k, offset);
-    default: return fmt::format("((const float*)args.input[{}])[{}]", k, offset);
-  }
-}
+std::string load(const ChainProgram& p, int k, const std::string& offset) { return load_as_float(p.input_type[k], k, offset); }
 
 // Element j (a constant after unrolling) of the 8-wide vector loaded as q<k>_<part>.
 std::string vector_element(ElementType type, const std::string& q) {
@@ -129,19 +116,13 @@ std::string step_code(const ChainProgram& p, int s) {
   return fmt::format(
       "      float s{0};\n      {{ const float a = {1}, b = {2}, c = {3}, alpha = {4}, beta = {5};\n"
       "        (void)a; (void)b; (void)c; (void)alpha; (void)beta; s{0} = (float)({6}); }}\n",
-      s, operand[0], operand[1], operand[2], float_literal(st.alpha), float_literal(st.beta), expression(st.op));
+      s, operand[0], operand[1], operand[2], float_literal(st.alpha), float_literal(st.beta), expression_text(st.op));
 }
 
 std::string store_code(const ChainProgram& p, int o, bool vector) {
   const std::string value = fmt::format("r{}", o);
   const ElementType t = p.output_type[o];
-  if (!vector) {
-    switch (t) {
-      case ElementType::kFloat16: return fmt::format("      ((mc_u16*)args.output[{}])[i] = mc_to_f16({}[j]);\n", o, value);
-      case ElementType::kBFloat16: return fmt::format("      ((mc_u16*)args.output[{}])[i] = mc_to_bf16({}[j]);\n", o, value);
-      default: return fmt::format("      ((float*)args.output[{}])[i] = {}[j];\n", o, value);
-    }
-  }
+  if (!vector) return "      " + store_from_float(t, o, "i", value + "[j]") + "\n";
   std::string code;
   for (int part = 0; part < vectors_of_8(t); ++part) {
     std::string words[4];
@@ -160,6 +141,31 @@ std::string store_code(const ChainProgram& p, int o, bool vector) {
 }
 
 }  // namespace
+
+const char* generated_preamble() { return kPreamble; }
+const char* elementwise_expression(ElementwiseOp op) { return expression_text(op); }
+
+std::string float_literal(float v) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return fmt::format("__int_as_float(0x{:08x})", bits);
+}
+
+std::string load_as_float(ElementType type, int k, const std::string& offset) {
+  switch (type) {
+    case ElementType::kFloat16: return fmt::format("mc_f16(((const mc_u16*)args.input[{}])[{}])", k, offset);
+    case ElementType::kBFloat16: return fmt::format("mc_bf16(((const mc_u16*)args.input[{}])[{}])", k, offset);
+    default: return fmt::format("((const float*)args.input[{}])[{}]", k, offset);
+  }
+}
+
+std::string store_from_float(ElementType type, int o, const std::string& offset, const std::string& value) {
+  switch (type) {
+    case ElementType::kFloat16: return fmt::format("((mc_u16*)args.output[{}])[{}] = mc_to_f16({});", o, offset, value);
+    case ElementType::kBFloat16: return fmt::format("((mc_u16*)args.output[{}])[{}] = mc_to_bf16({});", o, offset, value);
+    default: return fmt::format("((float*)args.output[{}])[{}] = {};", o, offset, value);
+  }
+}
 
 ChainArgs chain_args(const ChainProgram& p) {
   ChainArgs args;

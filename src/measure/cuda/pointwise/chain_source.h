@@ -26,6 +26,16 @@ struct ChainSource {
 };
 
 ChainSource chain_source(const ChainProgram& program);
+
+// Pieces the generated kernels share (the row kernel's source, row_program.h, is built of them):
+// device math helpers and fp16/bf16 conversions, an op's expression over a, b, c, alpha and beta,
+// a float as an exact literal, and input k read (output o written) at an offset, as float, from a
+// kernel whose one parameter `args` holds `input` and `output` arrays.
+const char* generated_preamble();
+const char* elementwise_expression(ElementwiseOp op);
+std::string float_literal(float v);
+std::string load_as_float(ElementType type, int k, const std::string& offset);
+std::string store_from_float(ElementType type, int o, const std::string& offset, const std::string& value);
 ChainArgs chain_args(const ChainProgram& program);
 
 }  // namespace modelcost::cuda
