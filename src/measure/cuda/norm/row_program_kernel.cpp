@@ -118,14 +118,16 @@ class RowProgramBuilder {
   // through its broadcast strides over the frame.
   bool read(size_t m, int k, int* operand, std::string* why) {
     const int id = view_.source(view_.node(m).inputs[k]);
-    if (auto it = operand_of_.find(id); it != operand_of_.end()) {
+    const TensorSpec& spec = view_.spec(m).inputs[k];
+    const std::vector<int64_t> strides = broadcast_strides(spec.shape, full_);
+    // A value made inside, or an input already read through the same strides (a view of a tensor
+    // may broadcast it otherwise: then it is read again).
+    if (auto it = operand_of_.find(id); it != operand_of_.end() && (it->second < 0 || input_strides_[it->second] == strides)) {
       *operand = it->second;
       return true;
     }
-    const TensorSpec& spec = view_.spec(m).inputs[k];
     if (!takes_dtype(kFloatDtypes, spec.dtype)) return fail("a row program input is not a float tensor", why);
     if (p_.inputs.size() == size_t(kChainMaxInputs)) return fail("more than 8 row program inputs", why);
-    const std::vector<int64_t> strides = broadcast_strides(spec.shape, full_);
     RowInput in;
     in.data = view_.buffers.data(id);
     in.type = element_type(spec.dtype);
@@ -136,6 +138,7 @@ class RowProgramBuilder {
     *operand = int(p_.inputs.size());
     operand_of_[id] = *operand;
     p_.inputs.push_back(in);
+    input_strides_.push_back(strides);
     return true;
   }
 
@@ -211,6 +214,7 @@ class RowProgramBuilder {
   Shape full_;
   RowProgram p_;
   std::map<int, int> operand_of_;  // tensor id -> operand (>= 0 input, < 0 step)
+  std::vector<std::vector<int64_t>> input_strides_;  // each input's strides over the frame
   std::string ops_;
 };
 
