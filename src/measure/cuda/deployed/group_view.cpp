@@ -76,7 +76,7 @@ GroupKernelChoice make_group_kernel(const GroupView& view) {
   if (!choice.kernel && launching.size() > 1) {
     std::string chain_why;
     choice.kernel = make_chain_kernel(view, launching, &chain_why);
-    if (!choice.kernel && view.group.apart_reason.empty()) choice.kernel = make_row_program_kernel(view, launching, &chain_why);
+    if (!choice.kernel) choice.kernel = make_row_program_kernel(view, launching, &chain_why);
     if (!choice.kernel && why.empty()) why = chain_why;
   }
   if (choice.kernel) {
