@@ -32,7 +32,7 @@ struct RowStep {
   bool reduction = false;
   ElementwiseOp op = ElementwiseOp::kIdentity;  // an elementwise step's op
   ReduceOp fold = ReduceOp::kSum;               // a reduction's
-  int operand[3] = {0, 0, 0};
+  int8_t operand[3] = {0, 0, 0};
   float alpha = 0, beta = 0;
 };
 

@@ -73,7 +73,7 @@ class RowProgramBuilder {
     if (const auto* sm = std::get_if<SoftmaxPlan>(&plan)) {
       if (view_.spec(m).inputs[0].shape != full_ || sm->inner != 1 || sm->axis_len != p_.row_length)
         return fail("a softmax over other rows", why);
-      int x = 0;
+      int8_t x = 0;
       return read(m, 0, &x, why) && add_softmax(m, x, sm->log_softmax, why);
     }
     if (const auto* e = std::get_if<ElementwisePlan>(&plan)) {
@@ -86,7 +86,7 @@ class RowProgramBuilder {
       return close(m, step, why);
     }
     if (op_traits(node.domain, node.op_type).repeat) {  // a row's value broadcast over the row
-      int value = 0;
+      int8_t value = 0;
       if (!read(m, 0, &value, why)) return false;
       operand_of_[node.outputs[0]] = value;
       return store_if_read(m, value, why);
@@ -116,14 +116,14 @@ class RowProgramBuilder {
 
   // Operand of member m's input k: a value made inside the program, else a new input read
   // through its broadcast strides over the frame.
-  bool read(size_t m, int k, int* operand, std::string* why) {
+  bool read(size_t m, int k, int8_t* operand, std::string* why) {
     const int id = view_.source(view_.node(m).inputs[k]);
     const TensorSpec& spec = view_.spec(m).inputs[k];
     const std::vector<int64_t> strides = broadcast_strides(spec.shape, full_);
     // A value made inside, or an input already read through the same strides (a view of a tensor
     // may broadcast it otherwise: then it is read again).
     if (auto it = operand_of_.find(id); it != operand_of_.end() && (it->second < 0 || input_strides_[it->second] == strides)) {
-      *operand = it->second;
+      *operand = static_cast<int8_t>(it->second);
       return true;
     }
     if (!takes_dtype(kFloatDtypes, spec.dtype)) return fail("a row program input is not a float tensor", why);
@@ -135,7 +135,7 @@ class RowProgramBuilder {
     // Along the row: one stride for the merged trailing dims, or none (a value per row).
     in.column_stride = row_stride(strides, full_, p_.row_dims.size());
     if (in.column_stride < 0) return fail("a row program input is not one stride along the row", why);
-    *operand = int(p_.inputs.size());
+    *operand = static_cast<int8_t>(p_.inputs.size());
     operand_of_[id] = *operand;
     p_.inputs.push_back(in);
     input_strides_.push_back(strides);
@@ -152,13 +152,13 @@ class RowProgramBuilder {
     RowStep max;
     max.reduction = true;
     max.fold = ReduceOp::kMax;
-    max.operand[0] = x;
+    max.operand[0] = static_cast<int8_t>(x);
     const int top = push(max);
     const int shifted = push(binary(ElementwiseOp::kSub, x, top));
     const int e = push(unary(ElementwiseOp::kExp, shifted));
     RowStep sum;
     sum.reduction = true;
-    sum.operand[0] = e;
+    sum.operand[0] = static_cast<int8_t>(e);
     const int total = push(sum);
     if (!log_softmax) return close(m, binary(ElementwiseOp::kDiv, e, total), why);
     const int log_total = push(unary(ElementwiseOp::kLog, total));
@@ -167,12 +167,12 @@ class RowProgramBuilder {
   static RowStep unary(ElementwiseOp op, int a) {
     RowStep s;
     s.op = op;
-    s.operand[0] = a;
+    s.operand[0] = static_cast<int8_t>(a);
     return s;
   }
   static RowStep binary(ElementwiseOp op, int a, int b) {
     RowStep s = unary(op, a);
-    s.operand[1] = b;
+    s.operand[1] = static_cast<int8_t>(b);
     return s;
   }
 
@@ -194,7 +194,7 @@ class RowProgramBuilder {
     if (p_.outputs.size() == size_t(kChainMaxOutputs)) return fail("more than 4 row program outputs", why);
     if (value >= 0) {  // an input stored as it is: an identity step
       RowStep copy;
-      copy.operand[0] = value;
+      copy.operand[0] = static_cast<int8_t>(value);
       p_.steps.push_back(copy);
       value = -int(p_.steps.size());
     }

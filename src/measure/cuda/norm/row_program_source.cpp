@@ -52,13 +52,7 @@ std::vector<StepPlace> place_steps(const RowProgram& p) {
 std::string operand_name(int o) { return o >= 0 ? fmt::format("x{}", o) : fmt::format("s{}", -o - 1); }
 
 std::string elementwise_code(const RowStep& s, int i, const char* indent) {
-  std::string operand[3] = {"0.f", "0.f", "0.f"};
-  for (int k = 0; k < arity(s); ++k) operand[k] = operand_name(s.operand[k]);
-  return fmt::format(
-      "{0}float s{1};\n{0}{{ const float a = {2}, b = {3}, c = {4}, alpha = {5}, beta = {6};\n"
-      "{0}  (void)a; (void)b; (void)c; (void)alpha; (void)beta; s{1} = (float)({7}); }}\n",
-      indent, i, operand[0], operand[1], operand[2], float_literal(s.alpha), float_literal(s.beta),
-      elementwise_expression(s.op));
+  return elementwise_step_code(i, s.op, s.operand, s.alpha, s.beta, indent);
 }
 
 const char* fold_init(ReduceOp f) {
@@ -80,20 +74,7 @@ std::string finish(ReduceOp f, int64_t n) {
 }
 
 // The offset of input k's row r, through constant divisions over the row dims.
-std::string row_offset(const RowProgram& p, int k) {
-  std::string sum;
-  int64_t inner = 1;
-  for (size_t d = p.row_dims.size(); d-- > 0;) {
-    const int64_t stride = p.inputs[k].row_strides[d];
-    if (stride != 0 && p.row_dims[d] != 1) {
-      std::string index = inner == 1 ? "r" : fmt::format("(r / {})", inner);
-      if (d > 0) index = fmt::format("({} % {})", index, p.row_dims[d]);
-      sum += fmt::format("{}{} * {}", sum.empty() ? "" : " + ", index, stride);
-    }
-    inner *= p.row_dims[d];
-  }
-  return sum.empty() ? "0" : sum;
-}
+std::string row_offset(const RowProgram& p, int k) { return strided_index_offset(p.row_dims, p.inputs[k].row_strides, "r"); }
 
 class SourceWriter {
  public:

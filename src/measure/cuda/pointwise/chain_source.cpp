@@ -92,31 +92,11 @@ std::string vector_element(ElementType type, const std::string& q) {
 int vectors_of_8(ElementType type) { return type == ElementType::kFloat32 ? 2 : 1; }
 
 // The offset of input k for flat element index i, through constant divisions.
-std::string strided_offset(const Iteration& it, int k) {
-  std::string sum;
-  int64_t inner = 1;
-  for (size_t d = it.dims.size(); d-- > 0;) {
-    const int64_t stride = it.strides[k][d];
-    if (stride != 0) {
-      std::string index = inner == 1 ? "i" : fmt::format("(i / {})", inner);
-      if (d > 0) index = fmt::format("({} % {})", index, it.dims[d]);
-      sum += fmt::format("{}{} * {}", sum.empty() ? "" : " + ", index, stride);
-    }
-    inner *= it.dims[d];
-  }
-  return sum.empty() ? "0" : sum;
-}
+std::string strided_offset(const Iteration& it, int k) { return strided_index_offset(it.dims, it.strides[k], "i"); }
 
 std::string step_code(const ChainProgram& p, int s) {
   const ChainStep& st = p.step[s];
-  const int arity = elementwise_arity(st.op);
-  std::string operand[3] = {"0.f", "0.f", "0.f"};
-  for (int k = 0; k < arity; ++k)
-    operand[k] = st.operand[k] >= 0 ? fmt::format("x{}", st.operand[k]) : fmt::format("s{}", -st.operand[k] - 1);
-  return fmt::format(
-      "      float s{0};\n      {{ const float a = {1}, b = {2}, c = {3}, alpha = {4}, beta = {5};\n"
-      "        (void)a; (void)b; (void)c; (void)alpha; (void)beta; s{0} = (float)({6}); }}\n",
-      s, operand[0], operand[1], operand[2], float_literal(st.alpha), float_literal(st.beta), expression_text(st.op));
+  return elementwise_step_code(s, st.op, st.operand, st.alpha, st.beta, "      ");
 }
 
 std::string store_code(const ChainProgram& p, int o, bool vector) {
@@ -149,6 +129,31 @@ std::string float_literal(float v) {
   uint32_t bits = 0;
   std::memcpy(&bits, &v, sizeof bits);
   return fmt::format("__int_as_float(0x{:08x})", bits);
+}
+
+std::string strided_index_offset(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, const char* index) {
+  std::string sum;
+  int64_t inner = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    if (strides[d] != 0 && dims[d] != 1) {
+      std::string at = inner == 1 ? std::string(index) : fmt::format("({} / {})", index, inner);
+      if (d > 0) at = fmt::format("({} % {})", at, dims[d]);
+      sum += fmt::format("{}{} * {}", sum.empty() ? "" : " + ", at, strides[d]);
+    }
+    inner *= dims[d];
+  }
+  return sum.empty() ? "0" : sum;
+}
+
+std::string elementwise_step_code(int s, ElementwiseOp op, const int8_t* operands, float alpha, float beta,
+                                  const std::string& indent) {
+  std::string operand[3] = {"0.f", "0.f", "0.f"};
+  for (int k = 0; k < elementwise_arity(op); ++k)
+    operand[k] = operands[k] >= 0 ? fmt::format("x{}", operands[k]) : fmt::format("s{}", -operands[k] - 1);
+  return fmt::format(
+      "{0}float s{1};\n{0}{{ const float a = {2}, b = {3}, c = {4}, alpha = {5}, beta = {6};\n"
+      "{0}  (void)a; (void)b; (void)c; (void)alpha; (void)beta; s{1} = (float)({7}); }}\n",
+      indent, s, operand[0], operand[1], operand[2], float_literal(alpha), float_literal(beta), expression_text(op));
 }
 
 std::string load_as_float(ElementType type, int k, const std::string& offset) {

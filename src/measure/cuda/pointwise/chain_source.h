@@ -5,6 +5,7 @@
 // the contiguous operands allow it each thread moves 16-byte vectors of 8 elements.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "pointwise/fused_kernels.h"
 
@@ -35,6 +36,13 @@ const char* generated_preamble();
 const char* elementwise_expression(ElementwiseOp op);
 std::string float_literal(float v);
 std::string load_as_float(ElementType type, int k, const std::string& offset);
+// The element offset of flat index `index` (an expression) through `strides` over `dims`, by
+// constant divisions; broadcast dims cost nothing.
+std::string strided_index_offset(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, const char* index);
+// Step s's value as `float s<s>`, from operands named x<k> (input k, k >= 0) or s<j> (step j, as
+// -j - 1), each op's expression from the elementwise list.
+std::string elementwise_step_code(int s, ElementwiseOp op, const int8_t* operands, float alpha, float beta,
+                                  const std::string& indent);
 std::string store_from_float(ElementType type, int o, const std::string& offset, const std::string& value);
 ChainArgs chain_args(const ChainProgram& program);
 
