@@ -79,11 +79,11 @@ class GpuLock:
         self.f.close()
 
 
-def one(name, batches, lock):
-    """Times one network (run in a child process); prints one CSV row per batch."""
+def eval_network(name):
+    """Zoo network `name` as zoo.py builds it (random weights, fp16, eval, on the GPU), with its
+    source and example input; cudnn.benchmark and inductor's freezing on, as it is compiled."""
     import torch, zoo
-    entry = next(e for e in zoo.ZOO if e[0] == name)
-    _, source, ctor, _, _ = entry
+    _, source, ctor, _, _ = next(e for e in zoo.ZOO if e[0] == name)
     torch.manual_seed(0)
     torch.backends.cudnn.benchmark = True
     torch._inductor.config.freezing = True
@@ -92,13 +92,25 @@ def one(name, batches, lock):
         model = zoo.SegOut(model)
     elif source == "hf":
         model = zoo.HiddenOut(model)
-    model = model.eval().half().cuda()
+    return model.eval().half().cuda(), source, x
+
+
+def batch_input(source, x, batch):
+    """A random input like `x` at `batch` on the GPU: token ids for a text encoder, fp16 images otherwise."""
+    import torch
+    shape = (batch,) + tuple(x.shape[1:])
+    if source == "hf":
+        return torch.randint(0, 1000, shape).cuda()
+    return torch.randn(shape).cuda().half()
+
+
+def one(name, batches, lock):
+    """Times one network (run in a child process); prints one CSV row per batch."""
+    import torch
+    model, source, x = eval_network(name)
     compiled = torch.compile(model, dynamic=False)  # one specialised graph per batch
     for batch in batches:
-        shape = (batch,) + tuple(x.shape[1:])
-        xb = (torch.randint(0, 1000, shape) if source == "hf" else torch.randn(shape)).cuda()
-        if source != "hf":
-            xb = xb.half()
+        xb = batch_input(source, x, batch)
         row = [name, batch, "", "", "", "", "", ""]
         try:
             with torch.no_grad():

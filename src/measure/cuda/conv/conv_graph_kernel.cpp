@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "conv/conv_descriptors.h"
 #include "conv/conv_graph_plans.h"
 #include "core/cuda_check.h"
 #include "core/cudnn_util.h"
@@ -48,11 +49,13 @@ class ConvGraphKernel : public GroupKernel {
       LedgerScope building(ctx.timing->ledger, kGraphBuildPhase);
       set_ = build_conv_graph_plans(ctx.cudnn, c, dtype, e);
     }
-    uids_ = {kGraphX, kGraphW, kGraphBias, kGraphY};
+    uids_ = {kGraphX, kGraphW};
+    if (c.has_bias) uids_.push_back(kGraphBias);
+    uids_.push_back(kGraphY);
     if (e.residual >= 0) uids_.push_back(kGraphResidual);
     if (e.second_residual >= 0) uids_.push_back(kGraphSecondResidual);
-    label_ = fmt::format("cudnn graph conv+bias{}{}{} NHWC", e.residual >= 0 ? "+add" : "", e.second_residual >= 0 ? "+add" : "",
-                         activation_name(e.activation));
+    label_ = fmt::format("cudnn graph conv{}{}{}{} NHWC", c.has_bias ? "+bias" : "", e.residual >= 0 ? "+add" : "",
+                         e.second_residual >= 0 ? "+add" : "", activation_name(e.activation));
     bind(ctx);
     if (!set_->timed) {
       choose_plan(ctx);
@@ -141,59 +144,123 @@ class ConvGraphKernel : public GroupKernel {
   std::string label_;
 };
 
-// One conv node with its bias as a cuDNN graph: a candidate beside cudnnFind's algorithms for
-// grouped convs, whose graph engines hold kernels the legacy API lacks (a ResNeXt-101 group conv
+// One conv node (with its bias where it has one) as a cuDNN graph: a candidate beside cudnnFind's
+// algorithms for grouped and depthwise convs, whose graph engines hold kernels the legacy API lacks (a ResNeXt-101 group conv
 // at batch 32 ran 2-4x faster on the H100).
+// `bias_after`: the conv's graph without its bias, the bias then added by cudnnAddTensor, as
+// PyTorch runs a depthwise conv (the conv-only graph's engines hold cuDNN's specialised depthwise
+// kernels, which a graph with the bias add does not reach).
 class ConvGraphRunner : public OperatorRunner {
  public:
-  explicit ConvGraphRunner(const ConvParams& conv) : c_(conv) {}
+  ConvGraphRunner(const ConvParams& conv, bool bias_after) : c_(conv), bias_after_(bias_after && conv.has_bias) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     const int32_t dtype = out[0].spec.dtype;
     if (!ctx.channels_last_half || !takes_dtype(ConvGraphKernel::kDtypes, dtype))
       throw Error(kExitRuntime, "cuDNN's conv graph runs channels-last fp16/bf16");
-    const MatrixEpilogue bias_only;
-    const std::string key = graph_key(c_, dtype, bias_only);
+    ConvParams graph_conv = c_;
+    graph_conv.has_bias = c_.has_bias && !bias_after_;
+    const MatrixEpilogue node_only;  // the node alone: its own bias, nothing after
+    const std::string key = graph_key(graph_conv, dtype, node_only);
     auto known = ctx.choice<ConvGraphPlans>(key);
     if (known && !known->refused.empty()) throw Error(kExitRuntime, known->refused);
     try {
-      kernel_ = std::make_unique<ConvGraphKernel>(c_, dtype, bias_only, std::vector<void*>{in[0].data, in[1].data, in[2].data, out[0].data},
-                                                  ctx, known);
+      std::vector<void*> operands = {in[0].data, in[1].data};
+      if (graph_conv.has_bias) operands.push_back(in[2].data);
+      operands.push_back(out[0].data);
+      kernel_ = std::make_unique<ConvGraphKernel>(graph_conv, dtype, node_only, std::move(operands), ctx, known);
       ctx.choices[key] = kernel_->plans();
+      if (bias_after_) {
+        descriptors_.configure(c_, CUDNN_TENSOR_NHWC, dtype, true);
+        bias_ = in[2].data;
+        y_ = out[0].data;
+        handle_ = ctx.cudnn;
+      }
     } catch (const std::exception& error) {  // GraphRefused, or Error from a CUDA call
       cudaGetLastError();
-      const std::string reason = std::string("cuDNN graph conv+bias: ") + error.what();
+      const std::string reason = std::string("cuDNN graph conv: ") + error.what();
       ctx.choices[key] = refused_graph(reason);
       throw Error(kExitRuntime, reason);
     }
   }
 
-  void launch(cudaStream_t stream) override { kernel_->launch(stream); }
-  std::string implementation() const override { return kernel_ ? kernel_->implementation() : "cudnn graph conv+bias NHWC"; }
+  void launch(cudaStream_t stream) override {
+    kernel_->launch(stream);
+    if (!bias_after_) return;
+    const float one = 1;
+    MC_CUDNN_CHECK(cudnnAddTensor(handle_, &one, descriptors_.b, bias_, &one, descriptors_.y, y_));
+  }
+  std::string implementation() const override {
+    return (kernel_ ? kernel_->implementation() : "cudnn graph conv NHWC") + (bias_after_ ? " + cudnnAddTensor bias" : "");
+  }
 
  private:
   ConvParams c_;
+  bool bias_after_;
   std::unique_ptr<ConvGraphKernel> kernel_;
+  ConvDescriptors descriptors_;  // Y and the bias, for cudnnAddTensor
+  cudnnHandle_t handle_ = nullptr;
+  void *bias_ = nullptr, *y_ = nullptr;
 };
 
 }  // namespace
 
-std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, std::string* why) {
-  if (!conv.has_bias || conv.kernel.size() != 2 || is_depthwise_2d(conv)) {
-    *why = "cuDNN's graph runner takes a 2-D conv with a bias, not depthwise";
+std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, std::string* why, bool bias_after) {
+  if (conv.kernel.size() != 2) {
+    *why = "cuDNN's graph runner takes a 2-D conv";
     return nullptr;
   }
-  return std::make_unique<ConvGraphRunner>(conv);
+  return std::make_unique<ConvGraphRunner>(conv, bias_after);
 }
 
 namespace {
 
-// Whether cuDNN's graph runs this conv here: dense and grouped 2-D convs, channels-last, fp16/bf16.
+// Whether cuDNN's graph runs this conv here: 2-D convs (dense, grouped, depthwise), channels-last, fp16/bf16.
 bool graph_runs(const ConvParams& c, int32_t dtype, const CudaContext& cuda) {
-  return !is_depthwise_2d(c) && c.kernel.size() == 2 && cuda.channels_last_half && takes_dtype(ConvGraphKernel::kDtypes, dtype);
+  return c.kernel.size() == 2 && cuda.channels_last_half && takes_dtype(ConvGraphKernel::kDtypes, dtype);
+}
+
+// The kernel `make(known)` builds for graph `key`, its plans kept in cuda.choices; a graph cuDNN
+// refuses is kept as refused (`what` and cuDNN's reason in *why) so an identical group does not
+// build it again.
+template <typename Make>
+std::unique_ptr<GroupKernel> cached_graph_kernel(CudaContext& cuda, const std::string& key, const char* what, std::string* why,
+                                                 Make make) {
+  auto known = cuda.choice<ConvGraphPlans>(key);
+  if (known && !known->refused.empty()) {
+    *why = known->refused;
+    return nullptr;
+  }
+  try {
+    std::unique_ptr<ConvGraphKernel> kernel = make(known);
+    cuda.choices[key] = kernel->plans();
+    return kernel;
+  } catch (const std::exception& error) {  // GraphRefused, or Error from a CUDA call
+    cudaGetLastError();
+    *why = std::string(what) + error.what();
+    cuda.choices[key] = refused_graph(*why);
+    return nullptr;
+  }
 }
 
 }  // namespace
+
+std::unique_ptr<GroupKernel> make_bare_conv_graph_kernel(const GroupView& view, size_t anchor, std::string* why) {
+  ConvParams c = std::get<ConvParams>(view.plan(anchor));
+  const int32_t dtype = view.spec(anchor).outputs[0].dtype;
+  if (!graph_runs(c, dtype, view.cuda)) {
+    *why = "cuDNN's graph runs 2-D convs channels-last in fp16/bf16";
+    return nullptr;
+  }
+  c.has_bias = false;
+  const MatrixEpilogue none{anchor};
+  const Node& node = view.node(anchor);
+  const std::vector<void*> operands = {view.buffers.data(node.inputs[0]), view.buffers.data(node.inputs[1]),
+                                       view.buffers.data(node.outputs[0])};
+  return cached_graph_kernel(view.cuda, graph_key(c, dtype, none), "cuDNN graph conv: ", why, [&](auto known) {
+    return std::make_unique<ConvGraphKernel>(c, dtype, none, operands, view.cuda, std::move(known));
+  });
+}
 
 std::optional<ConvGraphRequest> conv_graph_request(const GroupView& view) {
   if (!view.group.launches || view.launching_members().empty()) return std::nullopt;
@@ -209,25 +276,12 @@ std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const
   const auto& c = std::get<ConvParams>(view.plan(e.anchor));
   const int32_t dtype = view.spec(e.anchor).outputs[0].dtype;
   if (!graph_runs(c, dtype, view.cuda)) {
-    *why = "cuDNN's graph fusion runs dense and grouped 2-D convs channels-last in fp16/bf16";
+    *why = "cuDNN's graph fusion runs 2-D convs channels-last in fp16/bf16";
     return nullptr;
   }
-  const std::string key = graph_key(c, dtype, e);
-  auto known = view.cuda.choice<ConvGraphPlans>(key);
-  if (known && !known->refused.empty()) {
-    *why = known->refused;
-    return nullptr;
-  }
-  try {
-    auto kernel = std::make_unique<ConvGraphKernel>(view, e, c, known);
-    view.cuda.choices[key] = kernel->plans();
-    return kernel;
-  } catch (const std::exception& error) {  // GraphRefused, or Error from a CUDA call
-    cudaGetLastError();
-    *why = std::string("cuDNN graph conv+epilogue: ") + error.what();
-    view.cuda.choices[key] = refused_graph(*why);
-    return nullptr;
-  }
+  return cached_graph_kernel(view.cuda, graph_key(c, dtype, e), "cuDNN graph conv+epilogue: ", why, [&](auto known) {
+    return std::make_unique<ConvGraphKernel>(view, e, c, std::move(known));
+  });
 }
 
 }  // namespace modelcost::cuda

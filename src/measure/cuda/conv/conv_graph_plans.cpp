@@ -16,8 +16,9 @@ namespace modelcost::cuda {
 namespace {
 
 // The heuristics' first plans timed: each runtime-fusion plan compiles a kernel when finalized,
-// and the first two held the fastest in EfficientNet-B0 and MobileNetV2 on the H100.
-constexpr size_t kPlansTimed = 2;
+// and the first two held the fastest in EfficientNet-B0 and MobileNetV2 on the H100. A conv-only
+// graph compiles nothing: more of its engines are timed.
+constexpr size_t kFusedPlansTimed = 2, kBarePlansTimed = 4;
 
 // Builds one graph into `set`: its tensors, the conv, bias add, residual adds and activation
 // (the last op writes Y; the intermediates virtual, fp32, never stored), then its plans.
@@ -33,14 +34,21 @@ class GraphBuilder {
     const std::vector<int64_t> y_strides = layout_strides(y_dims, true);
     const BackendDescriptor& x = keep(graph_tensor(kGraphX, x_dims, layout_strides(x_dims, true), type, false));
     const BackendDescriptor& w = keep(graph_tensor(kGraphW, w_dims, layout_strides(w_dims, true), type, false));
-    const BackendDescriptor& b = keep(graph_tensor(kGraphBias, b_dims, layout_strides(b_dims, true), type, false));
     const BackendDescriptor& y = keep(graph_tensor(kGraphY, y_dims, y_strides, type, false));
     const bool act = e.activation != EpilogueActivation::kNone, residual = e.residual >= 0;
-    const BackendDescriptor& conv_out = keep(graph_tensor(kGraphConvOut, y_dims, y_strides, CUDNN_DATA_FLOAT, true));
+    // Without a bias, activation or residual the conv writes Y itself (a conv-only graph, whose
+    // engines hold cuDNN's specialised depthwise kernels; the bias is then a chain's first step).
+    const bool epilogue = c.has_bias || act || residual;
+    const BackendDescriptor& conv_out =
+        epilogue ? keep(graph_tensor(kGraphConvOut, y_dims, y_strides, CUDNN_DATA_FLOAT, true)) : y;
     std::vector<const BackendDescriptor*> ops = {&conv_op(c, x, w, conv_out)};
-    const BackendDescriptor* last = &y;
-    if (residual || act) last = &keep(graph_tensor(kGraphBiasOut, y_dims, y_strides, CUDNN_DATA_FLOAT, true));
-    ops.push_back(&pointwise_op(CUDNN_POINTWISE_ADD, conv_out, &b, *last, 0, set_.keep));
+    const BackendDescriptor* last = &conv_out;
+    if (c.has_bias) {
+      const BackendDescriptor& b = keep(graph_tensor(kGraphBias, b_dims, layout_strides(b_dims, true), type, false));
+      const BackendDescriptor* out = (residual || act) ? &keep(graph_tensor(kGraphBiasOut, y_dims, y_strides, CUDNN_DATA_FLOAT, true)) : &y;
+      ops.push_back(&pointwise_op(CUDNN_POINTWISE_ADD, conv_out, &b, *out, 0, set_.keep));
+      last = out;
+    }
     const std::pair<int, ConvGraphUid> residuals[] = {{e.residual, kGraphResidual}, {e.second_residual, kGraphSecondResidual}};
     for (const auto& [tensor, uid] : residuals) {
       if (tensor < 0) continue;
@@ -58,7 +66,7 @@ class GraphBuilder {
       const double clip = e.activation == EpilogueActivation::kClippedRelu ? e.clip : 0;
       ops.push_back(&pointwise_op(mode, *last, nullptr, y, clip, set_.keep));
     }
-    set_.plans = graph_plans(handle_, ops, kPlansTimed, set_.keep);
+    set_.plans = graph_plans(handle_, ops, epilogue ? kFusedPlansTimed : kBarePlansTimed, set_.keep);
     if (set_.plans.empty()) throw GraphRefused("cuDNN's heuristics offer no plan that runs this graph");
   }
 

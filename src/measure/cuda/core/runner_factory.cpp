@@ -33,8 +33,8 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             }
             auto cudnn = make_cudnn_conv_runner(spec, c, reason);
             if (!cudnn) return cudnn;
-            // Depthwise: the own kernel against cuDNN's timed choice; grouped: cuDNN's graph
-            // engines and, up to 64 groups, a dense conv over block-diagonal filters against it;
+            // Depthwise: the own kernel and cuDNN's graph engines against cuDNN's timed choice;
+            // grouped: cuDNN's graph engines and, up to 64 groups, a dense conv over block-diagonal filters against it;
             // 1x1: cuBLASLt's GEMM against it (cuDNN runs some 1x1 shapes 3-5x off the GEMM);
             // a strided kernel within its stride: gather + GEMM against it.
             // The fastest one is kept.
@@ -42,6 +42,8 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             std::vector<std::unique_ptr<OperatorRunner>> candidates;
             if (is_depthwise_2d(c)) {
               candidates.push_back(make_depthwise_conv_runner(spec, c, &why));
+              candidates.push_back(make_conv_graph_runner(c, &why));
+              candidates.push_back(make_conv_graph_runner(c, &why, /*bias_after=*/true));
             } else if (c.groups > 1) {
               candidates.push_back(make_conv_graph_runner(c, &why));
               candidates.push_back(make_block_diagonal_conv_runner(spec, c, &why));

@@ -72,6 +72,10 @@ std::unique_ptr<GroupKernel> make_attention_kernel(const GroupView& view, std::s
 std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::string* why);
 // One pointwise chain over `members` (elementwise members of the view, in order).
 std::unique_ptr<GroupKernel> make_chain_kernel(const GroupView& view, const std::vector<size_t>& members, std::string* why);
+// The same chain after a first step adding conv `anchor`'s per-channel bias to its output (the
+// conv ran without it): what a runtime launches after a library conv that takes no epilogue.
+std::unique_ptr<GroupKernel> make_bias_chain_kernel(const GroupView& view, size_t anchor, const std::vector<size_t>& members,
+                                                    std::string* why);
 // Reductions over the trailing axes of one shape with their elementwise prologue and epilogue
 // (`members` in order) as one generated row program (norm/row_program.h).
 std::unique_ptr<GroupKernel> make_row_program_kernel(const GroupView& view, const std::vector<size_t>& members, std::string* why);
@@ -138,9 +142,12 @@ std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const
 // The same product with K and N at most 32 as the thin product kernel with its bias and ReLU
 // (gemm/thin_product.h), or nullptr where it does not apply (a residual, another activation).
 std::unique_ptr<GroupKernel> make_thin_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m);
-// A dense or grouped 2-D conv with bias, residual and any activation above but GELU as one cuDNN
+// A dense, grouped or depthwise 2-D conv with bias, residual and any activation above but GELU as one cuDNN
 // graph (conv_graph_kernel.cpp); channels-last fp16/bf16 only.
 std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
+// Conv `anchor` alone, without its bias, as one cuDNN graph writing its output (its engines hold
+// cuDNN's specialised depthwise kernels, which no epilogue graph and no legacy algorithm reaches).
+std::unique_ptr<GroupKernel> make_bare_conv_graph_kernel(const GroupView& view, size_t anchor, std::string* why);
 // The epilogue make_epilogue_kernel tries as one cuDNN graph for this group (a dense conv's
 // activation the fused call cannot take or second residual, a grouped conv's epilogue), or nothing.
 std::optional<MatrixEpilogue> conv_graph_epilogue(const GroupView& view);

@@ -78,11 +78,48 @@ class ChainBuilder {
   ChainBuilder(const GroupView& view, std::vector<int64_t> dims, size_t last)
       : view_(view), dims_(std::move(dims)), last_(last) {}
 
+  // A chain over a channels-last [N, C, H, W] tensor iterated as its bytes are, rows [N*H*W, C]:
+  // what a per-channel operand needs there. Members must then be same-shaped elementwise work
+  // whose operands are full-sized or scalars.
+  static ChainBuilder channels_last_rows(const GroupView& view, const std::vector<int64_t>& nchw, size_t last) {
+    ChainBuilder b(view, {nchw[0] * nchw[2] * nchw[3], nchw[1]}, last);
+    b.logical_ = nchw;
+    return b;
+  }
+
   bool add(size_t m, std::string* why) {
     if (const auto* plan = std::get_if<ElementwisePlan>(&view_.plan(m))) return add_elementwise(m, *plan, why);
     if (std::holds_alternative<BatchNormPlan>(view_.plan(m))) return add_batch_norm(m, why);
     *why = "member '" + view_.node(m).name + "' (" + view_.node(m).op_type + ") is not elementwise";
     return false;
+  }
+
+  // The conv's output plus its per-channel bias as the first step, read by later members in the
+  // conv output's place; the conv output must have no reader outside the group.
+  bool add_conv_bias(size_t anchor, std::string* why) {
+    const Node& conv = view_.node(anchor);
+    const int out = conv.outputs[0];
+    const std::vector<int64_t>& shape = view_.spec(anchor).outputs[0].shape;
+    if (conv.inputs.size() < 3 || conv.inputs[2] < 0 || view_.is_output(out) || shape != (logical_.empty() ? dims_ : logical_) ||
+        !admit(dims_, 1, why)) {
+      if (why->empty()) *why = "the conv has no bias, its output is read outside the group or is not the chain's shape";
+      return false;
+    }
+    std::vector<int64_t> per_channel(dims_.size(), 0);
+    per_channel[logical_.empty() ? 1 : dims_.size() - 1] = 1;
+    const int x = operand(out, contiguous_strides(dims_), view_.buffers.data(out), view_.spec(anchor).outputs[0].dtype, why);
+    const int b = x == kNoOperand ? kNoOperand
+                                  : operand(conv.inputs[2], per_channel, view_.buffers.data(conv.inputs[2]),
+                                            view_.spec(anchor).inputs[2].dtype, why);
+    if (b == kNoOperand) return false;
+    ChainStep& add = p_.step[p_.steps];
+    add.op = ElementwiseOp::kAdd;
+    add.operand[0] = static_cast<int8_t>(x);
+    add.operand[1] = static_cast<int8_t>(b);
+    operand_of_[out] = -(p_.steps + 1);
+    ++p_.steps;
+    ops_ = "bias";
+    return true;
   }
 
   std::unique_ptr<GroupKernel> finish() {
@@ -123,8 +160,16 @@ class ChainBuilder {
     return p_.inputs++;
   }
 
+  // Strides over the member's dims as the chain reads them (rows: full-sized or scalar only).
+  std::vector<int64_t> chain_strides(const std::vector<int64_t>& strides) const {
+    if (logical_.empty()) return strides;
+    if (std::all_of(strides.begin(), strides.end(), [](int64_t v) { return v == 0; })) return {0, 0};
+    if (strides == contiguous_strides(logical_)) return {dims_[1], 1};
+    return {};
+  }
+
   bool add_elementwise(size_t m, const ElementwisePlan& plan, std::string* why) {
-    if (!admit(plan.dims, 1, why)) return false;
+    if (!admit(logical_.empty() || plan.dims != logical_ ? plan.dims : dims_, 1, why)) return false;
     ChainStep& step = p_.step[p_.steps];
     step.op = plan.op;
     step.alpha = static_cast<float>(plan.alpha);
@@ -133,7 +178,12 @@ class ChainBuilder {
     const int arity = elementwise_arity(plan.op);
     for (int k = 0; k < arity && k < static_cast<int>(node.inputs.size()); ++k) {
       const int id = view_.source(node.inputs[k]);
-      const int o = operand(id, plan.input_strides[k], view_.buffers.data(id), view_.spec(m).inputs[k].dtype, why);
+      const std::vector<int64_t> strides = chain_strides(plan.input_strides[k]);
+      if (strides.size() != dims_.size()) {
+        *why = "a member broadcasts along an axis of the channels-last rows";
+        return false;
+      }
+      const int o = operand(id, strides, view_.buffers.data(id), view_.spec(m).inputs[k].dtype, why);
       if (o == kNoOperand) return false;
       step.operand[k] = static_cast<int8_t>(o);
     }
@@ -143,6 +193,10 @@ class ChainBuilder {
   // Over its own shape [N, C, ...], or over rows [M, C] in any view of them the chain iterates
   // (a shape of M * C elements ending in C: LeViT's Flatten, BatchNorm, Reshape back).
   bool add_batch_norm(size_t m, std::string* why) {
+    if (!logical_.empty()) {
+      *why = "a BatchNorm in a chain over channels-last rows";
+      return false;
+    }
     const NodeSpec& spec = view_.spec(m);
     const Shape& own = spec.outputs[0].shape;
     const bool rows = is_rows_view(own, dims_);  // as the kernel plan's fusion admitted it
@@ -194,6 +248,7 @@ class ChainBuilder {
   static constexpr int kNoOperand = 127, kPrivateTensor = -1000000;
   const GroupView& view_;
   const std::vector<int64_t> dims_;
+  std::vector<int64_t> logical_;  // rows over channels-last bytes: the members' own [N, C, H, W]
   const size_t last_;
   ChainProgram p_;
   std::map<int, int> operand_of_;  // tensor id -> operand (>= 0 input, < 0 step)
@@ -201,15 +256,20 @@ class ChainBuilder {
   std::string ops_;
 };
 
-}  // namespace
-
-std::unique_ptr<GroupKernel> make_chain_kernel(const GroupView& view, const std::vector<size_t>& members, std::string* why) {
-  // The chain iterates its first elementwise member's shape (a BatchNorm over rows fits it).
+// The shape a chain of `members` iterates: its first elementwise member's (a BatchNorm over rows fits it).
+const std::vector<int64_t>* chain_dims(const GroupView& view, const std::vector<size_t>& members) {
   const std::vector<int64_t>* dims = nullptr;
   for (size_t m : members)
     if (const auto* e = std::get_if<ElementwisePlan>(&view.plan(m)); e && !dims) dims = &e->dims;
   if (!dims && !members.empty() && std::holds_alternative<BatchNormPlan>(view.plan(members.front())))
     dims = &view.spec(members.front()).outputs[0].shape;
+  return dims;
+}
+
+}  // namespace
+
+std::unique_ptr<GroupKernel> make_chain_kernel(const GroupView& view, const std::vector<size_t>& members, std::string* why) {
+  const std::vector<int64_t>* dims = chain_dims(view, members);
   if (!dims) {
     *why = "no elementwise member";
     return nullptr;
@@ -219,5 +279,22 @@ std::unique_ptr<GroupKernel> make_chain_kernel(const GroupView& view, const std:
     if (!chain.add(m, why)) return nullptr;
   return chain.finish();
 }
+
+std::unique_ptr<GroupKernel> make_bias_chain_kernel(const GroupView& view, size_t anchor, const std::vector<size_t>& members,
+                                                    std::string* why) {
+  const std::vector<int64_t>* dims = chain_dims(view, members);
+  if (!dims) {
+    *why = "no elementwise member";
+    return nullptr;
+  }
+  // Channels-last, a per-channel bias is the last axis of the bytes' rows.
+  const bool rows = view.cuda.channels_last_half && dims->size() == 4;
+  ChainBuilder chain = rows ? ChainBuilder::channels_last_rows(view, *dims, members.back()) : ChainBuilder(view, *dims, members.back());
+  if (!chain.add_conv_bias(anchor, why)) return nullptr;
+  for (size_t m : members)
+    if (!chain.add(m, why)) return nullptr;
+  return chain.finish();
+}
+
 
 }  // namespace modelcost::cuda

@@ -246,7 +246,27 @@ std::unique_ptr<GroupKernel> fastest_grouped_conv(const GroupView& view, size_t 
   std::string why;
   auto graph = whole ? make_conv_graph_kernel(view, *whole, &why) : nullptr;
   if (!graph) return separate;
-  return make_timed_choice(std::move(graph), std::move(separate), view.cuda);
+  return make_timed_choice(std::move(graph), std::move(separate), view.cuda, group_measurement_key(view, "conv graph"));
+}
+
+// A depthwise conv's group as a runtime may also run it: cuDNN's conv alone (a graph of the conv
+// without its bias, whose engines hold cuDNN's specialised depthwise kernels) and one chain adding
+// the bias before the rest, as PyTorch runs it; and conv, bias and activation as one cuDNN graph.
+// Each is timed against `separate` (the own kernel with its epilogue, or the conv's runner and a
+// chain), the fastest kept.
+std::unique_ptr<GroupKernel> fastest_depthwise_conv(const GroupView& view, size_t anchor, const std::vector<size_t>& rest,
+                                                    std::unique_ptr<GroupKernel> separate) {
+  std::string why;
+  if (auto chain = make_bias_chain_kernel(view, anchor, rest, &why)) {
+    if (auto bare = make_bare_conv_graph_kernel(view, anchor, &why)) {
+      std::vector<std::unique_ptr<GroupKernel>> kernels;
+      kernels.push_back(std::move(bare));
+      kernels.push_back(std::move(chain));
+      separate = make_timed_choice(make_kernel_sequence(std::move(kernels)), std::move(separate), view.cuda,
+                                   group_measurement_key(view, "conv-only graph then bias chain"));
+    }
+  }
+  return fastest_grouped_conv(view, anchor, std::move(separate));
 }
 
 // How a matrix group splits: the epilogue the library call takes (`e`, its members `taken`) and
@@ -283,7 +303,7 @@ std::optional<EpilogueSplit> split_epilogue(const GroupView& view) {
 std::optional<MatrixEpilogue> conv_graph_epilogue(const GroupView& view) {
   const std::optional<EpilogueSplit> s = split_epilogue(view);
   if (!s || !s->conv) return std::nullopt;
-  if (s->grouped_conv) return grouped_graph_epilogue(view, s->e.anchor);
+  if (s->grouped_conv || is_depthwise_2d(*s->conv)) return grouped_graph_epilogue(view, s->e.anchor);
   if (!s->dense_conv || (s->taken.empty() && s->rest.empty())) return std::nullopt;
   const std::optional<MatrixEpilogue> whole = whole_epilogue(view, s->e, s->rest);
   return whole && runs_as_graph(*whole) ? whole : std::nullopt;
@@ -318,7 +338,9 @@ std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::st
     kernels.push_back(std::move(chain));
   }
   if (grouped_conv) return fastest_grouped_conv(view, anchor, make_kernel_sequence(std::move(kernels)));
-  if (conv && !dense_conv) return make_depthwise_epilogue_kernel(view, anchor, rest, make_kernel_sequence(std::move(kernels)));
+  if (conv && is_depthwise_2d(*conv))
+    return fastest_depthwise_conv(view, anchor, rest,
+                                  make_depthwise_epilogue_kernel(view, anchor, rest, make_kernel_sequence(std::move(kernels))));
   if (dense_conv) return fastest_dense_conv(view, e, left, make_kernel_sequence(std::move(kernels)));
   return make_kernel_sequence(std::move(kernels));
 }

@@ -209,6 +209,35 @@ TEST(MeasureGpuConvFusion, GroupedConvWithResidualAndReluIsOneCudnnGraph) {
   expect_close(chosen, 5e-3);
 }
 
+// A depthwise conv (64 channels) and its ReLU6 as PyTorch runs them: cuDNN's conv alone, without
+// its bias (a graph of the conv only), then one chain adding the bias per channel of the
+// channels-last bytes before the clip; in the measurement, timed against the own kernel with its
+// epilogue and the conv + bias + ReLU6 graph.
+TEST(MeasureGpuConvFusion, DepthwiseConvThenBiasChainMatchesTheReference) {
+  SKIP_WITHOUT_GPU();
+  const auto analysis = analyse(conv_then("Clip", 3, false, 64));
+  const GroupResult bare = run_group_with(*analysis, "c", "fp16", true, [](const cuda::GroupView& view, std::string* why) {
+    std::vector<size_t> rest;
+    for (size_t m : view.group.members)
+      if (m != view.group.anchor) rest.push_back(m);
+    auto chain = cuda::make_bias_chain_kernel(view, view.group.anchor, rest, why);
+    auto conv = chain ? cuda::make_bare_conv_graph_kernel(view, view.group.anchor, why) : nullptr;
+    if (!conv) return std::unique_ptr<cuda::GroupKernel>();
+    std::vector<std::unique_ptr<cuda::GroupKernel>> kernels;
+    kernels.push_back(std::move(conv));
+    kernels.push_back(std::move(chain));
+    return cuda::make_kernel_sequence(std::move(kernels));
+  });
+  EXPECT_NE(bare.gpu.runner.find("cudnn graph conv NHWC"), std::string::npos) << bare.gpu.runner;
+  EXPECT_NE(bare.gpu.runner.find("bias,Clip"), std::string::npos) << bare.gpu.runner;
+  expect_close(bare, 5e-3);
+  const GroupResult chosen = run_group_with(*analysis, "c", "fp16", true, [](const cuda::GroupView& view, std::string*) {
+    return cuda::make_group_kernel(view).kernel;
+  });
+  EXPECT_NE(chosen.gpu.runner.find("timed choice"), std::string::npos) << chosen.gpu.runner;
+  expect_close(chosen, 5e-3);
+}
+
 }  // namespace modelcost::testing
 
 #endif  // MODELCOST_HAVE_CUDA
