@@ -134,9 +134,9 @@ bool decline(const fusion::FusionGraph& g, const fusion::FusionPattern& row, con
              FusionReach reach, std::map<size_t, std::string>& declined) {
   if (reach != FusionReach::kMeasuredRuntime || std::string(row.name) != "attention") return false;
   const std::string why = fusion::why_apart(g, row.name, candidate.members, candidate.anchor);
-  for (size_t m : candidate.members)
-    if (!why.empty()) declined.emplace(m, why);
-  return !why.empty();
+  if (why.empty()) return false;
+  for (size_t m : candidate.members) declined.emplace(m, why);
+  return true;
 }
 
 void mark_declined(const std::map<size_t, std::string>& declined, std::vector<Draft>& drafts) {

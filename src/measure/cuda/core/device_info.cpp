@@ -16,6 +16,13 @@ int device_count() {
   return count;
 }
 
+int current_device_multiprocessors() {
+  int device = 0, sms = 0;
+  MC_CUDA_CHECK(cudaGetDevice(&device));
+  MC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 DeviceInfo query_device_info(int device) {
   cudaDeviceProp prop{};
   MC_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));

@@ -7,5 +7,7 @@ namespace modelcost::cuda {
 // Number of CUDA devices (0 when the driver is missing or finds none; never throws).
 int device_count();
 DeviceInfo query_device_info(int device);
+// The current device's SM count, which sizes the grids of kernels launched on it.
+int current_device_multiprocessors();
 
 }  // namespace modelcost::cuda

@@ -11,6 +11,7 @@
 #include "calibrate/nccl_api.h"
 #include "core/buffer_carver.h"
 #include "core/cuda_check.h"
+#include "core/device_info.h"
 #include "core/kernels.h"
 #include "pointwise/fused_kernels.h"
 #include "llm/step_kernels.h"
@@ -61,9 +62,7 @@ RankShape rank_shape(const ServingStepSpec& spec) {
 
 StepRank::StepRank(const ServingStepSpec& spec, int rank, ncclComm_t comm, cudaStream_t stream)
     : spec_(spec), s_(rank_shape(spec)), rank_(rank), comm_(comm), stream_(stream) {
-  int device = 0, sms = 0;
-  MC_CUDA_CHECK(cudaGetDevice(&device));
-  MC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = current_device_multiprocessors();
   attention_ = {static_cast<int>(s_.batch), static_cast<int>(s_.heads), static_cast<int>(s_.kv_heads),
                 static_cast<int>(s_.head_dim), spec.context, spec.context};
   if (s_.batch > 0) split_ = plan_flash_decoding(attention_, sms);

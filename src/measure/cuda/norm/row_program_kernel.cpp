@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/cuda_check.h"
+#include "core/device_info.h"
 #include "core/dtype_gate.h"
 #include "core/runtime_compiler.h"
 #include "deployed/group_runner.h"
@@ -99,9 +100,7 @@ class RowProgramBuilder {
       *why = "nothing for a row program to compute";
       return nullptr;
     }
-    int device = 0, sms = 0;
-    MC_CUDA_CHECK(cudaGetDevice(&device));
-    MC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = current_device_multiprocessors();
     const RowProgramSource source = row_program_source(p_, sms);
     cudaKernel_t kernel = compile_kernel(view_.cuda.timing->ledger, source.text, kRowProgramKernelName, why);
     if (!kernel) return nullptr;

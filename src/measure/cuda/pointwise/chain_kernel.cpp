@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/cuda_check.h"
+#include "core/device_info.h"
 #include "core/runtime_compiler.h"
 #include "deployed/group_runner.h"
 #include "pointwise/chain_source.h"
@@ -28,9 +29,7 @@ class ChainKernel : public GroupKernel {
     if (!kernel_) return;
     args_ = chain_args(program_);
     vector_ = source.vector;
-    int device = 0, sms = 0;
-    MC_CUDA_CHECK(cudaGetDevice(&device));
-    MC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = current_device_multiprocessors();
     blocks_ = static_cast<int>(std::min<int64_t>((source.work_items + kChainThreads - 1) / kChainThreads, int64_t(sms) * 8));
     if (launch_generated(cuda.stream) != cudaSuccess) {  // a launch the driver refuses: interpret instead
       cudaGetLastError();
