@@ -230,10 +230,16 @@ struct RowFrame {
   std::string reason;
 };
 
+// Where the run of 1s that ends `shape` starts (its rank where it ends in none).
+size_t trailing_ones_start(const Shape& shape) {
+  size_t first = shape.size();
+  while (first > 0 && shape[first - 1] == 1) --first;
+  return first;
+}
+
 bool reduces_trailing_axes(const Shape& in, const Shape& out) {
   if (in.size() != out.size() || in.empty()) return false;
-  size_t first = in.size();
-  while (first > 0 && out[first - 1] == 1) --first;
+  const size_t first = trailing_ones_start(out);
   for (size_t d = 0; d < first; ++d)
     if (out[d] != in[d]) return false;
   return first < in.size();
@@ -301,8 +307,7 @@ std::string row_program_apart(const FusionGraph& g, const std::vector<size_t>& m
     for (int id : g.node(m).outputs)
       if (id >= 0) produced.insert(g.alias_root(id));
   // The row's dims are those the reduction keeps as 1s: an input must walk them with one stride.
-  size_t lead = frame.rows.size();
-  while (lead > 0 && frame.rows[lead - 1] == 1) --lead;
+  const size_t lead = trailing_ones_start(frame.rows);
   bool strided = false;
   auto read = [&](int id) {
     if (id < 0 || produced.count(g.alias_root(id))) return;
