@@ -48,6 +48,7 @@ struct KernelShape {
   double groups = 0;       // grouped and depthwise convolutions
   double math_padding = 1; // the math the kernel does over the math counted: attention of a head
                            // size its kernel pads (48 runs as 64: 4/3)
+  bool swish_epilogue = false;  // depthwise convs: SiLU applied in the same kernel (a tactic of its own)
 };
 
 // Whether library kernels tile the shape well, which decides the curve that prices it and the one
@@ -63,7 +64,10 @@ bool tile_aligned(const KernelShape& kernel, double element_bytes);
 // The kernel curve a kernel of this shape is priced by first and a calibrate call of it is fitted
 // to: its class's, "<class>_unaligned" where tile_aligned says no, "conv_dilated" for a dense conv
 // of a dilated window (its own curve: the gathered pixels cost more than the channel counts say),
-// "pointwise" for a depthwise window of one tap (a per-channel scale and bias: a stream).
+// "pointwise" for a depthwise window of one tap (a per-channel scale and bias: a stream),
+// "depthwise_swish" for a depthwise conv with its SiLU in the kernel (cuDNN's runtime fusion
+// runs conv + bias + SiLU as one grouped kernel that neither the conv alone nor another
+// activation reaches; docs/roofline.md).
 std::string kernel_curve_name(const KernelShape& kernel, double element_bytes);
 
 // `count` independent GEMMs of M x N outputs, each summing over K (groups, heads, batch).

@@ -195,12 +195,24 @@ std::string kernel_curve_name(const KernelShape& kernel, double element_bytes) {
   // A depthwise window of one tap is a per-channel scale and bias: it streams its input to its
   // output as a pointwise kernel does, with none of a window's reuse to pay for.
   if (kernel.cls == KernelClass::kDepthwise && kernel.k > 0 && kernel.k <= 1) return "pointwise";
+  if (kernel.cls == KernelClass::kDepthwise && kernel.swish_epilogue) return "depthwise_swish";
   const std::string base = kernel_class_name(kernel.cls);
   if (kernel.cls == KernelClass::kConv && kernel.dilation > 1) return base + "_dilated";
   return tile_aligned(kernel, element_bytes) ? base : base + "_unaligned";
 }
 
 namespace {
+
+// Whether `label` ("conv+bias+silu") names `part` as one of its '+'-separated parts.
+bool has_label_part(const std::string& label, const std::string& part) {
+  size_t begin = 0;
+  while (begin <= label.size()) {
+    const size_t end = std::min(label.find('+', begin), label.size());
+    if (label.compare(begin, end - begin, part) == 0) return true;
+    begin = end + 1;
+  }
+  return false;
+}
 
 // Which member class names a group without a matrix member: the one that bounds how the kernel
 // is written (a norm's two passes over a reduction's one over pooling windows over a pointwise map).
@@ -242,7 +254,8 @@ KernelShape group_kernel(const FusedGroup& group, const Analysis& analysis) {
     }
     return s;
   }
-  const KernelShape anchor = node_kernel(analysis.nodes[group.anchor]);
+  KernelShape anchor = node_kernel(analysis.nodes[group.anchor]);
+  if (anchor.cls == KernelClass::kDepthwise) anchor.swish_epilogue = has_label_part(group.label, "silu");
   if (kernel_class_is_matrix(anchor.cls)) return anchor;
   // A spelled-out norm (ReduceMean, Sub, Pow, ... or Mul by a Sigmoid over a pooled mean) is a norm.
   if (group.label.find("norm") != std::string::npos) return {KernelClass::kNorm};

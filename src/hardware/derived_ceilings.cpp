@@ -130,7 +130,7 @@ AchievableCeilings derive_ceilings(const Device& target, const Device& reference
   out.attention_load_scale = m.attention_load_scale;
   for (const auto& [name, c] : m.kernel_curves) {
     KernelCurve d = c;
-    const bool vector_class = name == "depthwise";
+    const bool vector_class = is_depthwise_curve(name);
     // A depthwise window loop runs on the vector units: its taps go at their rate.
     d.k_us_per_1000 = c.k_us_per_1000 * (vector_class ? 1 / vector : clock);
     // A wave class's FLOPs fill every slot of a wave (one per resident block of an SM), each a

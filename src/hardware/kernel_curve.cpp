@@ -15,7 +15,7 @@ const std::vector<std::string>& kernel_class_names() {
   // decode_*, prefill_attention and expert_*: the deployed LLM step's own kernels (docs/llm.md),
   // decode_* and expert_routing priced by the bytes they stream.
   static const std::vector<std::string> names = {
-      "gemm",          "conv1x1",        "conv",          "grouped_conv",     "depthwise",
+      "gemm",          "conv1x1",        "conv",          "grouped_conv",     "depthwise",      "depthwise_swish",
       "gemm_unaligned", "conv1x1_unaligned", "conv_unaligned", "grouped_conv_unaligned", "conv_dilated",
       "attention",     "pointwise",      "reduction",     "norm",             "pooling",
       "layout_copy",   "gather_scatter",
@@ -24,8 +24,10 @@ const std::vector<std::string>& kernel_class_names() {
   return names;
 }
 
+bool is_depthwise_curve(const std::string& name) { return name == "depthwise" || name == "depthwise_swish"; }
+
 bool kernel_class_is_matrix(const std::string& name) {
-  return name == "gemm" || name == "conv1x1" || name == "conv" || name == "grouped_conv" || name == "depthwise" ||
+  return name == "gemm" || name == "conv1x1" || name == "conv" || name == "grouped_conv" || is_depthwise_curve(name) ||
          name == "gemm_unaligned" || name == "conv1x1_unaligned" || name == "conv_unaligned" ||
          name == "grouped_conv_unaligned" || name == "conv_dilated" || name == "attention" || name == "prefill_attention" ||
          name == "expert_gemm";

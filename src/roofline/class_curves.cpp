@@ -34,7 +34,7 @@ std::vector<std::string> curve_keys(const KernelShape& kernel, double element_by
     case KernelClass::kLayoutCopy:
     case KernelClass::kGatherScatter:
     case KernelClass::kOther: fallbacks = {"pointwise"}; break;
-    case KernelClass::kDepthwise:
+    case KernelClass::kDepthwise: fallbacks = {"depthwise"}; break;
     case KernelClass::kPointwise:
     case KernelClass::kNone: break;
   }

@@ -385,7 +385,7 @@ TEST(HardwareDb, DerivedKernelCurvesFollowTheH100s) {
       const double sm_time = name == "expert_routing" ? clock : clock * base.compute_units / d.compute_units;
       const double gbps = b.gbps >= dram ? b.gbps * bytes : 1 / (1 / dram / bytes + (1 / b.gbps - 1 / dram) * sm_time);
       EXPECT_NEAR(c.gbps, gbps, 1e-6 * b.gbps) << id << " " << name;
-      if (name == "depthwise") continue;  // vector units: the vector peak
+      if (is_depthwise_curve(name)) continue;  // vector units: the vector peak
       EXPECT_NEAR(c.k_us_per_1000, b.k_us_per_1000 * clock, 1e-6 * b.k_us_per_1000 * clock) << id << " " << name;
       // The decode attention's waves of dependent steps: their rate goes with SMs x clock.
       const double rate = name == "decode_attention" ? d.compute_units / base.compute_units / clock : flops;
@@ -413,10 +413,12 @@ TEST(HardwareDb, AnUncalibratedEntryIsDerivedFromTheNearestCalibratedGpu) {
   EXPECT_GT(d.achievable.kernel_curves.at("pointwise").gbps, h100.achievable.kernel_curves.at("pointwise").gbps);
   EXPECT_NEAR(d.achievable.kernel_curves.at("gemm").tflops, h100.achievable.kernel_curves.at("gemm").tflops,
               1e-3 * h100.achievable.kernel_curves.at("gemm").tflops);  // the same GH100
-  // A class the H100's SMs pace below its DRAM rate (pooling, depthwise: a block's chain of loads)
-  // gains less than the bandwidth ratio on the same SMs, nearer the H200's own calibration than that ratio.
+  // A class the H100's SMs pace below its DRAM rate (pooling: a block's chain of loads) gains less
+  // than the bandwidth ratio on the same SMs, nearer the H200's own calibration than that ratio.
+  // (Depthwise is left out: the H200's grid times cuDNN's conv-only graph with a bias pass after
+  // it, which the H100's older grid lacks, so the two entries price different kernels.)
   const double bandwidth = 4800.0 / 3350.0;
-  for (const char* name : {"pooling", "depthwise", "conv", "grouped_conv"}) {
+  for (const char* name : {"pooling", "conv", "grouped_conv"}) {
     const double ref = h100.achievable.kernel_curves.at(name).gbps, derived = d.achievable.kernel_curves.at(name).gbps;
     EXPECT_GT(derived, ref) << name;
     EXPECT_LT(derived, ref * bandwidth) << name;

@@ -137,7 +137,7 @@ TEST_P(ShippedGrid, EntryCurvesAreTheFitOfTheGrid) {
 }
 
 // The kernel plan's shape of a grid call, read back from its shape text ("B=1 M=256 N=384 K=196",
-// "N=32 C=408>408 14x14 k3 s1 g17", "N=1 C=256>256 28x28 k3 s1 g1 d4"); nullopt for the byte
+// "N=32 C=408>408 14x14 k3 s1 g17", "N=1 C=256>256 28x28 k3 s1 g1 d4", "N=1 C=96>96 56x56 k3 s1 g96 silu"); nullopt for the byte
 // classes' calls.
 std::optional<KernelShape> grid_call_shape(const std::string& text) {
   long long b, m, n, k, batch, cin, cout, size, window, stride, groups;
@@ -158,6 +158,7 @@ std::optional<KernelShape> grid_call_shape(const std::string& text) {
   s.cls = groups == 1 ? (window == 1 ? KernelClass::kConv1x1 : KernelClass::kConv)
           : cin == groups ? KernelClass::kDepthwise : KernelClass::kGroupedConv;
   if (const size_t at = text.find(" d"); at != std::string::npos) s.dilation = std::stod(text.substr(at + 2));
+  s.swish_epilogue = text.find(" silu") != std::string::npos;  // the conv with its SiLU in the kernel
   return s;
 }
 

@@ -94,6 +94,23 @@ TEST(ClassCurves, OneTapDepthwiseWindowsStreamAsPointwiseKernels) {
   EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000);
 }
 
+// A depthwise conv with its SiLU in the kernel takes the depthwise_swish curve where the entry has
+// one, else the depthwise curve.
+TEST(ClassCurves, DepthwiseWithSiluFallsBackToTheDepthwiseCurve) {
+  Device d = curved_device();
+  d.achievable.kernel_curves["depthwise"] = curve(4, 80, 10, 1000);
+  const PeakChoice peak = choose_peak(d, MathPath::kVector, "fp16");
+  KernelShape depthwise;
+  depthwise.cls = KernelClass::kDepthwise;
+  depthwise.k = 9;
+  depthwise.swish_epilogue = true;
+  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000);
+  d.achievable.kernel_curves["depthwise_swish"] = curve(2, 50, 10, 2500);
+  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 2500);
+  depthwise.swish_epilogue = false;
+  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000);
+}
+
 // Attention of a head size its kernel pads runs the padded math: the rate falls by the padding.
 TEST(ClassCurves, PaddedAttentionHeadsRunAtThePaddedRate) {
   Device d = curved_device();

@@ -139,6 +139,20 @@ TEST(MeasureGpuOwnKernels, GroupedConvNodeAsCudnnGraph) {
   check_own_runner(b, "y", "fp16", true, 5e-3, graph, /*channels_last_weights=*/true);
 }
 
+// A depthwise conv node (64 channels, 3x3 and 5x5 windows) as cuDNN's conv-only graph, its bias
+// then added in place over the channels-last rows, channels-last.
+TEST(MeasureGpuOwnKernels, DepthwiseNodeAsConvGraphThenBiasAdd) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{2, 64, 12, 10});
+  add_depthwise_conv(b, "x", "k3", 64, 64, 3, 1);
+  add_depthwise_conv(b, "x", "k5s2", 64, 64, 5, 2);
+  const auto graph_then_bias = [](const NodeSpec&, const OpPlan& plan, std::string* why) {
+    return cuda::make_conv_graph_runner(std::get<ConvParams>(plan), why, /*bias_after=*/true);
+  };
+  for (const char* name : {"k3", "k5s2"}) check_own_runner(b, name, "fp16", true, 5e-3, graph_then_bias, /*channels_last_weights=*/true);
+}
+
 // A grouped conv of 3 groups of 16 channels (RegNetX's few wide groups) as a dense conv over
 // block-diagonal filters, channels-last and NCHW.
 TEST(MeasureGpuOwnKernels, FewGroupConvAsBlockDiagonalDenseConv) {

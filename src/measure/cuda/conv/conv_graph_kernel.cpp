@@ -15,6 +15,7 @@
 #include "conv/conv_graph_plans.h"
 #include "core/cuda_check.h"
 #include "core/cudnn_util.h"
+#include "core/kernels.h"
 #include "deployed/group_runner.h"
 #include "timing/sampler.h"
 #include "timing/timing.h"
@@ -30,6 +31,19 @@ const char* activation_name(EpilogueActivation a) {
     case EpilogueActivation::kSigmoid: return "+sigmoid";
     default: return "";
   }
+}
+
+// y[rows, C] += bias[C] over an NCHW-shaped output stored channels-last: C is the innermost axis.
+ElementwisePlan channels_last_bias_add(const std::vector<int64_t>& nchw) {
+  int64_t rows = 1;
+  for (size_t d = 0; d < nchw.size(); ++d)
+    if (d != 1) rows *= nchw[d];
+  const int64_t channels = nchw.size() > 1 ? nchw[1] : 1;
+  ElementwisePlan plan;
+  plan.op = ElementwiseOp::kAdd;
+  plan.dims = {rows, channels};
+  plan.input_strides = {{channels, 1}, {0, 1}};
+  return plan;
 }
 
 class ConvGraphKernel : public GroupKernel {
@@ -147,9 +161,10 @@ class ConvGraphKernel : public GroupKernel {
 // One conv node (with its bias where it has one) as a cuDNN graph: a candidate beside cudnnFind's
 // algorithms for grouped and depthwise convs, whose graph engines hold kernels the legacy API lacks (a ResNeXt-101 group conv
 // at batch 32 ran 2-4x faster on the H100).
-// `bias_after`: the conv's graph without its bias, the bias then added by cudnnAddTensor, as
-// PyTorch runs a depthwise conv (the conv-only graph's engines hold cuDNN's specialised depthwise
-// kernels, which a graph with the bias add does not reach).
+// `bias_after`: the conv's graph without its bias, the bias then added in place by one vectorised
+// pass over the channels-last rows, as a runtime runs a depthwise conv (the conv-only graph's
+// engines hold cuDNN's specialised depthwise kernels, which a graph with the bias add does not
+// reach; cudnnAddTensor took twice the conv's time for that pass).
 class ConvGraphRunner : public OperatorRunner {
  public:
   ConvGraphRunner(const ConvParams& conv, bool bias_after) : c_(conv), bias_after_(bias_after && conv.has_bias) {}
@@ -171,10 +186,10 @@ class ConvGraphRunner : public OperatorRunner {
       kernel_ = std::make_unique<ConvGraphKernel>(graph_conv, dtype, node_only, std::move(operands), ctx, known);
       ctx.choices[key] = kernel_->plans();
       if (bias_after_) {
-        descriptors_.configure(c_, CUDNN_TENSOR_NHWC, dtype, true);
+        bias_add_ = channels_last_bias_add(out[0].spec.shape);
+        type_ = element_type(dtype);
         bias_ = in[2].data;
         y_ = out[0].data;
-        handle_ = ctx.cudnn;
       }
     } catch (const std::exception& error) {  // GraphRefused, or Error from a CUDA call
       cudaGetLastError();
@@ -186,24 +201,32 @@ class ConvGraphRunner : public OperatorRunner {
 
   void launch(cudaStream_t stream) override {
     kernel_->launch(stream);
-    if (!bias_after_) return;
-    const float one = 1;
-    MC_CUDNN_CHECK(cudnnAddTensor(handle_, &one, descriptors_.b, bias_, &one, descriptors_.y, y_));
+    if (bias_after_) launch_binary(type_, bias_add_, y_, bias_, y_, stream);
   }
   std::string implementation() const override {
-    return (kernel_ ? kernel_->implementation() : "cudnn graph conv NHWC") + (bias_after_ ? " + cudnnAddTensor bias" : "");
+    return (kernel_ ? kernel_->implementation() : "cudnn graph conv NHWC") + (bias_after_ ? " + bias add" : "");
   }
 
  private:
   ConvParams c_;
   bool bias_after_;
   std::unique_ptr<ConvGraphKernel> kernel_;
-  ConvDescriptors descriptors_;  // Y and the bias, for cudnnAddTensor
-  cudnnHandle_t handle_ = nullptr;
+  ElementwisePlan bias_add_;
+  ElementType type_ = ElementType::kFloat16;
   void *bias_ = nullptr, *y_ = nullptr;
 };
 
 }  // namespace
+
+std::unique_ptr<GroupKernel> make_conv_graph_kernel_on(const ConvParams& conv, int32_t dtype, const MatrixEpilogue& e,
+                                                    std::vector<void*> operands, CudaContext& ctx) {
+  const std::string key = graph_key(conv, dtype, e);
+  auto known = ctx.choice<ConvGraphPlans>(key);
+  if (known && !known->refused.empty()) throw GraphRefused(known->refused);
+  auto kernel = std::make_unique<ConvGraphKernel>(conv, dtype, e, std::move(operands), ctx, known);
+  ctx.choices[key] = kernel->plans();
+  return kernel;
+}
 
 std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, std::string* why, bool bias_after) {
   if (conv.kernel.size() != 2) {

@@ -45,6 +45,12 @@ std::string graph_key(const ConvParams& c, int32_t dtype, const MatrixEpilogue& 
 std::shared_ptr<ConvGraphPlans> build_conv_graph_plans(cudnnHandle_t handle, const ConvParams& c, int32_t dtype,
                                                        const MatrixEpilogue& e);
 
+// The graph's kernel on the given buffers (x, w, the bias where `conv` has one, y, then e's
+// residuals), its plan timed where no identical graph has been: calibrate's grid times a conv
+// with the epilogue a network fuses into it so. Throws GraphRefused where no plan runs.
+std::unique_ptr<GroupKernel> make_conv_graph_kernel_on(const ConvParams& conv, int32_t dtype, const MatrixEpilogue& e,
+                                                    std::vector<void*> operands, CudaContext& ctx);
+
 struct ConvGraphRequest {
   ConvParams conv;
   int32_t dtype = 0;
