@@ -401,7 +401,7 @@ bool CudaBackend::time_library_call(const NodeSpec& spec, LibraryKernelSample& s
 // with ReLU/ReLU6 do not offer (EfficientNet-B0's 3x3 and 5x5 depthwise convs ran 1.2-2.3x faster
 // so on the H200). The grid times that graph on the call's buffers and keeps the faster, as the
 // deployed runtime's timed choice does.
-void CudaBackend::time_depthwise_with_activation(const NodeSpec& spec, LibraryKernelSample& sample) {
+void CudaBackend::time_depthwise_with_silu(const NodeSpec& spec, LibraryKernelSample& sample) {
   const OpPlan plan = plan_operation(spec);
   const ConvParams* conv = std::get_if<ConvParams>(&plan);
   if (!conv || !conv->has_bias || spec.inputs.size() != 3 || slots_.size() < 4) return;
@@ -455,7 +455,7 @@ void CudaBackend::calibrate_library_kernels(CalibrationResult& r) {
       // The same conv with a SiLU in its kernel: the depthwise_swish curve's sample.
       s.kind = "depthwise_swish";
       s.shape += " silu";
-      time_depthwise_with_activation(p.spec, s);
+      time_depthwise_with_silu(p.spec, s);
       r.library_kernels.push_back(s);
     } catch (const Error& e) {
       cudaGetLastError();

@@ -177,14 +177,12 @@ class ConvGraphRunner : public OperatorRunner {
     graph_conv.has_bias = c_.has_bias && !bias_after_;
     const MatrixEpilogue node_only;  // the node alone: its own bias, nothing after
     const std::string key = graph_key(graph_conv, dtype, node_only);
-    auto known = ctx.choice<ConvGraphPlans>(key);
-    if (known && !known->refused.empty()) throw Error(kExitRuntime, known->refused);
+    if (auto known = ctx.choice<ConvGraphPlans>(key); known && !known->refused.empty()) throw Error(kExitRuntime, known->refused);
     try {
       std::vector<void*> operands = {in[0].data, in[1].data};
       if (graph_conv.has_bias) operands.push_back(in[2].data);
       operands.push_back(out[0].data);
-      kernel_ = std::make_unique<ConvGraphKernel>(graph_conv, dtype, node_only, std::move(operands), ctx, known);
-      ctx.choices[key] = kernel_->plans();
+      kernel_ = make_conv_graph_kernel_on(graph_conv, dtype, node_only, std::move(operands), ctx);
       if (bias_after_) {
         bias_add_ = channels_last_bias_add(out[0].spec.shape);
         type_ = element_type(dtype);
@@ -210,7 +208,7 @@ class ConvGraphRunner : public OperatorRunner {
  private:
   ConvParams c_;
   bool bias_after_;
-  std::unique_ptr<ConvGraphKernel> kernel_;
+  std::unique_ptr<GroupKernel> kernel_;
   ElementwisePlan bias_add_;
   ElementType type_ = ElementType::kFloat16;
   void *bias_ = nullptr, *y_ = nullptr;
@@ -220,6 +218,7 @@ class ConvGraphRunner : public OperatorRunner {
 
 std::unique_ptr<GroupKernel> make_conv_graph_kernel_on(const ConvParams& conv, int32_t dtype, const MatrixEpilogue& e,
                                                     std::vector<void*> operands, CudaContext& ctx) {
+  if (!takes_dtype(ConvGraphKernel::kDtypes, dtype)) throw GraphRefused("cuDNN's conv graph runs fp16/bf16");
   const std::string key = graph_key(conv, dtype, e);
   auto known = ctx.choice<ConvGraphPlans>(key);
   if (known && !known->refused.empty()) throw GraphRefused(known->refused);

@@ -60,7 +60,7 @@ class CudaBackend : public Backend {
   bool time_library_call(const NodeSpec& spec, LibraryKernelSample& sample);
   // A depthwise grid call's spec (its buffers prepared by time_library_call) as cuDNN's graph of
   // the conv, its bias and a SiLU: kept in `sample` where faster.
-  void time_depthwise_with_activation(const NodeSpec& spec, LibraryKernelSample& sample);
+  void time_depthwise_with_silu(const NodeSpec& spec, LibraryKernelSample& sample);
   // A prepared grid call's timings: CUPTI durations warm and with only `first` in L2, and the
   // time per call in a CUDA graph. False when no kernel ran.
   bool time_grid_call(const std::function<void(cudaStream_t)>& launch, const DeviceTensor& first,
