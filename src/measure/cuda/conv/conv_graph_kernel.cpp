@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "conv/conv_descriptors.h"
 #include "conv/conv_graph_plans.h"
 #include "core/cuda_check.h"
 #include "core/cudnn_util.h"

@@ -81,7 +81,7 @@ std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec
 std::unique_ptr<OperatorRunner> make_thin_product_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason);
 // A 2-D conv (with its bias where it has one) as one cuDNN graph (conv_graph_kernel.cpp):
 // channels-last fp16/bf16, refused at prepare() otherwise. `bias_after`: the graph is the conv
-// alone and cudnnAddTensor adds the bias after it.
+// alone and one vectorised pass adds the bias after it.
 std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, std::string* why, bool bias_after = false);
 // A grouped conv of 2-64 groups as a dense cuDNN conv over block-diagonal filters
 // (block_diagonal_conv_runner.cpp).
