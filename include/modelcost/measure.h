@@ -215,6 +215,9 @@ class Backend {
   // Measures one node in isolation on random data of its shapes and dtypes. Never throws for an
   // unsupported node: returns measured=false with a reason.
   virtual NodeMeasurement measure_node(const NodeAnalysis& node, const MeasureOptions& options) = 0;
+  // Work done for all of a model's nodes at once before they are measured one by one (the GPU
+  // builds the cuDNN graphs its nodes' candidates run together, on threads); none by default.
+  virtual void prepare_nodes(const Analysis& /*analysis*/, const MeasureOptions& /*options*/) {}
   // Runs the whole graph end to end (CUDA graph replay on the GPU). measured=false with a reason
   // when some node cannot run.
   virtual ModelMeasurement measure_model(const Analysis& analysis, const MeasureOptions& options) = 0;

@@ -26,6 +26,7 @@ std::vector<NodeMeasurement> measure_nodes(const Analysis& analysis, Backend& ba
   std::vector<NodeMeasurement> results;
   results.reserve(analysis.nodes.size());
   std::unordered_map<std::string, size_t> first_of;  // measurement key -> index of the node measured
+  backend.prepare_nodes(analysis, options);
   size_t done = 0;
   for (const NodeAnalysis& node : analysis.nodes) {
     std::string key;

@@ -148,7 +148,7 @@ TEST(MeasureGpuOwnKernels, DepthwiseNodeAsConvGraphThenBiasAdd) {
   add_depthwise_conv(b, "x", "k3", 64, 64, 3, 1);
   add_depthwise_conv(b, "x", "k5s2", 64, 64, 5, 2);
   const auto graph_then_bias = [](const NodeSpec&, const OpPlan& plan, std::string* why) {
-    return cuda::make_conv_graph_runner(std::get<ConvParams>(plan), why, /*bias_after=*/true);
+    return cuda::make_conv_graph_runner(std::get<ConvParams>(plan), why);
   };
   for (const char* name : {"k3", "k5s2"}) check_own_runner(b, name, "fp16", true, 5e-3, graph_then_bias, /*channels_last_weights=*/true);
 }

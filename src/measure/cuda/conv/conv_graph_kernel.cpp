@@ -157,31 +157,28 @@ class ConvGraphKernel : public GroupKernel {
   std::string label_;
 };
 
-// One conv node (with its bias where it has one) as a cuDNN graph: a candidate beside cudnnFind's
-// algorithms for grouped and depthwise convs, whose graph engines hold kernels the legacy API lacks (a ResNeXt-101 group conv
-// at batch 32 ran 2-4x faster on the H100).
-// `bias_after`: the conv's graph without its bias, the bias then added in place by one vectorised
-// pass over the channels-last rows, as a runtime runs a depthwise conv (the conv-only graph's
-// engines hold cuDNN's specialised depthwise kernels, which a graph with the bias add does not
-// reach; cudnnAddTensor took twice the conv's time for that pass).
+// One conv node as a cuDNN graph (node_conv_graph): a candidate beside cudnnFind's algorithms
+// for grouped and depthwise convs, whose graph engines hold kernels the legacy API lacks (a
+// ResNeXt-101 group conv at batch 32 ran 2-4x faster on the H100). A depthwise conv's bias is
+// added in place after its conv-only graph by one vectorised pass over the channels-last rows, as
+// a runtime runs it (cudnnAddTensor took twice the conv's time for that pass).
 class ConvGraphRunner : public OperatorRunner {
  public:
-  ConvGraphRunner(const ConvParams& conv, bool bias_after) : c_(conv), bias_after_(bias_after && conv.has_bias) {}
+  explicit ConvGraphRunner(const ConvParams& conv) : c_(conv) {}
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     const int32_t dtype = out[0].spec.dtype;
     if (!ctx.channels_last_half || !takes_dtype(ConvGraphKernel::kDtypes, dtype))
       throw Error(kExitRuntime, "cuDNN's conv graph runs channels-last fp16/bf16");
-    ConvParams graph_conv = c_;
-    graph_conv.has_bias = c_.has_bias && !bias_after_;
-    const MatrixEpilogue node_only;  // the node alone: its own bias, nothing after
-    const std::string key = graph_key(graph_conv, dtype, node_only);
+    const ConvGraphRequest graph = node_conv_graph(c_, dtype);
+    bias_after_ = c_.has_bias && !graph.conv.has_bias;
+    const std::string key = graph_key(graph.conv, dtype, graph.epilogue);
     if (auto known = ctx.choice<ConvGraphPlans>(key); known && !known->refused.empty()) throw Error(kExitRuntime, known->refused);
     try {
       std::vector<void*> operands = {in[0].data, in[1].data};
-      if (graph_conv.has_bias) operands.push_back(in[2].data);
+      if (graph.conv.has_bias) operands.push_back(in[2].data);
       operands.push_back(out[0].data);
-      kernel_ = make_conv_graph_kernel_on(graph_conv, dtype, node_only, std::move(operands), ctx);
+      kernel_ = make_conv_graph_kernel_on(graph.conv, dtype, graph.epilogue, std::move(operands), ctx);
       if (bias_after_) {
         bias_add_ = channels_last_bias_add(out[0].spec.shape);
         type_ = element_type(dtype);
@@ -206,7 +203,7 @@ class ConvGraphRunner : public OperatorRunner {
 
  private:
   ConvParams c_;
-  bool bias_after_;
+  bool bias_after_ = false;
   std::unique_ptr<GroupKernel> kernel_;
   ElementwisePlan bias_add_;
   ElementType type_ = ElementType::kFloat16;
@@ -226,12 +223,18 @@ std::unique_ptr<GroupKernel> make_conv_graph_kernel_on(const ConvParams& conv, i
   return kernel;
 }
 
-std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, std::string* why, bool bias_after) {
+std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, std::string* why) {
   if (conv.kernel.size() != 2) {
     *why = "cuDNN's graph runner takes a 2-D conv";
     return nullptr;
   }
-  return std::make_unique<ConvGraphRunner>(conv, bias_after);
+  return std::make_unique<ConvGraphRunner>(conv);
+}
+
+ConvGraphRequest node_conv_graph(const ConvParams& conv, int32_t dtype) {
+  ConvGraphRequest graph{conv, dtype, MatrixEpilogue{}};  // the node alone: nothing after the conv
+  if (is_depthwise_2d(conv)) graph.conv.has_bias = false;
+  return graph;
 }
 
 namespace {
@@ -281,6 +284,14 @@ std::unique_ptr<GroupKernel> make_bare_conv_graph_kernel(const GroupView& view, 
   return cached_graph_kernel(view.cuda, graph_key(c, dtype, none), "cuDNN graph conv: ", why, [&](auto known) {
     return std::make_unique<ConvGraphKernel>(c, dtype, none, operands, view.cuda, std::move(known));
   });
+}
+
+std::optional<ConvGraphRequest> node_conv_graph_request(const NodeSpec& spec, const OpPlan& plan, const CudaContext& cuda) {
+  const auto* c = std::get_if<ConvParams>(&plan);
+  if (!c || spec.outputs.empty() || !(is_depthwise_2d(*c) || c->groups > 1) || needs_gather_gemm(*c)) return std::nullopt;
+  const int32_t dtype = spec.outputs[0].dtype;
+  if (!graph_runs(*c, dtype, cuda)) return std::nullopt;
+  return node_conv_graph(*c, dtype);
 }
 
 std::optional<ConvGraphRequest> conv_graph_request(const GroupView& view) {

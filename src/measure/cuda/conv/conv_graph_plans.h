@@ -60,6 +60,14 @@ struct ConvGraphRequest {
 // The graph a group's kernel will try (conv_graph_epilogue) where cuDNN's graph runs it, or nothing.
 std::optional<ConvGraphRequest> conv_graph_request(const GroupView& view);
 
+// The graph a node's conv runs as alone (make_conv_graph_runner): a depthwise conv's is the conv
+// without its bias (cuDNN's specialised depthwise kernels are conv-only engines; a pass after it
+// adds the bias), any other conv's holds its bias.
+ConvGraphRequest node_conv_graph(const ConvParams& conv, int32_t dtype);
+// That graph for a node whose timed choice has a graph candidate (a depthwise or grouped 2-D conv,
+// channels-last fp16/bf16), or nothing: a model's node graphs are built together first.
+std::optional<ConvGraphRequest> node_conv_graph_request(const NodeSpec& spec, const OpPlan& plan, const CudaContext& cuda);
+
 // Builds the graphs of `requests` that cuda.choices lacks, several at once, into cuda.choices
 // (a refused graph as refused, with cuDNN's reason).
 void prebuild_conv_graphs(const std::vector<ConvGraphRequest>& requests, CudaContext& cuda);

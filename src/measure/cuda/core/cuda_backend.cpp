@@ -77,12 +77,16 @@ NodeMeasurement not_measured(const std::string& why) {
 }
 }  // namespace
 
+void CudaBackend::set_node_context(const MeasureOptions& options) {
+  context_.autotune = options.autotune;
+  context_.channels_last_half = true;
+  context_.dtype_option = options.dtype;
+}
+
 NodeMeasurement CudaBackend::measure_node(const NodeAnalysis& node, const MeasureOptions& options) {
   if (!node.shaped) return not_measured("shapes not concrete");
   try {
-    context_.autotune = options.autotune;
-    context_.channels_last_half = true;
-    context_.dtype_option = options.dtype;
+    set_node_context(options);
     const NodeSpec spec = make_node_spec(node, options.dtype);
     const OpPlan plan = plan_operation(spec);
     if (is_zero_cost(plan)) {

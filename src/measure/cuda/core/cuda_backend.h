@@ -35,6 +35,7 @@ class CudaBackend : public Backend {
   ~CudaBackend() override;
   DeviceInfo device() const override { return info_; }
   NodeMeasurement measure_node(const NodeAnalysis& node, const MeasureOptions& options) override;
+  void prepare_nodes(const Analysis& analysis, const MeasureOptions& options) override;
   ModelMeasurement measure_model(const Analysis& analysis, const MeasureOptions& options) override;
   CalibrationResult calibrate(const MeasureOptions& options) override;
   DeployedMeasurement measure_deployed(const Analysis& analysis, const FusionPlan& plan,
@@ -52,6 +53,8 @@ class CudaBackend : public Backend {
 
  private:
   SampleConfig sample_config(const MeasureOptions& options) const;
+  // The context every node is measured in: channels-last fp16/bf16, the options' dtype and autotuning.
+  void set_node_context(const MeasureOptions& options);
   // The deployed view's groups, each timed alone (deployed_runner.cpp).
   void time_groups(const PreparedGroups& prepared, const MeasureOptions& options, DeployedMeasurement& result);
   // calibrate's grid of library kernels (calibrate_library.cpp): one call's timings into `sample`;

@@ -79,10 +79,10 @@ std::unique_ptr<OperatorRunner> make_cudnn_pool_runner(const NodeSpec& spec, con
 std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason);
 // A product with K and N at most 32 as a stream of its rows (gemm/thin_product.h).
 std::unique_ptr<OperatorRunner> make_thin_product_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason);
-// A 2-D conv (with its bias where it has one) as one cuDNN graph (conv_graph_kernel.cpp):
-// channels-last fp16/bf16, refused at prepare() otherwise. `bias_after`: the graph is the conv
-// alone and one vectorised pass adds the bias after it.
-std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, std::string* why, bool bias_after = false);
+// A 2-D conv as one cuDNN graph, the one node_conv_graph names (conv_graph_kernel.cpp): a
+// depthwise conv's graph is the conv alone, one vectorised pass adding its bias after it; any
+// other conv's holds its bias. Channels-last fp16/bf16, refused at prepare() otherwise.
+std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, std::string* why);
 // A grouped conv of 2-64 groups as a dense cuDNN conv over block-diagonal filters
 // (block_diagonal_conv_runner.cpp).
 std::unique_ptr<OperatorRunner> make_block_diagonal_conv_runner(const NodeSpec& spec, const ConvParams& conv, std::string* why);

@@ -33,7 +33,10 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             }
             auto cudnn = make_cudnn_conv_runner(spec, c, reason);
             if (!cudnn) return cudnn;
-            // Depthwise: the own kernel and cuDNN's graph engines against cuDNN's timed choice;
+            // Depthwise: the own kernel and cuDNN's conv-only graph with a bias pass after it against
+            // cuDNN's timed choice (the graph with its bias add in it won none of the H200 grid's 86
+            // depthwise calls, its runtime-fusion engines 2-30x off, and its plans cost the most
+            // build time of a depthwise network's --measure);
             // grouped: cuDNN's graph engines and, up to 64 groups, a dense conv over block-diagonal filters against it;
             // 1x1: cuBLASLt's GEMM against it (cuDNN runs some 1x1 shapes 3-5x off the GEMM);
             // a strided kernel within its stride: gather + GEMM against it.
@@ -43,7 +46,6 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             if (is_depthwise_2d(c)) {
               candidates.push_back(make_depthwise_conv_runner(spec, c, &why));
               candidates.push_back(make_conv_graph_runner(c, &why));
-              candidates.push_back(make_conv_graph_runner(c, &why, /*bias_after=*/true));
             } else if (c.groups > 1) {
               candidates.push_back(make_conv_graph_runner(c, &why));
               candidates.push_back(make_block_diagonal_conv_runner(spec, c, &why));
