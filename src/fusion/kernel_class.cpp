@@ -131,6 +131,7 @@ KernelShape node_kernel(const NodeAnalysis& node) {
       s.cls = KernelClass::kGemm;
       s.k = gemms.empty() ? k_from_outputs(node) : gemms.front().k;
       s.n = gemms.empty() ? 0 : gemms.front().n;
+      s.rows = gemms.size() == 1 && gemms.front().count == 1 ? gemms.front().m : 0;
       return s;
     }
     case OpForm::kAttention:
@@ -196,6 +197,9 @@ std::string kernel_curve_name(const KernelShape& kernel, double element_bytes) {
   // output as a pointwise kernel does, with none of a window's reuse to pay for.
   if (kernel.cls == KernelClass::kDepthwise && kernel.k > 0 && kernel.k <= 1) return "pointwise";
   if (kernel.cls == KernelClass::kDepthwise && kernel.swish_epilogue) return "depthwise_swish";
+  // One row: a matrix-vector product, which the runtime runs as a stream of the weights (the
+  // skinny kernel or cuBLASLt, the faster), as calibrate times a decode step's one-row products.
+  if (kernel.cls == KernelClass::kGemm && kernel.rows == 1) return "decode_gemm_m1";
   const std::string base = kernel_class_name(kernel.cls);
   if (kernel.cls == KernelClass::kConv && kernel.dilation > 1) return base + "_dilated";
   return tile_aligned(kernel, element_bytes) ? base : base + "_unaligned";

@@ -31,32 +31,6 @@ TEST(Fusion, ConvBiasReluResidualIsOneKernel) {
   EXPECT_DOUBLE_EQ(g.flops, f.total_flops());
 }
 
-// A depthwise conv with its SiLU (Sigmoid and Mul) is one kernel planned with the SiLU in it: the
-// tactic that prices it differs from a depthwise conv with ReLU's (depthwise_swish).
-TEST(Fusion, DepthwiseConvWithSiluIsPlannedWithItsSiluEpilogue) {
-  for (const bool silu : {true, false}) {
-    ModelBuilder b;
-    b.input("x", kFloat, Shape{1, 16, 12, 12});
-    b.weight("w", kFloat, {16, 1, 3, 3}).weight("bias", kFloat, {16});
-    auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
-    set_attr(conv, "group", int64_t{16});
-    set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
-    if (silu) {
-      b.node("Sigmoid", {"c"}, {"g"});
-      b.node("Mul", {"c", "g"}, {"y"});
-    } else {
-      b.node("Relu", {"c"}, {"y"});
-    }
-    b.output("y");
-    Fused f(b);
-    ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
-    const KernelShape& kernel = f.plan.groups[0].kernel;
-    EXPECT_EQ(kernel.cls, KernelClass::kDepthwise);
-    EXPECT_EQ(kernel.swish_epilogue, silu) << f.plan.groups[0].label;
-    EXPECT_EQ(kernel_curve_name(kernel, 4), silu ? "depthwise_swish" : "depthwise");
-  }
-}
-
 // Exporters put the Identity nodes of shared weights at the top of the graph: such a node folds
 // into the group that reads the weight without moving that group ahead of the work before it.
 TEST(Fusion, WeightIdentityKeepsItsGroupInRunOrder) {

@@ -185,6 +185,22 @@ TEST(MeasureGpuOwnKernels, ThinProducts) {
   }
 }
 
+// The skinny weight stream: a classifier head at batch 1 (a Gemm over weights [1000, 2048] with
+// its bias: the last block of 16 outputs partly empty) and a bias-free product of 3 rows.
+TEST(MeasureGpuOwnKernels, SkinnyProducts) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b;
+  b.input("x", kFloat, Shape{1, 2048}).weight("w", kFloat, Shape{1000, 2048}).weight("c", kFloat, Shape{1000});
+  set_attr(b.node("Gemm", {"x", "w", "c"}, {"logits"}), "transB", int64_t{1});
+  b.input("rows", kFloat, Shape{3, 96}).weight("v", kFloat, Shape{40, 96});
+  set_attr(b.node("Gemm", {"rows", "v"}, {"projected"}), "transB", int64_t{1});
+  b.output("logits").output("projected");
+  const auto skinny = [](const NodeSpec& spec, const OpPlan& plan, std::string* why) {
+    return cuda::make_skinny_product_runner(spec, std::get<MatMulParams>(plan), why);
+  };
+  for (const char* name : {"logits", "projected"}) check_own_runner(b, name, "fp16", false, 3e-3, skinny);
+}
+
 // The own pooling kernel channels-last (8 channels per thread, and one where C is odd) and NCHW:
 // PoolFormer's 3x3 average at stride 1 without the pads in the count, a strided max pool.
 TEST(MeasureGpuOwnKernels, PoolsInBothLayouts) {

@@ -79,6 +79,8 @@ std::unique_ptr<OperatorRunner> make_cudnn_pool_runner(const NodeSpec& spec, con
 std::unique_ptr<OperatorRunner> make_cublaslt_matmul_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason);
 // A product with K and N at most 32 as a stream of its rows (gemm/thin_product.h).
 std::unique_ptr<OperatorRunner> make_thin_product_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason);
+// A product of 1-32 rows over fp16 weights stored [N, K] as a stream of the weights (gemm/skinny_gemm.h).
+std::unique_ptr<OperatorRunner> make_skinny_product_runner(const NodeSpec& spec, const MatMulParams& m, std::string* reason);
 // A 2-D conv as one cuDNN graph, the one node_conv_graph names (conv_graph_kernel.cpp): a
 // depthwise conv's graph is the conv alone, one vectorised pass adding its bias after it; any
 // other conv's holds its bias. Channels-last fp16/bf16, refused at prepare() otherwise.

@@ -68,11 +68,13 @@ std::unique_ptr<OperatorRunner> make_runner(const NodeSpec& spec, const OpPlan& 
             return faster_of(make_kernel_runner(spec, plan, reason), std::move(cudnn), spec);
           },
           [&](const MatMulParams& m) -> std::unique_ptr<OperatorRunner> {
-            // cuBLASLt tiles a product of tiny K and N far off the memory rate: the thin kernel
-            // is timed against it where it applies.
+            // cuBLASLt tiles a product of tiny K and N far off the memory rate, and runs one of a
+            // few rows K-serially: the thin kernel or the skinny weight stream is timed against it
+            // where it applies.
             std::string why;
-            auto thin = make_thin_product_runner(spec, m, &why);
-            return faster_of(std::move(thin), make_cublaslt_matmul_runner(spec, m, reason), spec);
+            auto own = make_thin_product_runner(spec, m, &why);
+            if (!own) own = make_skinny_product_runner(spec, m, &why);
+            return faster_of(std::move(own), make_cublaslt_matmul_runner(spec, m, reason), spec);
           },
           [&](const ZeroCostPlan& z) -> std::unique_ptr<OperatorRunner> {
             *reason = "nothing to run: " + z.reason;

@@ -142,6 +142,10 @@ std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const
 // The same product with K and N at most 32 as the thin product kernel with its bias and ReLU
 // (gemm/thin_product.h), or nullptr where it does not apply (a residual, another activation).
 std::unique_ptr<GroupKernel> make_thin_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m);
+// The same product of 1-32 rows (weights [N, K], K a multiple of 32, fp16) as the skinny weight
+// stream with its bias (gemm/skinny_gemm.h), or nullptr where it does not apply (an activation,
+// a residual, a folded BatchNorm).
+std::unique_ptr<GroupKernel> make_skinny_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m);
 // A dense, grouped or depthwise 2-D conv with bias, residual and any activation above but GELU as one cuDNN
 // graph (conv_graph_kernel.cpp); channels-last fp16/bf16 only.
 std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);

@@ -143,9 +143,12 @@ std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const
   }
   const bool conv = std::holds_alternative<ConvParams>(view.plan(e.anchor));
   if (!kernel->prepare(view, e, m, conv, why)) return nullptr;
-  auto thin = conv || e.batch_norm >= 0 ? nullptr : make_thin_gemm_kernel(view, e, m);
-  if (!thin) return kernel;
-  return make_timed_choice(std::move(thin), std::move(kernel), view.cuda, group_measurement_key(view, "thin product or cublasLt"));
+  if (conv || e.batch_norm >= 0) return kernel;
+  if (auto thin = make_thin_gemm_kernel(view, e, m))
+    return make_timed_choice(std::move(thin), std::move(kernel), view.cuda, group_measurement_key(view, "thin product or cublasLt"));
+  if (auto skinny = make_skinny_gemm_kernel(view, e, m))
+    return make_timed_choice(std::move(skinny), std::move(kernel), view.cuda, group_measurement_key(view, "skinny product or cublasLt"));
+  return kernel;
 }
 
 }  // namespace modelcost::cuda

@@ -45,8 +45,9 @@ __global__ void __launch_bounds__(kWarps * 32, 1) skinny_gemm_kernel(SkinnyGemmA
   const int row0 = blockIdx.x * 16;
   const int chunks = a.k / 32, begin = chunks * warp / kWarps, end = chunks * (warp + 1) / kWarps;
   // Piece t of chunk c sits at k = 32c + 8t: uint4 index 4c + t of the row.
-  const uint4* w_low = reinterpret_cast<const uint4*>(a.w + static_cast<int64_t>(row0 + g) * a.k) + t;
-  const uint4* w_high = reinterpret_cast<const uint4*>(a.w + static_cast<int64_t>(row0 + g + 8) * a.k) + t;
+  const int last = a.n - 1;  // rows past n (the last block's) read the last row, their sums unstored
+  const uint4* w_low = reinterpret_cast<const uint4*>(a.w + static_cast<int64_t>(min(row0 + g, last)) * a.k) + t;
+  const uint4* w_high = reinterpret_cast<const uint4*>(a.w + static_cast<int64_t>(min(row0 + g + 8, last)) * a.k) + t;
   const uint4* x_row[Tiles];
   bool x_live[Tiles];
 #pragma unroll
@@ -87,8 +88,9 @@ __global__ void __launch_bounds__(kWarps * 32, 1) skinny_gemm_kernel(SkinnyGemmA
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) sum += partial[w][ie][l];
     const int out = row0 + l / 4 + (e >= 2 ? 8 : 0), row = i * 8 + 2 * (l % 4) + (e & 1);
-    if (row >= a.m) continue;
+    if (row >= a.m || out >= a.n) continue;
     __half* y = a.y + static_cast<int64_t>(row) * a.n + out;
+    if (a.bias) sum += __half2float(a.bias[out]);
     if (a.accumulate) sum += __half2float(*y);
     *y = __float2half(sum);
   }
@@ -98,12 +100,12 @@ __global__ void __launch_bounds__(kWarps * 32, 1) skinny_gemm_kernel(SkinnyGemmA
 
 bool skinny_gemm_supports(const SkinnyGemmArgs& a) {
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return a.m >= 1 && a.m <= kSkinnyMaxRows && a.n > 0 && a.n % 16 == 0 && a.k > 0 && a.k % 32 == 0 && aligned(a.x) &&
-         aligned(a.w) && aligned(a.y);
+  return a.m >= 1 && a.m <= kSkinnyMaxRows && a.n > 0 && a.k > 0 && a.k % 32 == 0 && aligned(a.x) && aligned(a.w) &&
+         aligned(a.y);
 }
 
 void launch_skinny_gemm(const SkinnyGemmArgs& a, cudaStream_t stream) {
-  const dim3 grid(a.n / 16), block(kWarps * 32);
+  const dim3 grid((a.n + 15) / 16), block(kWarps * 32);
   switch ((a.m + 7) / 8) {
     case 1: skinny_gemm_kernel<1><<<grid, block, 0, stream>>>(a); break;
     case 2: skinny_gemm_kernel<2><<<grid, block, 0, stream>>>(a); break;

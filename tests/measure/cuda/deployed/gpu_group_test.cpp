@@ -195,6 +195,20 @@ TEST(MeasureGpuGroups, ThinMatMulWithBiasTriesTheThinKernel) {
   }
 }
 
+// A classifier head at batch 1 (one row, weights [1000, 2048] with their bias) is also tried as
+// the skinny weight stream, timed against cuBLASLt.
+TEST(MeasureGpuGroups, OneRowGemmTriesTheSkinnyWeightStream) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(19);
+  b.input("x", kFloat, Shape{1, 2048});
+  b.weight("w", kFloat, Shape{1000, 2048}).weight("c", kFloat, Shape{1000});
+  set_attr(b.node("Gemm", {"x", "w", "c"}, {"y"}), "transB", int64_t{1});
+  b.output("y");
+  const GroupResult r = run_group(*analyse(b), "y", "fp16");
+  EXPECT_NE(r.gpu.runner.find("skinny weight stream 1x1000x2048 +bias"), std::string::npos) << r.gpu.runner;
+  expect_close(r, 5e-3);
+}
+
 TEST(MeasureGpuGroups, MatMulBiasGeluIsOneCublasLtEpilogue) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b(17);

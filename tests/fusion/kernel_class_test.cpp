@@ -1,0 +1,58 @@
+// The kernel plan's class and shape of a group: what prices it (kernel_curve_name).
+#include "modelcost/kernel_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "fusion_test_support.h"
+
+namespace modelcost::testing {
+namespace {
+
+// A depthwise conv with its SiLU (Sigmoid and Mul) is one kernel planned with the SiLU in it: the
+// tactic that prices it differs from a depthwise conv with ReLU's (depthwise_swish).
+TEST(Fusion, DepthwiseConvWithSiluIsPlannedWithItsSiluEpilogue) {
+  for (const bool silu : {true, false}) {
+    ModelBuilder b;
+    b.input("x", kFloat, Shape{1, 16, 12, 12});
+    b.weight("w", kFloat, {16, 1, 3, 3}).weight("bias", kFloat, {16});
+    auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+    set_attr(conv, "group", int64_t{16});
+    set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    if (silu) {
+      b.node("Sigmoid", {"c"}, {"g"});
+      b.node("Mul", {"c", "g"}, {"y"});
+    } else {
+      b.node("Relu", {"c"}, {"y"});
+    }
+    b.output("y");
+    Fused f(b);
+    ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+    const KernelShape& kernel = f.plan.groups[0].kernel;
+    EXPECT_EQ(kernel.cls, KernelClass::kDepthwise);
+    EXPECT_EQ(kernel.swish_epilogue, silu) << f.plan.groups[0].label;
+    EXPECT_EQ(kernel_curve_name(kernel, 4), silu ? "depthwise_swish" : "depthwise");
+  }
+}
+
+// A product of one row (a classifier at batch 1) is a stream of its weights, priced by the curve
+// of one-row products; two rows keep the GEMM curve.
+TEST(KernelClass, OneRowGemmIsPricedAsAStreamOfItsWeights) {
+  for (const int64_t rows : {1, 2}) {
+    ModelBuilder b;
+    b.input("x", kFloat, Shape{rows, 2048}).weight("w", kFloat, {1000, 2048}).weight("c", kFloat, {1000});
+    set_attr(b.node("Gemm", {"x", "w", "c"}, {"y"}), "transB", int64_t{1});
+    b.input("h", kFloat, Shape{4, 1, 64}).weight("v", kFloat, {64, 64});
+    b.node("MatMul", {"h", "v"}, {"z"});
+    b.output("y").output("z");
+    Fused f(b);
+    const KernelShape& head = f.group("y").kernel;
+    EXPECT_EQ(head.cls, KernelClass::kGemm);
+    EXPECT_DOUBLE_EQ(head.rows, double(rows));
+    EXPECT_EQ(kernel_curve_name(head, 2), rows == 1 ? "decode_gemm_m1" : "gemm");
+    // [4, 1, 64] x [64, 64]: the four one-row products run as one product of four rows.
+    EXPECT_EQ(kernel_curve_name(f.group("z").kernel, 2), "gemm");
+  }
+}
+
+}  // namespace
+}  // namespace modelcost::testing
