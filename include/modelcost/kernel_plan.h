@@ -42,7 +42,8 @@ struct KernelShape {
   double k = 0;            // reduction length: a GEMM's K, a conv's input channels per group x taps,
                            // a depthwise conv's taps, attention's key length
   double n = 0;            // GEMMs: output columns (0: unknown)
-  double rows = 0;         // GEMMs: rows of a single product (0: unknown or a batch of products)
+  double rows = 0;         // GEMMs and convs: rows of a single product, the batch times the output
+                           // pixels for a conv (0: unknown, or several products)
   double taps = 0;         // convolutions: window elements
   double dilation = 1;     // convolutions: the window's largest dilation
   double group_width = 0;  // grouped convolutions: output channels per group
@@ -69,7 +70,7 @@ bool tile_aligned(const KernelShape& kernel, double element_bytes);
 // "depthwise_swish" for a depthwise conv with its SiLU in the kernel (cuDNN's runtime fusion
 // runs conv + bias + SiLU as one grouped kernel that neither the conv alone nor another
 // activation reaches; docs/roofline.md), "decode_gemm_m1" for a product of one row (a classifier
-// at batch 1: a stream of its weights, as a decode step's products are).
+// or a squeeze-excite 1x1 conv at batch 1: a stream of its weights, as a decode step's products are).
 std::string kernel_curve_name(const KernelShape& kernel, double element_bytes);
 
 // `count` independent GEMMs of M x N outputs, each summing over K (groups, heads, batch).

@@ -103,6 +103,7 @@ KernelShape conv_kernel(const NodeAnalysis& node) {
   s.groups = std::max(1.0, s.groups);
   const std::vector<GemmShape> gemms = gemm_shapes(node);
   s.k = gemms.empty() ? k_from_outputs(node) : gemms.front().k;
+  s.rows = gemms.size() == 1 && gemms.front().count == 1 ? gemms.front().m : 0;
   const TensorInfo* y = fusion::shaped_operand(node, 0, true);
   const double out_channels = y && y->shape.size() >= 2 ? static_cast<double>(y->shape[1]) : 0;
   s.group_width = s.groups > 0 ? out_channels / s.groups : 0;
@@ -199,7 +200,8 @@ std::string kernel_curve_name(const KernelShape& kernel, double element_bytes) {
   if (kernel.cls == KernelClass::kDepthwise && kernel.swish_epilogue) return "depthwise_swish";
   // One row: a matrix-vector product, which the runtime runs as a stream of the weights (the
   // skinny kernel or cuBLASLt, the faster), as calibrate times a decode step's one-row products.
-  if (kernel.cls == KernelClass::kGemm && kernel.rows == 1) return "decode_gemm_m1";
+  const bool product = kernel.cls == KernelClass::kGemm || kernel.cls == KernelClass::kConv1x1;
+  if (product && kernel.rows == 1) return "decode_gemm_m1";
   const std::string base = kernel_class_name(kernel.cls);
   if (kernel.cls == KernelClass::kConv && kernel.dilation > 1) return base + "_dilated";
   return tile_aligned(kernel, element_bytes) ? base : base + "_unaligned";

@@ -54,5 +54,21 @@ TEST(KernelClass, OneRowGemmIsPricedAsAStreamOfItsWeights) {
   }
 }
 
+// A squeeze-excite 1x1 conv over one pooled pixel is a product of one row at batch 1, and of as
+// many rows as the batch above it.
+TEST(KernelClass, OnePixelConvAtBatchOneIsPricedAsAStreamOfItsWeights) {
+  for (const int64_t batch : {1, 2}) {
+    ModelBuilder b;
+    b.input("x", kFloat, Shape{batch, 64, 1, 1}).weight("w", kFloat, {16, 64, 1, 1});
+    b.node("Conv", {"x", "w"}, {"y"});
+    b.output("y");
+    Fused f(b);
+    const KernelShape& squeeze = f.group("y").kernel;
+    EXPECT_EQ(squeeze.cls, KernelClass::kConv1x1);
+    EXPECT_DOUBLE_EQ(squeeze.rows, double(batch));
+    EXPECT_EQ(kernel_curve_name(squeeze, 2), batch == 1 ? "decode_gemm_m1" : "conv1x1");
+  }
+}
+
 }  // namespace
 }  // namespace modelcost::testing
