@@ -172,24 +172,17 @@ class ConvGraphRunner : public OperatorRunner {
       throw Error(kExitRuntime, "cuDNN's conv graph runs channels-last fp16/bf16");
     const ConvGraphRequest graph = node_conv_graph(c_, dtype);
     bias_after_ = c_.has_bias && !graph.conv.has_bias;
-    const std::string key = graph_key(graph.conv, dtype, graph.epilogue);
-    if (auto known = ctx.choice<ConvGraphPlans>(key); known && !known->refused.empty()) throw Error(kExitRuntime, known->refused);
-    try {
-      std::vector<void*> operands = {in[0].data, in[1].data};
-      if (graph.conv.has_bias) operands.push_back(in[2].data);
-      operands.push_back(out[0].data);
-      kernel_ = make_conv_graph_kernel_on(graph.conv, dtype, graph.epilogue, std::move(operands), ctx);
-      if (bias_after_) {
-        bias_add_ = channels_last_bias_add(out[0].spec.shape);
-        type_ = element_type(dtype);
-        bias_ = in[2].data;
-        y_ = out[0].data;
-      }
-    } catch (const std::exception& error) {  // GraphRefused, or Error from a CUDA call
-      cudaGetLastError();
-      const std::string reason = std::string("cuDNN graph conv: ") + error.what();
-      ctx.choices[key] = refused_graph(reason);
-      throw Error(kExitRuntime, reason);
+    std::vector<void*> operands = {in[0].data, in[1].data};
+    if (graph.conv.has_bias) operands.push_back(in[2].data);
+    operands.push_back(out[0].data);
+    std::string why;
+    kernel_ = make_conv_graph_kernel_on(graph.conv, dtype, graph.epilogue, std::move(operands), ctx, &why);
+    if (!kernel_) throw Error(kExitRuntime, why);
+    if (bias_after_) {
+      bias_add_ = channels_last_bias_add(out[0].spec.shape);
+      type_ = element_type(dtype);
+      bias_ = in[2].data;
+      y_ = out[0].data;
     }
   }
 
@@ -211,17 +204,6 @@ class ConvGraphRunner : public OperatorRunner {
 };
 
 }  // namespace
-
-std::unique_ptr<GroupKernel> make_conv_graph_kernel_on(const ConvParams& conv, int32_t dtype, const MatrixEpilogue& e,
-                                                    std::vector<void*> operands, CudaContext& ctx) {
-  if (!takes_dtype(ConvGraphKernel::kDtypes, dtype)) throw GraphRefused("cuDNN's conv graph runs fp16/bf16");
-  const std::string key = graph_key(conv, dtype, e);
-  auto known = ctx.choice<ConvGraphPlans>(key);
-  if (known && !known->refused.empty()) throw GraphRefused(known->refused);
-  auto kernel = std::make_unique<ConvGraphKernel>(conv, dtype, e, std::move(operands), ctx, known);
-  ctx.choices[key] = kernel->plans();
-  return kernel;
-}
 
 std::unique_ptr<OperatorRunner> make_conv_graph_runner(const ConvParams& conv, std::string* why) {
   if (conv.kernel.size() != 2) {
@@ -268,6 +250,17 @@ std::unique_ptr<GroupKernel> cached_graph_kernel(CudaContext& cuda, const std::s
 }
 
 }  // namespace
+
+std::unique_ptr<GroupKernel> make_conv_graph_kernel_on(const ConvParams& conv, int32_t dtype, const MatrixEpilogue& e,
+                                                    std::vector<void*> operands, CudaContext& ctx, std::string* why) {
+  if (!takes_dtype(ConvGraphKernel::kDtypes, dtype)) {
+    *why = "cuDNN's conv graph runs fp16/bf16";
+    return nullptr;
+  }
+  return cached_graph_kernel(ctx, graph_key(conv, dtype, e), "cuDNN graph conv: ", why, [&](auto known) {
+    return std::make_unique<ConvGraphKernel>(conv, dtype, e, std::move(operands), ctx, std::move(known));
+  });
+}
 
 std::unique_ptr<GroupKernel> make_bare_conv_graph_kernel(const GroupView& view, size_t anchor, std::string* why) {
   ConvParams c = std::get<ConvParams>(view.plan(anchor));

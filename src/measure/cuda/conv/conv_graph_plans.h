@@ -46,10 +46,11 @@ std::shared_ptr<ConvGraphPlans> build_conv_graph_plans(cudnnHandle_t handle, con
                                                        const MatrixEpilogue& e);
 
 // The graph's kernel on the given buffers (x, w, the bias where `conv` has one, y, then e's
-// residuals), its plan timed where no identical graph has been: calibrate's grid times a conv
-// with the epilogue a network fuses into it so. Throws GraphRefused where no plan runs.
+// residuals), its plan timed where no identical graph has been (a node's own graph; calibrate's
+// grid times a conv with the epilogue a network fuses into it so). nullptr with *why where no
+// plan runs, the refusal kept so an identical graph is not built again.
 std::unique_ptr<GroupKernel> make_conv_graph_kernel_on(const ConvParams& conv, int32_t dtype, const MatrixEpilogue& e,
-                                                    std::vector<void*> operands, CudaContext& ctx);
+                                                    std::vector<void*> operands, CudaContext& ctx, std::string* why);
 
 struct ConvGraphRequest {
   ConvParams conv;
