@@ -270,13 +270,11 @@ std::unique_ptr<GroupKernel> make_bare_conv_graph_kernel(const GroupView& view, 
     return nullptr;
   }
   c.has_bias = false;
-  const MatrixEpilogue none{anchor};
   const Node& node = view.node(anchor);
-  const std::vector<void*> operands = {view.buffers.data(node.inputs[0]), view.buffers.data(node.inputs[1]),
-                                       view.buffers.data(node.outputs[0])};
-  return cached_graph_kernel(view.cuda, graph_key(c, dtype, none), "cuDNN graph conv: ", why, [&](auto known) {
-    return std::make_unique<ConvGraphKernel>(c, dtype, none, operands, view.cuda, std::move(known));
-  });
+  return make_conv_graph_kernel_on(c, dtype, MatrixEpilogue{anchor},
+                                   {view.buffers.data(node.inputs[0]), view.buffers.data(node.inputs[1]),
+                                    view.buffers.data(node.outputs[0])},
+                                   view.cuda, why);
 }
 
 std::optional<ConvGraphRequest> node_conv_graph_request(const NodeSpec& spec, const OpPlan& plan, const CudaContext& cuda) {
