@@ -91,6 +91,11 @@ double k_from_outputs(const NodeAnalysis& node) {
   return out > 0 && node.cost.macs > 0 ? node.cost.macs / out : 0;
 }
 
+// The rows of a node's one product (KernelShape::rows): 0 where it runs several or none is known.
+double single_product_rows(const std::vector<GemmShape>& gemms) {
+  return gemms.size() == 1 && gemms.front().count == 1 ? gemms.front().m : 0;
+}
+
 KernelShape conv_kernel(const NodeAnalysis& node) {
   KernelShape s;
   s.taps = conv_taps(node);
@@ -103,7 +108,7 @@ KernelShape conv_kernel(const NodeAnalysis& node) {
   s.groups = std::max(1.0, s.groups);
   const std::vector<GemmShape> gemms = gemm_shapes(node);
   s.k = gemms.empty() ? k_from_outputs(node) : gemms.front().k;
-  s.rows = gemms.size() == 1 && gemms.front().count == 1 ? gemms.front().m : 0;
+  s.rows = single_product_rows(gemms);
   const TensorInfo* y = fusion::shaped_operand(node, 0, true);
   const double out_channels = y && y->shape.size() >= 2 ? static_cast<double>(y->shape[1]) : 0;
   s.group_width = s.groups > 0 ? out_channels / s.groups : 0;
@@ -132,7 +137,7 @@ KernelShape node_kernel(const NodeAnalysis& node) {
       s.cls = KernelClass::kGemm;
       s.k = gemms.empty() ? k_from_outputs(node) : gemms.front().k;
       s.n = gemms.empty() ? 0 : gemms.front().n;
-      s.rows = gemms.size() == 1 && gemms.front().count == 1 ? gemms.front().m : 0;
+      s.rows = single_product_rows(gemms);
       return s;
     }
     case OpForm::kAttention:

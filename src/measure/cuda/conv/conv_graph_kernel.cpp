@@ -157,6 +157,11 @@ class ConvGraphKernel : public GroupKernel {
   std::string label_;
 };
 
+// Whether cuDNN's graph runs this conv here: 2-D convs (dense, grouped, depthwise), channels-last, fp16/bf16.
+bool graph_runs(const ConvParams& c, int32_t dtype, const CudaContext& cuda) {
+  return c.kernel.size() == 2 && cuda.channels_last_half && takes_dtype(ConvGraphKernel::kDtypes, dtype);
+}
+
 // One conv node as a cuDNN graph (node_conv_graph): a candidate beside cudnnFind's algorithms
 // for grouped and depthwise convs, whose graph engines hold kernels the legacy API lacks (a
 // ResNeXt-101 group conv at batch 32 ran 2-4x faster on the H100). A depthwise conv's bias is
@@ -168,8 +173,8 @@ class ConvGraphRunner : public OperatorRunner {
 
   void prepare(const std::vector<DeviceTensor>& in, const std::vector<DeviceTensor>& out, CudaContext& ctx) override {
     const int32_t dtype = out[0].spec.dtype;
-    if (!ctx.channels_last_half || !takes_dtype(ConvGraphKernel::kDtypes, dtype))
-      throw Error(kExitRuntime, "cuDNN's conv graph runs channels-last fp16/bf16");
+    if (!graph_runs(c_, dtype, ctx))
+      throw Error(kExitRuntime, "cuDNN's conv graph runs 2-D convs channels-last in fp16/bf16");
     const ConvGraphRequest graph = node_conv_graph(c_, dtype);
     bias_after_ = c_.has_bias && !graph.conv.has_bias;
     std::vector<void*> operands = {in[0].data, in[1].data};
@@ -220,11 +225,6 @@ ConvGraphRequest node_conv_graph(const ConvParams& conv, int32_t dtype) {
 }
 
 namespace {
-
-// Whether cuDNN's graph runs this conv here: 2-D convs (dense, grouped, depthwise), channels-last, fp16/bf16.
-bool graph_runs(const ConvParams& c, int32_t dtype, const CudaContext& cuda) {
-  return c.kernel.size() == 2 && cuda.channels_last_half && takes_dtype(ConvGraphKernel::kDtypes, dtype);
-}
 
 // The kernel `make(known)` builds for graph `key`, its plans kept in cuda.choices; a graph cuDNN
 // refuses is kept as refused (`what` and cuDNN's reason in *why) so an identical group does not
