@@ -61,6 +61,11 @@ bool outputs_known(const NodeAnalysis& node);
 // the heaviest work among its members (a norm over a reduction over pooling over pointwise work).
 KernelShape group_kernel(const FusedGroup& group, const Analysis& analysis);
 
+// The tensors a "sibling_products" group writes, one per product in member order (the bias Add's
+// result where the product has one); empty for any other group. Its batched call writes them
+// side by side, so a runtime places them in one buffer in this order.
+std::vector<int> sibling_outputs(const FusedGroup& group, const Analysis& analysis);
+
 // Which fusions the plan holds. kMeasuredRuntime: the kernels the deployed runtime of --measure
 // launches, so a pattern match it cannot run as one kernel (a reduction with its prologue, an
 // attention head size its kernel lacks) is planned as its members. kEveryPattern: every pattern

@@ -266,6 +266,7 @@ KernelShape group_kernel(const FusedGroup& group, const Analysis& analysis) {
     return s;
   }
   KernelShape anchor = node_kernel(analysis.nodes[group.anchor]);
+  if (group.pattern == "sibling_products") anchor.rows = 0;  // several products in one batched call
   if (anchor.cls == KernelClass::kDepthwise) anchor.swish_epilogue = has_label_part(group.label, "silu");
   if (kernel_class_is_matrix(anchor.cls)) return anchor;
   // A spelled-out norm (ReduceMean, Sub, Pow, ... or Mul by a Sigmoid over a pooled mean) is a norm.

@@ -383,7 +383,7 @@ std::vector<std::vector<size_t>> apart_parts(const FusionGraph& g, std::vector<s
 }
 
 std::string why_apart(const FusionGraph& g, const std::string& pattern, const std::vector<size_t>& members, size_t anchor) {
-  if (pattern == "fused_op") return "";
+  if (pattern == "fused_op" || pattern == "sibling_products") return "";  // its matcher admits only what runs as one
   if (pattern == "attention") return attention_apart(g, members);
   const std::vector<size_t> running = running_members(g, members);
   if (running.size() <= 1) return "";

@@ -23,6 +23,9 @@ const std::vector<FusionPattern>& pattern_table() {
       {"attention", match_attention, boundary_cost, attention_label},
       // silu(gate) * up: one pointwise kernel reading the two projections.
       {"swiglu", match_swiglu, boundary_cost, region_label},
+      // Products of one input by constant weights of one shape, each with its bias (Q, K and V;
+      // gate and up): one batched GEMM that reads the input once (sibling_products.cpp).
+      {"sibling_products", match_sibling_products, boundary_cost, sibling_label},
       // Conv/Gemm/MatMul with its epilogue: bias, a conv's BatchNorm or per-channel scale,
       // activation, residual add, and layout changes of its output.
       {"epilogue", match_epilogue, boundary_cost, epilogue_label},

@@ -36,6 +36,7 @@ const std::vector<FusionPattern>& pattern_table();
 std::optional<GroupCandidate> match_fused_op(const FusionGraph& g, size_t i);
 std::optional<GroupCandidate> match_attention(const FusionGraph& g, size_t i);
 std::optional<GroupCandidate> match_swiglu(const FusionGraph& g, size_t i);
+std::optional<GroupCandidate> match_sibling_products(const FusionGraph& g, size_t i);
 std::optional<GroupCandidate> match_epilogue(const FusionGraph& g, size_t i);
 std::optional<GroupCandidate> match_layout_fold(const FusionGraph& g, size_t i);
 std::optional<GroupCandidate> match_region(const FusionGraph& g, size_t i);
@@ -50,6 +51,7 @@ std::string epilogue_label(const FusionGraph& g, const FusedGroup& group);
 std::string region_label(const FusionGraph& g, const FusedGroup& group);
 std::string attention_label(const FusionGraph& g, const FusedGroup& group);
 std::string op_label(const FusionGraph& g, const FusedGroup& group);
+std::string sibling_label(const FusionGraph& g, const FusedGroup& group);  // "3x matmul+bias"
 
 // Why a pattern match cannot run as one kernel of the deployed runtime, or "" (kernel_split.cpp).
 std::string why_apart(const FusionGraph& g, const std::string& pattern, const std::vector<size_t>& members, size_t anchor);

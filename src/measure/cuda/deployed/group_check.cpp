@@ -19,7 +19,7 @@ GroupRun run_group_kernel_on_gpu(const Analysis& analysis, const FusedGroup& gro
   GroupRun run;
   std::string error;
   try {
-    ModelBuffers buffers(analysis, dtype, ctx.stream);
+    ModelBuffers buffers(analysis, dtype, ctx.stream, {sibling_outputs(group, analysis)});
     for (const auto& [id, tensor] : inputs) {
       HostTensor t = tensor;
       t.dtype = measurement_dtype(t.dtype, dtype);

@@ -70,6 +70,8 @@ std::string group_measurement_key(const GroupView& view, const std::string& impl
 // The strategies (one file each); nullptr with *why where one does not apply.
 std::unique_ptr<GroupKernel> make_attention_kernel(const GroupView& view, std::string* why);
 std::unique_ptr<GroupKernel> make_epilogue_kernel(const GroupView& view, std::string* why);
+// A "sibling_products" group as one strided batched cuBLASLt call (gemm/sibling_products_kernel.cpp).
+std::unique_ptr<GroupKernel> make_sibling_products_kernel(const GroupView& view, std::string* why);
 // One pointwise chain over `members` (elementwise members of the view, in order).
 std::unique_ptr<GroupKernel> make_chain_kernel(const GroupView& view, const std::vector<size_t>& members, std::string* why);
 // The same chain after a first step adding conv `anchor`'s per-channel bias to its output (the

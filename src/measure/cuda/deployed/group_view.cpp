@@ -68,6 +68,7 @@ GroupKernelChoice make_group_kernel(const GroupView& view) {
   if (launching.empty() || !view.group.launches) return choice;
   std::string why;
   if (view.group.pattern == "attention") choice.kernel = make_attention_kernel(view, &why);
+  if (view.group.pattern == "sibling_products") choice.kernel = make_sibling_products_kernel(view, &why);
   if (!choice.kernel) {
     std::string epilogue_why;
     choice.kernel = make_epilogue_kernel(view, &epilogue_why);

@@ -6,8 +6,15 @@
 
 namespace modelcost::cuda {
 
-ModelBuffers::ModelBuffers(const Analysis& analysis, const std::string& dtype, cudaStream_t stream)
-    : analysis_(analysis), pointer_(analysis.graph->tensors.size(), nullptr), planned_(analysis.nodes.size()) {
+ModelBuffers::ModelBuffers(const Analysis& analysis, const std::string& dtype, cudaStream_t stream,
+                           const std::vector<std::vector<int>>& adjacent)
+    : analysis_(analysis),
+      pointer_(analysis.graph->tensors.size(), nullptr),
+      planned_(analysis.nodes.size()),
+      adjacent_(adjacent),
+      set_base_(adjacent.size(), nullptr) {
+  for (size_t s = 0; s < adjacent.size(); ++s)
+    for (size_t k = 0; k < adjacent[s].size(); ++k) slot_[adjacent[s][k]] = {s, k};
   for (size_t n = 0; n < analysis.nodes.size(); ++n) {
     const NodeAnalysis& na = analysis.nodes[n];
     const Node& node = *na.node;
@@ -28,7 +35,7 @@ ModelBuffers::ModelBuffers(const Analysis& analysis, const std::string& dtype, c
         pointer_[id] = pointer_[node.inputs[0]];
         continue;
       }
-      allocate(id, p.spec.outputs[o]);
+      if (!place_adjacent(id, p.spec.outputs[o])) allocate(id, p.spec.outputs[o]);
       const TensorSpec& t = p.spec.outputs[o];
       if (t.value && t.value->size() == static_cast<size_t>(t.elements())) {  // folded contents
         HostTensor h(t.shape, t.dtype);
@@ -42,6 +49,20 @@ ModelBuffers::ModelBuffers(const Analysis& analysis, const std::string& dtype, c
 void ModelBuffers::allocate(int tensor, const TensorSpec& spec) {
   owned_.emplace_back(std::max<size_t>(static_cast<size_t>(spec.elements() * dtype_size(spec.dtype)), 16));
   pointer_[tensor] = owned_.back().data();
+}
+
+bool ModelBuffers::place_adjacent(int tensor, const TensorSpec& spec) {
+  const auto it = slot_.find(tensor);
+  if (it == slot_.end()) return false;
+  // The set's tensors have one shape (one batched call's results): each takes this one's bytes.
+  const size_t bytes = static_cast<size_t>(spec.elements() * dtype_size(spec.dtype));
+  char*& base = set_base_[it->second.set];
+  if (!base) {
+    owned_.emplace_back(std::max<size_t>(bytes * adjacent_[it->second.set].size(), 16));
+    base = static_cast<char*>(owned_.back().data());
+  }
+  pointer_[tensor] = base + it->second.index * bytes;
+  return true;
 }
 
 std::vector<DeviceTensor> ModelBuffers::inputs(size_t n) const {

@@ -1,7 +1,9 @@
 // Device buffers for every tensor of a model, for the deployed view's run of its fusion groups:
 // graph inputs and weights get random (or known) contents, reshape-like nodes alias their
-// input, and each node's spec and plan are decoded once for the runners that need them.
+// input, and each node's spec and plan are decoded once for the runners that need them. Tensors
+// named together in `adjacent` (the results of one batched call) share one buffer, in order.
 #pragma once
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -19,7 +21,8 @@ struct PlannedNode {
 class ModelBuffers {
  public:
   // Throws Error when a node has no concrete shapes.
-  ModelBuffers(const Analysis& analysis, const std::string& dtype, cudaStream_t stream);
+  ModelBuffers(const Analysis& analysis, const std::string& dtype, cudaStream_t stream,
+               const std::vector<std::vector<int>>& adjacent = {});
   void* data(int tensor) const { return tensor >= 0 ? pointer_[tensor] : nullptr; }
   const PlannedNode& planned(size_t node) const { return *planned_[node]; }
   // The node's inputs and outputs as the operator runners take them.
@@ -28,10 +31,19 @@ class ModelBuffers {
 
  private:
   void allocate(int tensor, const TensorSpec& spec);
+  // Places `tensor` at its slot of its adjacent set's buffer (allocated on the set's first
+  // tensor); false where it belongs to no set.
+  bool place_adjacent(int tensor, const TensorSpec& spec);
   const Analysis& analysis_;
   std::vector<DeviceBuffer> owned_;
   std::vector<void*> pointer_;
   std::vector<std::optional<PlannedNode>> planned_;
+  struct Slot {
+    size_t set = 0, index = 0;
+  };
+  std::map<int, Slot> slot_;
+  std::vector<std::vector<int>> adjacent_;
+  std::vector<char*> set_base_;
 };
 
 }  // namespace modelcost::cuda

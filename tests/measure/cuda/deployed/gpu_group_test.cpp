@@ -209,6 +209,33 @@ TEST(MeasureGpuGroups, OneRowGemmTriesTheSkinnyWeightStream) {
   expect_close(r, 5e-3);
 }
 
+// Q, K and V of one input with their biases (read by attention) run as one strided batched
+// cuBLASLt call whose three results sit side by side.
+TEST(MeasureGpuGroups, SiblingProductsAreOneBatchedCall) {
+  SKIP_WITHOUT_GPU();
+  constexpr int64_t kHeads = 2, kSeq = 40, kDim = 32, kHidden = kHeads * kDim;
+  ModelBuilder b(17);
+  b.input("x", kFloat, Shape{2, kSeq, kHidden});
+  b.ints("split", {2, kSeq, kHeads, kDim});
+  for (const std::string name : {"q", "k", "v"}) {
+    b.weight("w_" + name, kFloat, Shape{kHidden, kHidden}).weight("b_" + name, kFloat, Shape{kHidden});
+    b.node("MatMul", {"x", "w_" + name}, {name + "_p"});
+    b.node("Add", {name + "_p", "b_" + name}, {name + "_b"});
+    b.node("Reshape", {name + "_b", "split"}, {name + "_r"});
+    set_attr(b.node("Transpose", {name + "_r"}, {name}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  }
+  set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  b.node("MatMul", {"q", "kt"}, {"s"});
+  set_attr(b.node("Softmax", {"s"}, {"p"}), "axis", int64_t{-1});
+  b.node("MatMul", {"p", "v"}, {"y"});
+  b.output("y");
+  const GroupResult r = run_group(*analyse(b), "k_p", "fp16");
+  EXPECT_NE(r.gpu.runner.find("strided batch of 3 sibling products"), std::string::npos) << r.gpu.runner;
+  EXPECT_NE(r.gpu.runner.find("+bias"), std::string::npos) << r.gpu.runner;
+  EXPECT_EQ(r.gpu.outputs.size(), 3u);
+  expect_close(r, 5e-3);
+}
+
 TEST(MeasureGpuGroups, MatMulBiasGeluIsOneCublasLtEpilogue) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b(17);
