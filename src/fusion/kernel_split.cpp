@@ -65,8 +65,29 @@ bool folded_batch_norm(const FusionGraph& g, size_t anchor, size_t m) {
   return weight.size() == 2 && out && !out->empty() && rows.size() == 2 && rows[1] == out->back() && sole_view_end(g, anchor) == in;
 }
 
+// A product whose weight is one constant 2-D matrix: per-column factors fold into its columns.
+bool constant_matrix_weight(const FusionGraph& g, size_t anchor) {
+  const Node& product = g.node(anchor);
+  if (g.traits(anchor).form != OpForm::kGemm || product.inputs.size() < 2 || !g.is_constant(product.inputs[1])) return false;
+  return g.graph().tensors[product.inputs[1]].shape.size() == 2;
+}
+
+// Member c multiplies tensor `out` by a constant of one value per column (a layer scale) or one
+// value in all: it folds into the product's weight columns and bias.
+bool column_scale(const FusionGraph& g, size_t c, int out, double channels) {
+  const Node& node = g.node(c);
+  if (!g.traits(c).epilogue_scale || node.inputs.size() != 2) return false;
+  const int other = node.inputs[0] == out ? node.inputs[1] : node.inputs[0];
+  if (other == out || !g.is_constant(other)) return false;
+  const TensorInfo& t = g.graph().tensors[other];
+  const double n = elements_of(g, other);
+  return t.has_shape && (n == 1 || (n == channels && !t.shape.empty() && t.shape.back() == channels));
+}
+
 // The members the conv or GEMM library call takes into its own epilogue, walking from the
 // product's output: reinterpreting views, then a bias or a residual Add, up to one ReLU or clip.
+// Before the residual, a constant per-column scale of a product with a constant weight folds
+// into its weight and bias.
 std::vector<size_t> library_epilogue(const FusionGraph& g, const std::vector<size_t>& members, size_t anchor) {
   std::vector<size_t> taken;
   const Node& product = g.node(anchor);
@@ -75,7 +96,7 @@ std::vector<size_t> library_epilogue(const FusionGraph& g, const std::vector<siz
   if (out < 0 || !shape || shape->empty()) return taken;
   const bool conv = g.traits(anchor).form == OpForm::kConv;
   const double channels = static_cast<double>(conv && shape->size() > 1 ? (*shape)[1] : shape->back());
-  bool bias = product.inputs.size() > 2 && product.inputs[2] >= 0, residual = false;
+  bool bias = product.inputs.size() > 2 && product.inputs[2] >= 0, residual = false, folded = false;
   while (out >= 0 && g.consumers(out).size() == 1 && contains(members, g.consumers(out).front())) {
     const size_t c = g.consumers(out).front();
     const Node& node = g.node(c);
@@ -87,6 +108,13 @@ std::vector<size_t> library_epilogue(const FusionGraph& g, const std::vector<siz
     const OpTraits traits = g.traits(c);
     if (!conv && folded_batch_norm(g, anchor, c)) {
       bias = true;  // the folded shift is (or joins) the product's bias
+      folded = true;
+      taken.push_back(c);
+      out = node.outputs.front();
+      continue;
+    }
+    if (!conv && !residual && !folded && column_scale(g, c, out, channels) && constant_matrix_weight(g, anchor)) {
+      folded = true;  // one folded factor per column: a second one would be folded again
       taken.push_back(c);
       out = node.outputs.front();
       continue;

@@ -42,6 +42,9 @@ struct OpTraits {
   // the sum of two operands, taken as the bias or the residual; an activation (ReLU, Clip as ReLU6).
   bool epilogue_add = false;
   bool epilogue_activation = false;
+  // The product of two operands: by a constant per-column vector (a layer scale) right after a
+  // product with a constant weight, it folds into the weight's columns and the bias.
+  bool epilogue_scale = false;
   // Normalises with stored per-channel statistics (inference BatchNormalization): folds into the
   // weights of a conv whose output it reads; anywhere else a per-channel scale and shift of the
   // chain (two steps) or of a depthwise kernel's store.
@@ -62,6 +65,7 @@ struct OpTraits {
   constexpr OpTraits with_conv_epilogue() const { return with(&OpTraits::conv_epilogue); }
   constexpr OpTraits with_epilogue_add() const { return with(&OpTraits::epilogue_add); }
   constexpr OpTraits with_epilogue_activation() const { return with(&OpTraits::epilogue_activation); }
+  constexpr OpTraits with_epilogue_scale() const { return with(&OpTraits::epilogue_scale); }
   constexpr OpTraits with_stored_statistics() const { return with(&OpTraits::stored_statistics); }
   constexpr OpTraits with_transposed_conv() const { return with(&OpTraits::transposed_conv); }
   constexpr OpTraits with_free_dim_order() const { return with(&OpTraits::free_dim_order); }

@@ -132,6 +132,30 @@ TEST(Fusion, BatchNormOverAProductsRowsFoldsIntoItsWeights) {
   }
 }
 
+TEST(Fusion, LayerScaleFoldsIntoTheProductsWeights) {
+  // A transformer block's layer scale: x + gamma * (h W + b). Before the residual, gamma folds into
+  // W's columns and b, so one GEMM takes the group; a scale after the residual (or of a product
+  // of two activations) is a kernel after the library call.
+  for (const bool before_residual : {true, false}) {
+    ModelBuilder b;
+    b.input("h", kFloat, Shape{2, 6, 16}).input("x", kFloat, Shape{2, 6, 8});
+    b.weight("w", kFloat, {16, 8}).weight("bias", kFloat, {8}).weight("gamma", kFloat, {8});
+    b.node("MatMul", {"h", "w"}, {"p"});
+    b.node("Add", {"p", "bias"}, {"pb"});
+    if (before_residual) {
+      b.node("Mul", {"gamma", "pb"}, {"ps"});
+      b.node("Add", {"x", "ps"}, {"y"});
+    } else {
+      b.node("Add", {"pb", "x"}, {"r"});
+      b.node("Mul", {"r", "gamma"}, {"y"});
+    }
+    b.output("y");
+    Fused f(b);
+    ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+    EXPECT_EQ(f.plan.groups[0].library_tail, !before_residual) << f.describe();
+  }
+}
+
 TEST(Fusion, PerChannelScaleAndShiftFoldIntoGemm) {
   ModelBuilder b;
   b.input("x", kFloat, Shape{4, 16});

@@ -362,6 +362,8 @@ void register_math_ops(OpRegistry& r) {
   });
   r.add(OpTraits(OpForm::kPointwise).with_conv_epilogue(), {
       {"", "Sub", infer_sub, cost_per_output<1>, plan_elementwise},
+  });
+  r.add(OpTraits(OpForm::kPointwise).with_conv_epilogue().with_epilogue_scale(), {
       {"", "Mul", infer_mul, cost_per_output<1>, plan_elementwise},
   });
   r.add(OpTraits(OpForm::kPointwise).with_conv_epilogue().with_epilogue_activation(), {

@@ -34,26 +34,58 @@ FoldedBatchNorm fold_batch_norm(const GroupView& view, size_t m) {
   return out;
 }
 
-WeightsWithBatchNorm fold_batch_norm_into_weights(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m) {
-  const HostTensor folded = batch_norm_scale_shift(view, static_cast<size_t>(e.batch_norm));
+namespace {
+
+// The product's weight with column n times scale[n], and the bias shift[n] + (scale_bias ?
+// scale[n] : 1) * bias[n] over the product's own bias or the epilogue's bias tensor (zero where
+// there is none), both uploaded in the product's dtype.
+WeightsWithBatchNorm fold_columns(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m,
+                                  const std::vector<float>& scale, const std::vector<float>& shift, bool scale_bias) {
   const Node& node = view.node(e.anchor);
   const NodeSpec& spec = view.spec(e.anchor);
   cudaStream_t stream = view.cuda.stream;
   HostTensor weights = download(view.buffers.data(node.inputs[1]), spec.inputs[1], stream);
   for (size_t i = 0; i < weights.data.size(); ++i) {
     const int64_t column = m.trans_b ? static_cast<int64_t>(i) / m.k : static_cast<int64_t>(i) % m.n;
-    weights.data[i] *= folded.data[column];
+    weights.data[i] *= scale[column];
+  }
+  HostTensor own;
+  if (m.bias == MatMulParams::Bias::kRow && node.inputs.size() > 2 && node.inputs[2] >= 0) {
+    own = download(view.buffers.data(node.inputs[2]), spec.inputs[2], stream);
+  } else if (e.bias >= 0) {
+    const size_t add = static_cast<size_t>(view.consumers(e.bias).front());
+    const Node& a = view.node(add);
+    own = download(view.buffers.data(e.bias), view.spec(add).inputs[a.inputs[0] == e.bias ? 0 : 1], stream);
   }
   HostTensor bias({m.n}, spec.outputs[0].dtype);
-  const bool own_bias = m.bias == MatMulParams::Bias::kRow && node.inputs.size() > 2 && node.inputs[2] >= 0;
-  const HostTensor own = own_bias ? download(view.buffers.data(node.inputs[2]), spec.inputs[2], stream) : HostTensor();
-  for (int64_t c = 0; c < m.n; ++c) bias.data[c] = folded.data[m.n + c] + (own_bias ? folded.data[c] * own.data[c] : 0.f);
+  for (int64_t c = 0; c < m.n; ++c) {
+    const float b = own.data.empty() ? 0.f : own.data[static_cast<size_t>(c) % own.data.size()];
+    bias.data[c] = shift[c] + (scale_bias ? scale[c] : 1.f) * b;
+  }
   WeightsWithBatchNorm out;
   out.weights = DeviceBuffer(static_cast<size_t>(spec.inputs[1].elements()) * dtype_size(spec.inputs[1].dtype));
   out.bias = DeviceBuffer(static_cast<size_t>(m.n) * dtype_size(bias.dtype));
   upload(weights, out.weights.data(), stream);
   upload(bias, out.bias.data(), stream);
   return out;
+}
+
+}  // namespace
+
+WeightsWithBatchNorm fold_batch_norm_into_weights(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m) {
+  const HostTensor folded = batch_norm_scale_shift(view, static_cast<size_t>(e.batch_norm));
+  const std::vector<float> scale(folded.data.begin(), folded.data.begin() + m.n), shift(folded.data.begin() + m.n, folded.data.end());
+  return fold_columns(view, e, m, scale, shift, /*scale_bias=*/true);
+}
+
+WeightsWithBatchNorm fold_column_scale_into_weights(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m) {
+  const size_t mul = static_cast<size_t>(e.column_scale);
+  const Node& node = view.node(mul);
+  const int operand = view.producer(node.inputs[0]) < 0 ? 0 : 1;  // the factor: no member writes it
+  const HostTensor factor = download(view.buffers.data(node.inputs[operand]), view.spec(mul).inputs[operand], view.cuda.stream);
+  std::vector<float> scale(static_cast<size_t>(m.n)), shift(static_cast<size_t>(m.n), 0.f);
+  for (int64_t c = 0; c < m.n; ++c) scale[c] = factor.data[static_cast<size_t>(c) % factor.data.size()];
+  return fold_columns(view, e, m, scale, shift, e.bias_scaled);
 }
 
 }  // namespace modelcost::cuda

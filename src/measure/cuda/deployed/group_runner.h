@@ -130,6 +130,10 @@ struct MatrixEpilogue {
   // A BatchNormalization member over the product's rows folded into its constant weight's columns
   // and the bias (LeViT's linear), -1 for none.
   int batch_norm = -1;
+  // A Mul member by a constant per-column factor (a layer scale) folded the same way, -1 for none;
+  // bias_scaled: the bias was added before it, so the factor scales the bias too.
+  int column_scale = -1;
+  bool bias_scaled = false;
 };
 // A product's constant weight with its epilogue's BatchNorm folded in (W[:, n] * scale[n]) and the
 // bias that leaves (shift[n] + scale[n] * the product's own bias), both in the product's dtype.
@@ -137,6 +141,9 @@ struct WeightsWithBatchNorm {
   DeviceBuffer weights, bias;
 };
 WeightsWithBatchNorm fold_batch_norm_into_weights(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m);
+// The same for the epilogue's column scale: W[:, n] * s[n], and the bias (the product's own or the
+// epilogue's, zero without one) times s[n] where it was added before the scale.
+WeightsWithBatchNorm fold_column_scale_into_weights(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m);
 std::unique_ptr<GroupKernel> make_fused_conv_kernel(const GroupView& view, const MatrixEpilogue& e, std::string* why);
 // A MatMul / Gemm, or a 1x1 conv run channels-last as the GEMM it is (conv_gemm_runner.cpp),
 // with a cuBLASLt epilogue (bias, ReLU, GELU; residual through C).

@@ -55,10 +55,11 @@ class FusedGemmKernel : public GroupKernel {
     c_ptr_ = e.residual >= 0 ? view.buffers.data(e.residual) : d_ptr_;
     beta_ = e.residual >= 0 ? 1.f : 0.f;
     const void* bias = own_bias ? view.buffers.data(node.inputs[2]) : e.bias >= 0 ? view.buffers.data(e.bias) : nullptr;
-    if (e.batch_norm >= 0) {  // the BatchNorm folded into the weight's columns, its shift the bias
-      folded_ = fold_batch_norm_into_weights(view, e, m);
+    if (e.batch_norm >= 0 || e.column_scale >= 0) {  // folded into the weight's columns, the rest into the bias
+      folded_ = e.batch_norm >= 0 ? fold_batch_norm_into_weights(view, e, m) : fold_column_scale_into_weights(view, e, m);
       b_ptr_ = folded_.weights.data();
       bias = folded_.bias.data();
+      scale_folded_ = e.column_scale >= 0;
     }
     // fp32 runs TF32 tensor cores only where asked (--dtype tf32), as the per-node product does.
     const bool tf32 = dtype == 1 && view.spec(e.anchor).allow_tf32;
@@ -87,7 +88,7 @@ class FusedGemmKernel : public GroupKernel {
 
   std::string implementation() const override {
     std::string s = conv_ ? "conv 1x1 as GEMM: cublasLt" : "cublasLt";
-    if (folded_.weights.data()) s += " +folded batch norm";
+    if (folded_.weights.data()) s += scale_folded_ ? " +folded column scale" : " +folded batch norm";
     if (bias_) s += " +bias";
     if (activation_ == EpilogueActivation::kRelu) s += " +relu";
     if (activation_ == EpilogueActivation::kGelu) s += " +gelu(tanh)";
@@ -114,6 +115,7 @@ class FusedGemmKernel : public GroupKernel {
   float alpha_ = 1.f, beta_ = 0.f;
   bool bias_ = false, residual_ = false, interleaved_ = false;
   bool conv_ = false;  // a 1x1 conv run as its GEMM
+  bool scale_folded_ = false;  // the folded factor is a column scale (else a BatchNorm)
   EpilogueActivation activation_ = EpilogueActivation::kNone;
 };
 
@@ -143,7 +145,7 @@ std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const
   }
   const bool conv = std::holds_alternative<ConvParams>(view.plan(e.anchor));
   if (!kernel->prepare(view, e, m, conv, why)) return nullptr;
-  if (conv || e.batch_norm >= 0) return kernel;
+  if (conv || e.batch_norm >= 0 || e.column_scale >= 0) return kernel;
   if (auto thin = make_thin_gemm_kernel(view, e, m))
     return make_timed_choice(std::move(thin), std::move(kernel), view.cuda, group_measurement_key(view, "thin product or cublasLt"));
   if (auto skinny = make_skinny_gemm_kernel(view, e, m))

@@ -59,6 +59,25 @@ bool folds_into_product(const GroupView& view, size_t anchor, size_t c) {
   return (weight.is_initializer || weight.value) && weight.shape.size() == 2 && rows.size() == 2 && rows[1] == product->n;
 }
 
+// Member c multiplies the product's running result by a constant with one value per column (or
+// one in all) and the product's weight is one constant 2-D matrix: the factor folds into the
+// weight's columns (the fusion plan's library epilogue takes a layer scale so).
+bool scales_product_columns(const GroupView& view, size_t anchor, size_t c, int value) {
+  const auto* product = std::get_if<MatMulParams>(&view.plan(anchor));
+  const Node& node = view.node(c);
+  if (!product || !is_elementwise(view.plan(c), ElementwiseOp::kMul) || node.inputs.size() != 2) return false;
+  if (product->batch > 1 && product->b_batch_stride != 0) return false;
+  const TensorInfo& weight = view.analysis.graph->tensors[view.node(anchor).inputs[1]];
+  if (!(weight.is_initializer || weight.value) || weight.shape.size() != 2) return false;
+  const int k = node.inputs[0] == value ? 1 : 0;
+  if (node.inputs[1 - k] != value || view.producer(node.inputs[k]) >= 0) return false;
+  const TensorInfo& factor = view.analysis.graph->tensors[node.inputs[k]];
+  if (!(factor.is_initializer || factor.value)) return false;
+  const double n = view.spec(c).inputs[k].elements();
+  const Shape& shape = view.spec(c).inputs[k].shape;
+  return n == 1 || (n == product->n && !shape.empty() && shape.back() == product->n);
+}
+
 // Walks the epilogue from the anchor's output; `taken` lists the members the library call takes.
 MatrixEpilogue absorb(const GroupView& view, size_t anchor, bool allow_gelu, std::vector<size_t>& taken) {
   MatrixEpilogue e;
@@ -87,14 +106,18 @@ MatrixEpilogue absorb(const GroupView& view, size_t anchor, bool allow_gelu, std
       continue;
     }
     const bool unscaled = e.bias < 0 && e.residual < 0 && e.batch_norm < 0 && e.interleaved_rows == 1;
+    const bool foldable = e.residual < 0 && e.batch_norm < 0 && e.column_scale < 0 && e.interleaved_rows == 1;
     if (unscaled && folds_into_product(view, anchor, static_cast<size_t>(c))) {
       e.batch_norm = c;
+    } else if (foldable && scales_product_columns(view, anchor, static_cast<size_t>(c), e.output)) {
+      e.column_scale = c;
+      e.bias_scaled = e.bias >= 0 || own_bias;
     } else if (is_elementwise(view.plan(c), ElementwiseOp::kAdd) && node.inputs.size() == 2) {
       const int other = node.inputs[0] == e.output ? node.inputs[1] : node.inputs[0];
       const TensorSpec& t = view.spec(c).inputs[node.inputs[0] == e.output ? 1 : 0];
       const double elements = t.elements();
       // A [N] (or [C,1,1]) vector is a bias, a tensor of the output's size a residual.
-      const bool biased = e.bias >= 0 || own_bias || e.batch_norm >= 0;
+      const bool biased = e.bias >= 0 || own_bias || e.batch_norm >= 0;  // after a column scale, a bias is added unscaled
       if (elements == channels && elements != element_count(out_shape) && !biased) e.bias = other;
       else if (elements == element_count(out_shape) && e.residual < 0 && view.producer(other) < 0) e.residual = other;
       else break;

@@ -236,6 +236,34 @@ TEST(MeasureGpuGroups, SiblingProductsAreOneBatchedCall) {
   expect_close(r, 5e-3);
 }
 
+// A layer scale before the residual (x + gamma * (h W + b)), and a scalar scale before a bias,
+// fold into the product's weight columns and bias: one cuBLASLt call.
+TEST(MeasureGpuGroups, LayerScaleFoldsIntoTheWeights) {
+  SKIP_WITHOUT_GPU();
+  for (const bool scalar : {false, true}) {
+    ModelBuilder b(17);
+    b.input("h", kFloat, Shape{2, 24, 64}).input("x", kFloat, Shape{2, 24, 96});
+    b.weight("w", kFloat, Shape{64, 96}).weight("bias", kFloat, Shape{96});
+    if (scalar) b.floats("gamma", {0.37f}, {});
+    else b.weight("gamma", kFloat, Shape{96});
+    b.node("MatMul", {"h", "w"}, {"p"});
+    if (scalar) {  // (h W) * s + b: the bias added after the scale stays unscaled
+      b.node("Mul", {"p", "gamma"}, {"ps"});
+      b.node("Add", {"ps", "bias"}, {"pb"});
+      b.node("Add", {"x", "pb"}, {"y"});
+    } else {
+      b.node("Add", {"p", "bias"}, {"pb"});
+      b.node("Mul", {"gamma", "pb"}, {"ps"});
+      b.node("Add", {"x", "ps"}, {"y"});
+    }
+    b.output("y");
+    const GroupResult r = run_group(*analyse(b), "p", "fp16");
+    EXPECT_NE(r.gpu.runner.find("+folded column scale +bias +residual"), std::string::npos) << r.gpu.runner;
+    EXPECT_EQ(r.gpu.runner.find("chain"), std::string::npos) << r.gpu.runner;
+    expect_close(r, 5e-3);
+  }
+}
+
 TEST(MeasureGpuGroups, MatMulBiasGeluIsOneCublasLtEpilogue) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b(17);
