@@ -236,6 +236,25 @@ TEST(MeasureGpuGroups, SiblingProductsAreOneBatchedCall) {
   expect_close(r, 5e-3);
 }
 
+// A gated MLP's gate and up projections (no biases, read by the SwiGLU kernel) as one batched call.
+TEST(MeasureGpuGroups, GateAndUpProjectionsAreOneBatchedCall) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(17);
+  b.input("x", kFloat, Shape{2, 40, 64});
+  b.weight("wg", kFloat, Shape{64, 96}).weight("wu", kFloat, Shape{64, 96});
+  b.node("MatMul", {"x", "wg"}, {"gate"});
+  b.node("Sigmoid", {"gate"}, {"sg"});
+  b.node("Mul", {"gate", "sg"}, {"silu"});
+  b.node("MatMul", {"x", "wu"}, {"up"});
+  b.node("Mul", {"silu", "up"}, {"y"});
+  b.output("y");
+  const GroupResult r = run_group(*analyse(b), "up", "fp16");
+  EXPECT_NE(r.gpu.runner.find("strided batch of 2 sibling products"), std::string::npos) << r.gpu.runner;
+  EXPECT_EQ(r.gpu.runner.find("+bias"), std::string::npos) << r.gpu.runner;
+  EXPECT_EQ(r.gpu.outputs.size(), 2u);
+  expect_close(r, 5e-3);
+}
+
 // A layer scale before the residual (x + gamma * (h W + b)), and a scalar scale before a bias,
 // fold into the product's weight columns and bias: one cuBLASLt call.
 TEST(MeasureGpuGroups, LayerScaleFoldsIntoTheWeights) {
