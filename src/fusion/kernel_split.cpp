@@ -65,29 +65,38 @@ bool folded_batch_norm(const FusionGraph& g, size_t anchor, size_t m) {
   return weight.size() == 2 && out && !out->empty() && rows.size() == 2 && rows[1] == out->back() && sole_view_end(g, anchor) == in;
 }
 
-// A product whose weight is one constant 2-D matrix: per-column factors fold into its columns.
-bool constant_matrix_weight(const FusionGraph& g, size_t anchor) {
+// A product whose weight is one constant 2-D matrix, or a dense (one group) conv with a constant
+// weight: per-output-channel factors fold into its weight and bias.
+bool foldable_weight(const FusionGraph& g, size_t anchor) {
   const Node& product = g.node(anchor);
-  if (g.traits(anchor).form != OpForm::kGemm || product.inputs.size() < 2 || !g.is_constant(product.inputs[1])) return false;
-  return g.graph().tensors[product.inputs[1]].shape.size() == 2;
+  const OpTraits traits = g.traits(anchor);
+  if (product.inputs.size() < 2 || !g.is_constant(product.inputs[1])) return false;
+  const size_t rank = g.graph().tensors[product.inputs[1]].shape.size();
+  if (traits.form == OpForm::kConv) return !traits.transposed_conv && int_attribute(product, "group", 1) == 1 && rank >= 3;
+  return traits.form == OpForm::kGemm && rank == 2;
 }
 
-// Member c multiplies tensor `out` by a constant of one value per column (a layer scale) or one
-// value in all: it folds into the product's weight columns and bias.
-bool column_scale(const FusionGraph& g, size_t c, int out, double channels) {
+// Member c multiplies tensor `out`, the product's result of shape `result` (channels on axis
+// `channel_axis`), by a constant of one value per channel (a layer scale) or one value in all:
+// it folds into the product's weight and bias.
+bool channel_scale(const FusionGraph& g, size_t c, int out, const Shape& result, size_t channel_axis) {
   const Node& node = g.node(c);
   if (!g.traits(c).epilogue_scale || node.inputs.size() != 2) return false;
   const int other = node.inputs[0] == out ? node.inputs[1] : node.inputs[0];
-  if (other == out || !g.is_constant(other)) return false;
+  const Shape* shape = output_shape(g, c);
+  if (other == out || !g.is_constant(other) || !shape || *shape != result || channel_axis >= result.size()) return false;
   const TensorInfo& t = g.graph().tensors[other];
-  const double n = elements_of(g, other);
-  return t.has_shape && (n == 1 || (n == channels && !t.shape.empty() && t.shape.back() == channels));
+  if (!t.has_shape || t.shape.size() > result.size()) return false;
+  const size_t offset = result.size() - t.shape.size();  // the factor's dims align to the right
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    if (t.shape[d] != 1 && (d + offset != channel_axis || t.shape[d] != result[channel_axis])) return false;
+  return true;
 }
 
 // The members the conv or GEMM library call takes into its own epilogue, walking from the
 // product's output: reinterpreting views, then a bias or a residual Add, up to one ReLU or clip.
-// Before the residual, a constant per-column scale of a product with a constant weight folds
-// into its weight and bias.
+// Before the residual, a constant per-channel scale of a product with a constant weight (a
+// matrix, or a dense conv's) folds into its weight and bias.
 std::vector<size_t> library_epilogue(const FusionGraph& g, const std::vector<size_t>& members, size_t anchor) {
   std::vector<size_t> taken;
   const Node& product = g.node(anchor);
@@ -113,7 +122,7 @@ std::vector<size_t> library_epilogue(const FusionGraph& g, const std::vector<siz
       out = node.outputs.front();
       continue;
     }
-    if (!conv && !residual && !folded && column_scale(g, c, out, channels) && constant_matrix_weight(g, anchor)) {
+    if (!residual && !folded && channel_scale(g, c, out, *shape, conv ? 1 : shape->size() - 1) && foldable_weight(g, anchor)) {
       folded = true;  // one folded factor per column: a second one would be folded again
       taken.push_back(c);
       out = node.outputs.front();

@@ -74,6 +74,24 @@ TEST(KernelSplit, LayerScaleFoldsIntoTheProductsWeights) {
   }
 }
 
+TEST(KernelSplit, LayerScaleFoldsIntoADenseConv) {
+  // PoolFormer's and EfficientFormer's MLP: x + gamma[C,1,1] * conv1x1(h). The scale folds into the
+  // conv's weight and bias; a grouped conv's is a kernel after the library call.
+  for (const bool dense : {true, false}) {
+    ModelBuilder b;
+    b.input("h", kFloat, Shape{1, 8, 6, 6}).input("x", kFloat, Shape{1, 8, 6, 6});
+    b.weight("w", kFloat, {8, dense ? 8 : 4, 1, 1}).weight("bias", kFloat, {8}).weight("gamma", kFloat, {8, 1, 1});
+    onnx::NodeProto& conv = b.node("Conv", {"h", "w", "bias"}, {"c"});
+    if (!dense) set_attr(conv, "group", int64_t{2});
+    b.node("Mul", {"c", "gamma"}, {"cs"});
+    b.node("Add", {"cs", "x"}, {"y"});
+    b.output("y");
+    Fused f(b);
+    ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+    EXPECT_EQ(f.plan.groups[0].library_tail, !dense) << f.describe();
+  }
+}
+
 TEST(KernelSplit, PerChannelScaleAndShiftFoldIntoGemm) {
   ModelBuilder b;
   b.input("x", kFloat, Shape{4, 16});

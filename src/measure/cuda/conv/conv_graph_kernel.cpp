@@ -302,6 +302,10 @@ std::unique_ptr<GroupKernel> make_conv_graph_kernel(const GroupView& view, const
     *why = "cuDNN's graph fusion runs 2-D convs channels-last in fp16/bf16";
     return nullptr;
   }
+  if (e.column_scale >= 0) {
+    *why = "the conv graph reads the weight as stored: a folded channel scale runs in the fused call";
+    return nullptr;
+  }
   return cached_graph_kernel(view.cuda, graph_key(c, dtype, e), "cuDNN graph conv+epilogue: ", why, [&](auto known) {
     return std::make_unique<ConvGraphKernel>(view, e, c, std::move(known));
   });

@@ -37,6 +37,16 @@ class FusedConvKernel : public GroupKernel {
       MC_CUDA_CHECK(cudaMemsetAsync(zero_bias_.data(), 0, zero_bias_.bytes(), view.cuda.stream));
       b_ptr_ = zero_bias_.data();
     }
+    if (e.column_scale >= 0) {  // a layer scale folded into a copy of the weight and the bias
+      MatMulParams rows;  // the weight as [out channels, the rest], each output channel one row
+      rows.n = c.out_channels;
+      rows.k = spec.inputs[1].elements() / std::max<int64_t>(c.out_channels, 1);
+      rows.trans_b = true;
+      rows.bias = node.inputs.size() > 2 && node.inputs[2] >= 0 ? MatMulParams::Bias::kRow : MatMulParams::Bias::kNone;
+      folded_ = fold_column_scale_into_weights(view, e, rows);
+      w_ptr_ = folded_.weights.data();
+      b_ptr_ = folded_.bias.data();
+    }
     d_.configure(c, format, dtype, /*bias=*/true);
     MC_CUDNN_CHECK(cudnnCreateActivationDescriptor(&d_.act));
     relu_ = e.activation == EpilogueActivation::kRelu;
@@ -55,7 +65,8 @@ class FusedConvKernel : public GroupKernel {
   }
 
   std::string implementation() const override {
-    return std::string("cudnn fused conv+bias") + (residual_ ? "+add" : "") + (relu_ ? "+relu" : "") + (clipped_ ? "+relu6" : "") +
+    return std::string("cudnn fused conv+bias") + (folded_.weights.data() ? "+folded channel scale" : "") +
+           (residual_ ? "+add" : "") + (relu_ ? "+relu" : "") + (clipped_ ? "+relu6" : "") +
            (channels_last_ ? " NHWC" : " NCHW") + " algo " + std::to_string(static_cast<int>(algo_));
   }
 
@@ -115,6 +126,7 @@ class FusedConvKernel : public GroupKernel {
   size_t workspace_bytes_ = 0;
   const void *x_ptr_ = nullptr, *w_ptr_ = nullptr, *z_ptr_ = nullptr, *b_ptr_ = nullptr;
   void* y_ptr_ = nullptr;
+  WeightsWithBatchNorm folded_;  // the weight and bias with a layer scale folded in
   float alpha2_ = 0;
   bool relu_ = false, clipped_ = false, residual_ = false, channels_last_ = false;
   std::string memo_key_;  // the work and epilogue, for quick_median_us's memo

@@ -130,7 +130,8 @@ struct MatrixEpilogue {
   // A BatchNormalization member over the product's rows folded into its constant weight's columns
   // and the bias (LeViT's linear), -1 for none.
   int batch_norm = -1;
-  // A Mul member by a constant per-column factor (a layer scale) folded the same way, -1 for none;
+  // A Mul member by a constant per-output-channel factor (a layer scale) folded into the weight and
+  // bias of a product with one constant 2-D weight or of a dense conv, -1 for none;
   // bias_scaled: the bias was added before it, so the factor scales the bias too.
   int column_scale = -1;
   bool bias_scaled = false;

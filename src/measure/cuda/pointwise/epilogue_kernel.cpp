@@ -59,23 +59,30 @@ bool folds_into_product(const GroupView& view, size_t anchor, size_t c) {
   return (weight.is_initializer || weight.value) && weight.shape.size() == 2 && rows.size() == 2 && rows[1] == product->n;
 }
 
-// Member c multiplies the product's running result by a constant with one value per column (or
-// one in all) and the product's weight is one constant 2-D matrix: the factor folds into the
-// weight's columns (the fusion plan's library epilogue takes a layer scale so).
-bool scales_product_columns(const GroupView& view, size_t anchor, size_t c, int value) {
-  const auto* product = std::get_if<MatMulParams>(&view.plan(anchor));
+// Member c multiplies the running result `value` (the anchor's output shape) by a constant of
+// one value per output channel (or one in all), and the anchor's weight is a constant: a product
+// with one 2-D weight matrix (channels last) or a dense conv (channels on axis 1). The factor
+// folds into the weight and bias (the fusion plan's library epilogue takes a layer scale so).
+bool scales_output_channels(const GroupView& view, size_t anchor, size_t c, int value) {
   const Node& node = view.node(c);
-  if (!product || !is_elementwise(view.plan(c), ElementwiseOp::kMul) || node.inputs.size() != 2) return false;
-  if (product->batch > 1 && product->b_batch_stride != 0) return false;
+  if (!is_elementwise(view.plan(c), ElementwiseOp::kMul) || node.inputs.size() != 2) return false;
+  const auto* product = std::get_if<MatMulParams>(&view.plan(anchor));
+  const auto* conv = std::get_if<ConvParams>(&view.plan(anchor));
   const TensorInfo& weight = view.analysis.graph->tensors[view.node(anchor).inputs[1]];
-  if (!(weight.is_initializer || weight.value) || weight.shape.size() != 2) return false;
+  if (!(weight.is_initializer || weight.value)) return false;
+  if (product && (weight.shape.size() != 2 || (product->batch > 1 && product->b_batch_stride != 0))) return false;
+  if (conv && conv->groups != 1) return false;
+  if (!product && !conv) return false;
   const int k = node.inputs[0] == value ? 1 : 0;
   if (node.inputs[1 - k] != value || view.producer(node.inputs[k]) >= 0) return false;
   const TensorInfo& factor = view.analysis.graph->tensors[node.inputs[k]];
-  if (!(factor.is_initializer || factor.value)) return false;
-  const double n = view.spec(c).inputs[k].elements();
+  const Shape& result = view.spec(anchor).outputs[0].shape;
   const Shape& shape = view.spec(c).inputs[k].shape;
-  return n == 1 || (n == product->n && !shape.empty() && shape.back() == product->n);
+  if (!(factor.is_initializer || factor.value) || view.spec(c).outputs[0].shape != result || shape.size() > result.size()) return false;
+  const size_t axis = product ? result.size() - 1 : 1, offset = result.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1 && (d + offset != axis || shape[d] != result[axis])) return false;
+  return true;
 }
 
 // Walks the epilogue from the anchor's output; `taken` lists the members the library call takes.
@@ -109,7 +116,7 @@ MatrixEpilogue absorb(const GroupView& view, size_t anchor, bool allow_gelu, std
     const bool foldable = e.residual < 0 && e.batch_norm < 0 && e.column_scale < 0 && e.interleaved_rows == 1;
     if (unscaled && folds_into_product(view, anchor, static_cast<size_t>(c))) {
       e.batch_norm = c;
-    } else if (foldable && scales_product_columns(view, anchor, static_cast<size_t>(c), e.output)) {
+    } else if (foldable && scales_output_channels(view, anchor, static_cast<size_t>(c), e.output)) {
       e.column_scale = c;
       e.bias_scaled = e.bias >= 0 || own_bias;
     } else if (is_elementwise(view.plan(c), ElementwiseOp::kAdd) && node.inputs.size() == 2) {

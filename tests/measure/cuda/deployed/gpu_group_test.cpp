@@ -26,6 +26,26 @@ TEST(MeasureGpuGroups, ConvBiasResidualReluIsOneCudnnCall) {
   }
 }
 
+// A layer scale after a dense conv (x + gamma[C,1,1] * conv(h), as PoolFormer's MLP has it) folds
+// into a copy of the conv's weight and bias: one fused cuDNN call at either precision.
+TEST(MeasureGpuGroups, ConvLayerScaleFoldsIntoTheFusedCall) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(13);
+  b.input("h", kFloat, Shape{2, 16, 10, 10}).input("x", kFloat, Shape{2, 32, 10, 10});
+  b.weight("w", kFloat, Shape{32, 16, 3, 3}).weight("bias", kFloat, Shape{32}).weight("gamma", kFloat, Shape{32, 1, 1});
+  auto& conv = b.node("Conv", {"h", "w", "bias"}, {"c"});
+  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Mul", {"gamma", "c"}, {"cs"});
+  b.node("Add", {"x", "cs"}, {"y"});
+  b.output("y");
+  auto run = analyse(b);
+  for (const char* dtype : {"fp16", "fp32"}) {
+    const GroupResult r = run_group(*run, "c", dtype);
+    EXPECT_NE(r.gpu.runner.find("cudnn fused conv+bias+folded channel scale+add"), std::string::npos) << r.gpu.runner;
+    expect_close(r, std::string(dtype) == "fp16" ? 5e-3 : 1e-3);
+  }
+}
+
 TEST(MeasureGpuGroups, ConvRelu6RunsFusedOrAsConvThenChain) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b(13);
