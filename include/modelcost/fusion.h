@@ -66,6 +66,11 @@ KernelShape group_kernel(const FusedGroup& group, const Analysis& analysis);
 // side by side, so a runtime places them in one buffer in this order.
 std::vector<int> sibling_outputs(const FusedGroup& group, const Analysis& analysis);
 
+// Whether a factor of shape `factor`, broadcast against `result` (dims aligned to the right), holds
+// one value per entry of `result`'s axis `channel_axis`, or one value in all: a per-channel scale,
+// which the plan's library epilogue (and the runtime) folds into a product's constant weight.
+bool per_channel_factor(const Shape& factor, const Shape& result, size_t channel_axis);
+
 // Which fusions the plan holds. kMeasuredRuntime: the kernels the deployed runtime of --measure
 // launches, so a pattern match it cannot run as one kernel (a reduction with its prologue, an
 // attention head size its kernel lacks) is planned as its members. kEveryPattern: every pattern

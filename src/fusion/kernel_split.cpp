@@ -49,22 +49,6 @@ int sole_view_end(const FusionGraph& g, size_t anchor) {
   return out >= 0 && g.consumers(out).size() == 1 ? out : -1;
 }
 
-// A BatchNormalization reading a conv anchor's output folds into the conv's weights and bias. One
-// over the rows [M, N] of a product with a constant 2-D weight (LeViT's linear: MatMul, Flatten,
-// BatchNorm) folds into the weight's columns and the bias, as inference runtimes fold it.
-bool folded_batch_norm(const FusionGraph& g, size_t anchor, size_t m) {
-  if (!g.traits(m).stored_statistics || g.node(m).inputs.empty() || g.node(anchor).outputs.empty()) return false;
-  const int in = g.node(m).inputs[0];
-  if (g.alias_root(in) != g.alias_root(g.node(anchor).outputs[0])) return false;
-  if (g.traits(anchor).form == OpForm::kConv) return true;
-  const Node& product = g.node(anchor);
-  if (g.traits(anchor).form != OpForm::kGemm || product.inputs.size() < 2 || !g.is_constant(product.inputs[1])) return false;
-  const Shape& weight = g.graph().tensors[product.inputs[1]].shape;
-  const Shape* out = output_shape(g, anchor);
-  const Shape& rows = g.graph().tensors[in].shape;
-  return weight.size() == 2 && out && !out->empty() && rows.size() == 2 && rows[1] == out->back() && sole_view_end(g, anchor) == in;
-}
-
 // A product whose weight is one constant 2-D matrix, or a dense (one group) conv with a constant
 // weight: per-output-channel factors fold into its weight and bias.
 bool foldable_weight(const FusionGraph& g, size_t anchor) {
@@ -76,6 +60,20 @@ bool foldable_weight(const FusionGraph& g, size_t anchor) {
   return traits.form == OpForm::kGemm && rank == 2;
 }
 
+// A BatchNormalization reading a conv anchor's output folds into the conv's weights and bias. One
+// over the rows [M, N] of a product with a constant 2-D weight (LeViT's linear: MatMul, Flatten,
+// BatchNorm) folds into the weight's columns and the bias, as inference runtimes fold it.
+bool folded_batch_norm(const FusionGraph& g, size_t anchor, size_t m) {
+  if (!g.traits(m).stored_statistics || g.node(m).inputs.empty() || g.node(anchor).outputs.empty()) return false;
+  const int in = g.node(m).inputs[0];
+  if (g.alias_root(in) != g.alias_root(g.node(anchor).outputs[0])) return false;
+  if (g.traits(anchor).form == OpForm::kConv) return true;
+  if (!foldable_weight(g, anchor)) return false;  // a product's: one constant 2-D weight
+  const Shape* out = output_shape(g, anchor);
+  const Shape& rows = g.graph().tensors[in].shape;
+  return out && !out->empty() && rows.size() == 2 && rows[1] == out->back() && sole_view_end(g, anchor) == in;
+}
+
 // Member c multiplies tensor `out`, the product's result of shape `result` (channels on axis
 // `channel_axis`), by a constant of one value per channel (a layer scale) or one value in all:
 // it folds into the product's weight and bias.
@@ -84,13 +82,9 @@ bool channel_scale(const FusionGraph& g, size_t c, int out, const Shape& result,
   if (!g.traits(c).epilogue_scale || node.inputs.size() != 2) return false;
   const int other = node.inputs[0] == out ? node.inputs[1] : node.inputs[0];
   const Shape* shape = output_shape(g, c);
-  if (other == out || !g.is_constant(other) || !shape || *shape != result || channel_axis >= result.size()) return false;
+  if (other == out || !g.is_constant(other) || !shape || *shape != result) return false;
   const TensorInfo& t = g.graph().tensors[other];
-  if (!t.has_shape || t.shape.size() > result.size()) return false;
-  const size_t offset = result.size() - t.shape.size();  // the factor's dims align to the right
-  for (size_t d = 0; d < t.shape.size(); ++d)
-    if (t.shape[d] != 1 && (d + offset != channel_axis || t.shape[d] != result[channel_axis])) return false;
-  return true;
+  return t.has_shape && per_channel_factor(t.shape, result, channel_axis);
 }
 
 // The members the conv or GEMM library call takes into its own epilogue, walking from the
@@ -451,3 +445,15 @@ std::string why_apart(const FusionGraph& g, const std::string& pattern, const st
 }
 
 }  // namespace modelcost::fusion
+
+namespace modelcost {
+
+bool per_channel_factor(const Shape& factor, const Shape& result, size_t channel_axis) {
+  if (channel_axis >= result.size() || factor.size() > result.size()) return false;
+  const size_t offset = result.size() - factor.size();  // the factor's dims align to the right
+  for (size_t d = 0; d < factor.size(); ++d)
+    if (factor[d] != 1 && (d + offset != channel_axis || factor[d] != result[channel_axis])) return false;
+  return true;
+}
+
+}  // namespace modelcost

@@ -135,6 +135,8 @@ struct MatrixEpilogue {
   // bias_scaled: the bias was added before it, so the factor scales the bias too.
   int column_scale = -1;
   bool bias_scaled = false;
+  // A BatchNorm or a column scale folds into a copy of the weight and bias.
+  bool folds_into_weights() const { return batch_norm >= 0 || column_scale >= 0; }
 };
 // A product's constant weight with its epilogue's BatchNorm folded in (W[:, n] * scale[n]) and the
 // bias that leaves (shift[n] + scale[n] * the product's own bias), both in the product's dtype.

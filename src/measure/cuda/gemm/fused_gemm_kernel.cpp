@@ -55,7 +55,7 @@ class FusedGemmKernel : public GroupKernel {
     c_ptr_ = e.residual >= 0 ? view.buffers.data(e.residual) : d_ptr_;
     beta_ = e.residual >= 0 ? 1.f : 0.f;
     const void* bias = own_bias ? view.buffers.data(node.inputs[2]) : e.bias >= 0 ? view.buffers.data(e.bias) : nullptr;
-    if (e.batch_norm >= 0 || e.column_scale >= 0) {  // folded into the weight's columns, the rest into the bias
+    if (e.folds_into_weights()) {  // folded into the weight's columns, the rest into the bias
       folded_ = e.batch_norm >= 0 ? fold_batch_norm_into_weights(view, e, m) : fold_column_scale_into_weights(view, e, m);
       b_ptr_ = folded_.weights.data();
       bias = folded_.bias.data();
@@ -145,7 +145,7 @@ std::unique_ptr<GroupKernel> make_fused_gemm_kernel(const GroupView& view, const
   }
   const bool conv = std::holds_alternative<ConvParams>(view.plan(e.anchor));
   if (!kernel->prepare(view, e, m, conv, why)) return nullptr;
-  if (conv || e.batch_norm >= 0 || e.column_scale >= 0) return kernel;
+  if (conv || e.folds_into_weights()) return kernel;
   if (auto thin = make_thin_gemm_kernel(view, e, m))
     return make_timed_choice(std::move(thin), std::move(kernel), view.cuda, group_measurement_key(view, "thin product or cublasLt"));
   if (auto skinny = make_skinny_gemm_kernel(view, e, m))

@@ -83,7 +83,7 @@ std::unique_ptr<OperatorRunner> make_skinny_product_runner(const NodeSpec& spec,
 
 std::unique_ptr<GroupKernel> make_skinny_gemm_kernel(const GroupView& view, const MatrixEpilogue& e, const MatMulParams& m) {
   const bool product_only = e.activation == EpilogueActivation::kNone && e.residual < 0 && e.second_residual < 0 &&
-                            e.batch_norm < 0 && e.interleaved_rows <= 1;
+                            !e.folds_into_weights() && e.interleaved_rows <= 1;
   if (!takes_dtype(kSkinnyDtypes, view.spec(e.anchor).outputs[0].dtype) || !skinny_rows(m) || !product_only) return nullptr;
   const bool own_bias = row_bias(m);
   if (m.bias != MatMulParams::Bias::kNone && !own_bias) return nullptr;

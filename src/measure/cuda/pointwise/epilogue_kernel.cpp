@@ -48,15 +48,25 @@ int64_t sequence_first_transpose(const GroupView& view, size_t anchor, size_t c)
   return in[2] == product->n && in[0] * in[1] == product->m ? in[1] : 0;
 }
 
+// A constant weight a factor per output channel folds into: one 2-D matrix shared by a product's
+// batch, or a dense (one group) conv's.
+bool foldable_weight(const GroupView& view, size_t anchor) {
+  const auto* product = std::get_if<MatMulParams>(&view.plan(anchor));
+  const auto* conv = std::get_if<ConvParams>(&view.plan(anchor));
+  if (view.node(anchor).inputs.size() < 2) return false;
+  const TensorInfo& weight = view.analysis.graph->tensors[view.node(anchor).inputs[1]];
+  if (!(weight.is_initializer || weight.value)) return false;
+  if (product) return weight.shape.size() == 2 && !(product->batch > 1 && product->b_batch_stride != 0);
+  return conv && conv->groups == 1;
+}
+
 // Member c is a BatchNormalization over the rows [M, N] of a product whose weight is one constant
 // 2-D matrix: it folds into the weight's columns and the bias (the fusion plan's folded BatchNorm).
 bool folds_into_product(const GroupView& view, size_t anchor, size_t c) {
   const auto* product = std::get_if<MatMulParams>(&view.plan(anchor));
-  if (!product || !std::holds_alternative<BatchNormPlan>(view.plan(c)) || view.node(anchor).inputs.size() < 2) return false;
-  if (product->batch > 1 && product->b_batch_stride != 0) return false;
-  const TensorInfo& weight = view.analysis.graph->tensors[view.node(anchor).inputs[1]];
+  if (!product || !std::holds_alternative<BatchNormPlan>(view.plan(c)) || !foldable_weight(view, anchor)) return false;
   const Shape& rows = view.spec(c).inputs[0].shape;
-  return (weight.is_initializer || weight.value) && weight.shape.size() == 2 && rows.size() == 2 && rows[1] == product->n;
+  return rows.size() == 2 && rows[1] == product->n;
 }
 
 // Member c multiplies the running result `value` (the anchor's output shape) by a constant of
@@ -65,24 +75,14 @@ bool folds_into_product(const GroupView& view, size_t anchor, size_t c) {
 // folds into the weight and bias (the fusion plan's library epilogue takes a layer scale so).
 bool scales_output_channels(const GroupView& view, size_t anchor, size_t c, int value) {
   const Node& node = view.node(c);
-  if (!is_elementwise(view.plan(c), ElementwiseOp::kMul) || node.inputs.size() != 2) return false;
-  const auto* product = std::get_if<MatMulParams>(&view.plan(anchor));
-  const auto* conv = std::get_if<ConvParams>(&view.plan(anchor));
-  const TensorInfo& weight = view.analysis.graph->tensors[view.node(anchor).inputs[1]];
-  if (!(weight.is_initializer || weight.value)) return false;
-  if (product && (weight.shape.size() != 2 || (product->batch > 1 && product->b_batch_stride != 0))) return false;
-  if (conv && conv->groups != 1) return false;
-  if (!product && !conv) return false;
+  if (!is_elementwise(view.plan(c), ElementwiseOp::kMul) || node.inputs.size() != 2 || !foldable_weight(view, anchor)) return false;
   const int k = node.inputs[0] == value ? 1 : 0;
   if (node.inputs[1 - k] != value || view.producer(node.inputs[k]) >= 0) return false;
   const TensorInfo& factor = view.analysis.graph->tensors[node.inputs[k]];
   const Shape& result = view.spec(anchor).outputs[0].shape;
-  const Shape& shape = view.spec(c).inputs[k].shape;
-  if (!(factor.is_initializer || factor.value) || view.spec(c).outputs[0].shape != result || shape.size() > result.size()) return false;
-  const size_t axis = product ? result.size() - 1 : 1, offset = result.size() - shape.size();
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != 1 && (d + offset != axis || shape[d] != result[axis])) return false;
-  return true;
+  if (!(factor.is_initializer || factor.value) || view.spec(c).outputs[0].shape != result) return false;
+  const size_t axis = std::holds_alternative<MatMulParams>(view.plan(anchor)) ? result.size() - 1 : 1;
+  return per_channel_factor(view.spec(c).inputs[k].shape, result, axis);
 }
 
 // Walks the epilogue from the anchor's output; `taken` lists the members the library call takes.
