@@ -27,6 +27,8 @@ _VALUED = {
     "rate": "--rate", "trace": "--trace", "requests": "--requests", "prompt_len": "--prompt-len",
     "output_len": "--output-len", "scheduler": "--scheduler", "max_batch": "--max-batch", "chunk": "--chunk",
     "pp": "--pp", "seed": "--seed",
+    # llm and serve: the chart, to a file
+    "svg": "--svg",
 }
 _FLAGS = {"strict": "--strict", "measure": "--measure", "cpu": "--cpu", "cold": "--cold", "autotune": "--autotune",
           "counters": "--counters", "search": "--search"}
@@ -62,6 +64,8 @@ def _listed(name: str, value: Any) -> str:
     """A value or a sequence of them as the option's comma list."""
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return str(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
     if isinstance(value, Sequence):
         return ",".join(str(v) for v in value)
     raise TypeError("{} must be a value or a list of them, not {}".format(name, type(value).__name__))

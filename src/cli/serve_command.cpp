@@ -19,6 +19,8 @@ namespace {
 
 constexpr double kMaxRate = 1e9;  // requests/s
 constexpr int64_t kMaxLength = 1 << 24;
+// --svg's rates: the workload's own times 2^(k/2), from an eighth to four times it.
+const std::vector<double> kSweepFactors = {0.125, 0.177, 0.25, 0.354, 0.5, 0.707, 1, 1.414, 2, 2.828, 4};
 
 int64_t parse_length(const std::string& option, const std::string& text) {
   const bool digits = !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
@@ -133,6 +135,9 @@ void add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   serve->add_option("--seed", o.seed, "Seed of the arrivals and lengths")->capture_default_str();
   serve->add_option("--json", o.json_path, "Write the summary and every request as JSON to FILE (- for stdout)")->type_name("FILE");
   serve->add_option("--csv", o.csv_path, "Write one row per request to FILE (- for stdout)")->type_name("FILE");
+  serve->add_option("--svg", o.svg_path,
+                    "Write latency against rate to FILE (- for stdout): the workload simulated again at 1/8 to 4 times its rate")
+      ->type_name("FILE");
   serve->add_flag("-q,--quiet", o.quiet, "Print nothing on stdout (files are still written)");
   serve->add_flag("--search", o.search, "Over the --gpu devices x TP 1,2,4,8 x PP 1-4 x max batch x chunk: the highest rate meeting the P99 SLOs, per dollar");
   serve->add_option("--ttft-slo-ms", o.ttft_slo_ms, "--search: limit on the P99 time to first token")->check(number_in_range(1e-9, 1e12));
@@ -146,7 +151,8 @@ void add_serve_command(CLI::App& app, ServeCommandOptions& o) {
 namespace {
 
 int run_search(const ServeCommandOptions& o, std::ostream& out) {
-  if (!o.csv_path.empty()) throw Error(kExitUsage, "--search reports to the terminal and --json; --csv is for one run");
+  if (!o.csv_path.empty() || !o.svg_path.empty())
+    throw Error(kExitUsage, "--search reports to the terminal and --json; --csv and --svg are for one run");
   SearchOptions search;
   ServeRunInfo info;
   search.workload = search_workload(o, info.workload);
@@ -168,7 +174,7 @@ int run_search(const ServeCommandOptions& o, std::ostream& out) {
 }
 
 int run_one(const ServeCommandOptions& o, std::ostream& out) {
-  check_one_stdout_report({{"--json", o.json_path}, {"--csv", o.csv_path}});
+  check_one_stdout_report({{"--json", o.json_path}, {"--csv", o.csv_path}, {"--svg", o.svg_path}});
   ServeRunInfo info;
   const std::vector<ServeRequest> requests = workload_of(o, info.workload);
   info.scheduler = scheduler_of(o);
@@ -188,7 +194,11 @@ int run_one(const ServeCommandOptions& o, std::ostream& out) {
   info.kv_dtype = setup.kv;
   if (!o.json_path.empty()) emit_report(o.json_path, render([&](std::ostream& s) { write_serve_json(info, result, s); }), out);
   if (!o.csv_path.empty()) emit_report(o.csv_path, render([&](std::ostream& s) { write_serve_csv(result, s); }), out);
-  const bool report_on_stdout = o.json_path == "-" || o.csv_path == "-";
+  if (!o.svg_path.empty()) {
+    const std::vector<RatePoint> sweep = simulate_rates(setup, requests, info.scheduler, kSweepFactors);
+    emit_report(o.svg_path, render([&](std::ostream& s) { write_serve_svg(info, sweep, s); }), out);
+  }
+  const bool report_on_stdout = o.json_path == "-" || o.csv_path == "-" || o.svg_path == "-";
   if (o.quiet || report_on_stdout) return kExitOk;
   for (const std::string& note : notes) out << "note: " << note << "\n";
   print_serve_summary(info, result, out);

@@ -25,7 +25,7 @@ struct ServeCommandOptions {
   std::string dtype;
   double workspace_gb = 0.5;
   uint64_t seed = 1;
-  std::string json_path, csv_path;
+  std::string json_path, csv_path, svg_path;
   bool quiet = false;
   // --search: the highest rate per configuration meeting the P99 SLOs.
   bool search = false;

@@ -111,8 +111,10 @@ struct Product {
 class StepPricer {
  public:
   StepPricer(const StepSetup& s, const Ceilings& c, bool by_role, StepTime& t)
-      : c_(c), collective_fixed_us_(s.allreduce_calibrated ? 0 : c_.fixed_us), by_role_(by_role), t_(t) {}
+      : c_(c), collective_fixed_us_(s.allreduce_calibrated ? 0 : c_.fixed_us), by_role_(by_role), t_(&t) {}
   void times(double layers) { times_ = layers; }
+  // What follows is added to `t` instead (the step's pieces, DeployedStepModel::pieces).
+  void into(StepTime& t) { t_ = &t; }
   // The step's products hold the GPU at its power limit where any of them is compute-bound on the
   // gemm curve (a chunk's many rows; the skinny products of a decode's few never are).
   void load_from(const std::vector<std::pair<Product, double>>& products) {
@@ -126,11 +128,11 @@ class StepPricer {
     const double flops = p.flops();
     if (p.rows > kSkinnyRows) return wide_product(role, p, bytes);
     const bool curves = c_.gemm_one && c_.gemm_many && c_.gemm_one->gbps > 0 && c_.gemm_many->gbps > 0;
-    if (!curves) return roofline(role, t_.gemm_ms, flops / c_.matrix_flops, bytes, 1);
+    if (!curves) return roofline(role, t_->gemm_ms, flops / c_.matrix_flops, bytes, 1);
     const double f = (std::max(1.0, p.rows) - 1) / (kSkinnyRows - 1);
     const double fixed = (1 - f) * c_.gemm_one->fixed_us + f * c_.gemm_many->fixed_us;
     const double stream = (1 - f) * c_.gemm_one->memory_us(bytes) + f * c_.gemm_many->memory_us(bytes);
-    calibrated(role, t_.gemm_ms, fixed, stream, 1);
+    calibrated(role, t_->gemm_ms, fixed, stream, 1);
   }
   // Causal flash attention over the prefill chunks (one kernel on tensor cores): the attention
   // curve, its K loop the longest chunk's keys; the roofline at the matrix peak without it. Where
@@ -141,9 +143,9 @@ class StepPricer {
       const KernelCurve& k = *c_.prefill_attention;
       const double load = compute_bound_products_ ? c_.attention_load_scale : 1.0;
       const double stream = load * k.throughput_us(k.compute_us(flops), k.memory_us(bytes));
-      return calibrated(kPrefillAttentionRole, t_.attention_ms, k.latency_us(keys) + c_.prefill_attention_gap_us, stream, 1);
+      return calibrated(kPrefillAttentionRole, t_->attention_ms, k.latency_us(keys) + c_.prefill_attention_gap_us, stream, 1);
     }
-    roofline(kPrefillAttentionRole, t_.attention_ms, flops / c_.matrix_flops, bytes, 1);
+    roofline(kPrefillAttentionRole, t_->attention_ms, flops / c_.matrix_flops, bytes, 1);
   }
   // Flash-decoding: the chunks and their merge. Its curve prices the plan the runtime launches
   // (fusion/flash_decoding_plan.h): the waves of chunk blocks over the SMs, every slot of a wave a
@@ -154,9 +156,9 @@ class StepPricer {
       const KernelCurve& k = *c_.attention;
       const FlashDecodingWork w = flash_decoding_work(shape, static_cast<int>(c_.sm_count));
       const double stream = k.latency_us(w.k) - k.fixed_us + k.throughput_us(k.compute_us(w.flops), k.memory_us(w.bytes));
-      return calibrated("attention", t_.attention_ms, k.fixed_us, stream, 2);
+      return calibrated("attention", t_->attention_ms, k.fixed_us, stream, 2);
     }
-    roofline("attention", t_.attention_ms, flops / c_.vector_flops, bytes, 2);
+    roofline("attention", t_->attention_ms, flops / c_.vector_flops, bytes, 2);
   }
   // The experts' grouped product: `p.count` experts of `p.rows` pairs each, in tiles of
   // expert_tile_rows (the FLOPs of the blocks as they run: expert_product_flops); its own curve,
@@ -165,9 +167,9 @@ class StepPricer {
     const double flops = expert_product_flops(p.count, p.rows, p.n, p.k, c_.sm_count);
     if (c_.expert_gemm && c_.expert_gemm->tflops > 0) {
       const KernelCurve& g = *c_.expert_gemm;
-      return calibrated(role, t_.gemm_ms, g.latency_us(p.k), g.throughput_us(g.compute_us(flops), g.memory_us(bytes)), 1);
+      return calibrated(role, t_->gemm_ms, g.latency_us(p.k), g.throughput_us(g.compute_us(flops), g.memory_us(bytes)), 1);
     }
-    roofline(role, t_.gemm_ms, flops / c_.matrix_flops, bytes, 1);
+    roofline(role, t_->gemm_ms, flops / c_.matrix_flops, bytes, 1);
   }
   void rowwise(const char* role, double bytes) { streamed(role, c_.rowwise, bytes); }
   // The routing's two kernels (top-k, then the pairs sorted by expert in one block): their own
@@ -175,7 +177,7 @@ class StepPricer {
   void routing(double rows, double per_token, double experts, double act_bytes) {
     const double pairs = rows * per_token;
     if (c_.expert_routing && c_.expert_routing->gbps > 0)
-      return calibrated("routing", t_.elementwise_ms, c_.expert_routing->fixed_us,
+      return calibrated("routing", t_->elementwise_ms, c_.expert_routing->fixed_us,
                         c_.expert_routing->memory_us(expert_routing_bytes(pairs)), 2);
     streamed("routing", c_.rowwise, rows * experts * act_bytes + pairs * 12, 2);  // the scores in, the pairs out
   }
@@ -183,16 +185,16 @@ class StepPricer {
   void norm(double bytes) { streamed("RMSNorm", c_.norm, bytes); }
   // A collective: the model's time, plus the kernel's fixed cost unless calibrate timed it in a graph.
   void collective(const char* role, double ms) {
-    t_.communication_ms += times_ * ms;
+    t_->communication_ms += times_ * ms;
     count(role, 1, ms + collective_fixed_us_ * 1e-3);
-    t_.launch_ms += times_ * collective_fixed_us_ * 1e-3;
+    t_->launch_ms += times_ * collective_fixed_us_ * 1e-3;
   }
 
  private:
   void streamed(const char* role, const KernelCurve* curve, double bytes, int kernels = 1) {
     if (curve && curve->gbps > 0)
-      return calibrated(role, t_.elementwise_ms, kernels * curve->fixed_us, curve->memory_us(bytes), kernels);
-    roofline(role, t_.elementwise_ms, 0, bytes, kernels);
+      return calibrated(role, t_->elementwise_ms, kernels * curve->fixed_us, curve->memory_us(bytes), kernels);
+    roofline(role, t_->elementwise_ms, 0, bytes, kernels);
   }
   // The library's tiles in waves over the SMs bound the product from below (as in the per-node
   // report), whatever the curve says.
@@ -202,32 +204,32 @@ class StepPricer {
     if (c_.gemm && c_.gemm->tflops > 0) {
       const KernelCurve& g = *c_.gemm;
       const double stream = std::max(g.throughput_us(g.compute_us(p.flops()), g.memory_us(bytes)), tiled_us);
-      return calibrated(role, t_.gemm_ms, g.latency_us(p.k) + c_.gap_us, stream, 1);
+      return calibrated(role, t_->gemm_ms, g.latency_us(p.k) + c_.gap_us, stream, 1);
     }
-    roofline(role, t_.gemm_ms, std::max(p.flops() / c_.matrix_flops, tiled_us * 1e-6), bytes, 1);
+    roofline(role, t_->gemm_ms, std::max(p.flops() / c_.matrix_flops, tiled_us * 1e-6), bytes, 1);
   }
   void roofline(const char* role, double& part, double compute_s, double bytes, int kernels) {
     const double ms = std::max(compute_s, bytes / c_.bandwidth) * 1e3, fixed_ms = kernels * c_.fixed_us * 1e-3;
     part += times_ * ms;
-    t_.launch_ms += times_ * fixed_ms;
+    t_->launch_ms += times_ * fixed_ms;
     count(role, kernels, ms + fixed_ms);
   }
   void calibrated(const char* role, double& part, double fixed_us, double stream_us, int kernels) {
     part += times_ * stream_us * 1e-3;
-    t_.launch_ms += times_ * fixed_us * 1e-3;
+    t_->launch_ms += times_ * fixed_us * 1e-3;
     count(role, kernels, (fixed_us + stream_us) * 1e-3);
   }
   void count(const char* role, int kernels, double ms) {
-    t_.kernels += times_ * kernels;
+    t_->kernels += times_ * kernels;
     if (!by_role_) return;
-    add_to_role(t_.by_role, role, times_ * kernels, times_ * ms);
+    add_to_role(t_->by_role, role, times_ * kernels, times_ * ms);
   }
   static constexpr const char* kPrefillAttentionRole = "prefill attention";
   const Ceilings& c_;
   double collective_fixed_us_, times_ = 1;
   bool by_role_;
   bool compute_bound_products_ = false;  // load_from's finding
-  StepTime& t_;
+  StepTime* t_;
 };
 
 // The step's sequences on this device's replica, with the widths of its kernels.
@@ -424,28 +426,55 @@ DeployedStepModel::DeployedStepModel(const StepSetup& setup)
 DeployedStepModel::~DeployedStepModel() = default;
 DeployedStepModel::DeployedStepModel(DeployedStepModel&&) noexcept = default;
 
-StepTime DeployedStepModel::price(const StepMix& mix, bool by_role) const {
-  const StepSetup& s = prices_->setup;
+namespace {
+
+// Where the step's pieces go: price() sends them all to one step, each layer counted as many times
+// as the model has such layers; pieces() sends each to its own, one layer each.
+struct PieceTargets {
+  StepTime *before, *dense_layer, *moe_layer, *after;
+  double dense_times = 1, moe_times = 1;
+};
+
+void price_pieces(const StepSetup& s, const Ceilings& ceilings, double weight_bytes, const StepMix& mix, bool by_role,
+                  const PieceTargets& to) {
   const DecoderModel& m = *s.model;
   // With expert parallelism each attention replica runs its share of the sequences (the busiest's).
   const double share = 1 / std::max(1.0, s.attention_replicas);
-  const StepWork x = step_work(s, mix, share, prices_->weight_bytes);
+  const StepWork x = step_work(s, mix, share, weight_bytes);
   const double a = x.a, h = x.h;
-  StepTime t;
-  StepPricer price(s, prices_->ceilings, by_role, t);
+  StepPricer price(s, ceilings, by_role, *to.before);
   price.rowwise("embedding", 2 * x.rows * h * a);
   const int64_t dense = m.layers - m.experts.moe_layers;  // the dense layers come first
-  price.times(static_cast<double>(dense));
+  price.into(*to.dense_layer);
+  price.times(to.dense_times);
   if (dense > 0) price_layer(s, mix, share, x, false, price);
-  price.times(static_cast<double>(m.experts.moe_layers));
+  price.into(*to.moe_layer);
+  price.times(to.moe_times);
   if (m.experts.moe_layers > 0) price_layer(s, mix, share, x, true, price);
+  price.into(*to.after);
   price.times(1);
   if (mix.prefills > 0) price.rowwise("last positions", 2 * x.sequences * h * a);
   price.norm(2 * x.sequences * h * a + h * a);
   price.product("LM head", {x.sequences, h, x.vocab}, h * x.vocab * x.w + x.sequences * (h + x.vocab) * a);
   if (s.tp > 1)
     price.collective("logits gather", 0.5 * step_allreduce_ms(s, x.sequences * static_cast<double>(m.vocab) * a));
+}
+
+}  // namespace
+
+StepTime DeployedStepModel::price(const StepMix& mix, bool by_role) const {
+  const DecoderModel& m = *prices_->setup.model;
+  StepTime t;
+  price_pieces(prices_->setup, prices_->ceilings, prices_->weight_bytes, mix, by_role,
+               {&t, &t, &t, &t, static_cast<double>(m.layers - m.experts.moe_layers), static_cast<double>(m.experts.moe_layers)});
   return t;
+}
+
+DeployedStepModel::Pieces DeployedStepModel::pieces(const StepMix& mix) const {
+  Pieces p;
+  price_pieces(prices_->setup, prices_->ceilings, prices_->weight_bytes, mix, false,
+               {&p.before, &p.dense_layer, &p.moe_layer, &p.after});
+  return p;
 }
 
 StepTime predict_deployed_step(const StepSetup& s, const StepMix& mix) { return DeployedStepModel(s).price(mix); }

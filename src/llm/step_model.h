@@ -83,6 +83,13 @@ class DeployedStepModel {
   DeployedStepModel(DeployedStepModel&&) noexcept;
   // by_role false: the parts and the total only, no list of roles.
   StepTime price(const StepMix& mix, bool by_role = true) const;
+  // The step in the pieces a pipeline stage holds: what runs before the layers (the embedding),
+  // one dense layer, one mixture-of-experts layer, and what runs after them (the last positions,
+  // the final norm, the LM head and its gather). No roles.
+  struct Pieces {
+    StepTime before, dense_layer, moe_layer, after;
+  };
+  Pieces pieces(const StepMix& mix) const;
 
  private:
   struct Prices;

@@ -36,6 +36,11 @@ void print_serve_summary(const ServeRunInfo& info, const ServeResult& r, std::os
   out << "KV cache    " << r.kv_blocks << " blocks of " << s.block_tokens << " tokens"
       << (info.pipeline_stages > 1 ? " (whole-model blocks, over the pipeline)" : " per device") << "; use mean "
       << human_share(r.mean_kv_use) << ", peak " << human_share(r.peak_kv_use) << "; " << r.preemptions << " preemptions\n";
+  if (!r.stage_busy.empty()) {
+    out << "Pipeline    stages busy";
+    for (size_t i = 0; i < r.stage_busy.size(); ++i) out << (i ? ", " : " ") << human_share(r.stage_busy[i]);
+    out << " of the time (the rest waiting for a batch: bubbles)\n";
+  }
   if (r.saturated)
     out << "\nSaturated: the queue was still growing at the last arrival; the rate is above what this configuration serves, "
            "and the latencies depend on how many requests are simulated.\n";
@@ -58,6 +63,7 @@ void write_serve_json(const ServeRunInfo& info, const ServeResult& r, std::ostre
       {"requests_per_s", r.requests_per_s}, {"output_tokens_per_s", r.output_tokens_per_s},
       {"mean_in_flight", r.mean_in_flight}, {"kv_blocks", r.kv_blocks}, {"mean_kv_use", r.mean_kv_use},
       {"peak_kv_use", r.peak_kv_use}, {"preemptions", r.preemptions}, {"iterations", r.iterations},
+      {"stage_busy", r.stage_busy},
       {"saturated", r.saturated}, {"requests", requests}};
   out << nlohmann::json{{"serve", serve}}.dump(2) << "\n";
 }

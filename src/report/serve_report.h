@@ -3,6 +3,7 @@
 #pragma once
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "serve/search.h"
 #include "serve/serve.h"
@@ -23,6 +24,8 @@ void print_serve_summary(const ServeRunInfo& info, const ServeResult& result, st
 void write_serve_json(const ServeRunInfo& info, const ServeResult& result, std::ostream& out);
 // One row per request: arrival, lengths, TTFT, TPOT, latency, preemptions.
 void write_serve_csv(const ServeResult& result, std::ostream& out);
+// Latency against rate: TTFT and TPOT (P50, P99) and output tokens/s at each simulated rate.
+void write_serve_svg(const ServeRunInfo& info, const std::vector<RatePoint>& points, std::ostream& out);
 
 // The configurations that meet the SLOs, the best requests per dollar first, then the Pareto
 // front of rate against cost per hour.

@@ -1,6 +1,8 @@
 // An iteration's time from the step model (docs/llm.md, "Serving simulation").
 #include "serve/serve.h"
 
+#include <algorithm>
+
 namespace modelcost {
 namespace {
 // Memo tables are indexed directly up to this many rows or positions; past it, priced each time
@@ -59,38 +61,59 @@ int64_t stage_boundaries_between_nodes(const StepSetup& setup, int64_t stages) {
   return (setup.tp * stages + node - 1) / node - 1;  // stages fill one node after another
 }
 
-// Between pipeline stages each device of the tensor-parallel group sends its share of the
-// iteration's hidden states to its peer of the next stage: over the device's link inside a node,
-// over InfiniBand where the boundary falls between nodes.
-double IterationPricer::stage_transfers_ms(int64_t rows) const {
-  if (stages_ <= 1) return 0;
+std::vector<int64_t> pipeline_layer_split(int64_t layers, int64_t stages) {
+  if (stages < 1) return {};
+  std::vector<int64_t> split(static_cast<size_t>(stages), layers / stages);
+  for (int64_t i = 2; i < layers % stages + 2; ++i) split[static_cast<size_t>(stages - i)] += 1;
+  return split;
+}
+
+// Each device of the tensor-parallel group sends its share of the rows' hidden states to its peer
+// of the next stage: over the device's link inside a node, over InfiniBand where the boundary
+// falls between nodes (stages fill one node after another).
+double IterationPricer::send_ms(int64_t rows, int64_t boundary) const {
   const double bytes = static_cast<double>(rows) * static_cast<double>(setup_.model->hidden) * setup_.act_bytes /
                        static_cast<double>(setup_.tp);
-  auto send_ms = [&](double gbps, double latency_us) { return latency_us * 1e-3 + (gbps > 0 ? bytes / (gbps * 1e9) * 1e3 : 0); };
-  const int64_t between_nodes = stage_boundaries_between_nodes(setup_, stages_);
+  auto over = [&](double gbps, double latency_us) { return latency_us * 1e-3 + (gbps > 0 ? bytes / (gbps * 1e9) * 1e3 : 0); };
   const auto& links = setup_.device->interconnect;
-  const double network = between_nodes == 0 ? 0 : send_ms(links.at("infiniband_gbps"), links.at("infiniband_latency_us"));
-  return static_cast<double>(stages_ - 1 - between_nodes) * send_ms(setup_.link_gbps, setup_.link_latency_us) +
-         static_cast<double>(between_nodes) * network;
+  auto node = links.find("node_gpus");
+  const int64_t next_device = (boundary + 1) * setup_.tp;
+  const bool between_nodes = node != links.end() && node->second >= 1 &&
+                             (next_device - 1) / static_cast<int64_t>(node->second) != next_device / static_cast<int64_t>(node->second);
+  if (between_nodes) return over(links.at("infiniband_gbps"), links.at("infiniband_latency_us"));
+  return over(setup_.link_gbps, setup_.link_latency_us);
 }
 
 // A model whose MLP is known runs as the deployed step: every slice in one step of the kernels
 // `--measure` runs (the products over all rows, one causal attention over the prefill chunks, one
-// flash-decoding over the decodes).
-double IterationPricer::deployed_iteration_ms(const std::vector<Slice>& slices) {
+// flash-decoding over the decodes). With stages, its pieces: each stage's layers (the dense ones
+// first, then the mixture of experts'), the embedding on the first, the LM head and what goes
+// with it on the last.
+std::vector<double> IterationPricer::deployed_stage_ms(const std::vector<Slice>& slices) {
   StepMix mix;
-  int64_t rows = 0;
   for (const Slice& slice : slices) {
-    rows += slice.new_tokens;
     if (slice.new_tokens == 1) mix.add_decode(slice.past + 1);
     else mix.add_prefill(slice.new_tokens, slice.past);
   }
-  if (rows == 0) return 0;
-  return deployed_->price(mix, false).total_ms() + stage_transfers_ms(rows);
+  if (mix.rows() == 0) return std::vector<double>(static_cast<size_t>(stages_), 0.0);
+  if (stages_ == 1) return {deployed_->price(mix, false).total_ms()};
+  const DeployedStepModel::Pieces pieces = deployed_->pieces(mix);
+  const int64_t dense = setup_.model->layers - setup_.model->experts.moe_layers;
+  std::vector<double> ms;
+  int64_t first_layer = 0;
+  for (size_t stage = 0; stage < stage_layers_.size(); ++stage) {
+    const int64_t layers = stage_layers_[stage], dense_here = std::clamp<int64_t>(dense - first_layer, 0, layers);
+    double t = static_cast<double>(dense_here) * pieces.dense_layer.total_ms() +
+               static_cast<double>(layers - dense_here) * pieces.moe_layer.total_ms();
+    if (stage == 0) t += pieces.before.total_ms();
+    if (stage + 1 == stage_layers_.size()) t += pieces.after.total_ms();
+    ms.push_back(t);
+    first_layer += layers;
+  }
+  return ms;
 }
 
-double IterationPricer::iteration_ms(const std::vector<Slice>& slices) {
-  if (deployed_) return deployed_iteration_ms(slices);
+double IterationPricer::whole_step_ms(const std::vector<Slice>& slices) {
   int64_t rows = 0;
   double attention = 0;
   for (const Slice& slice : slices) {
@@ -98,7 +121,22 @@ double IterationPricer::iteration_ms(const std::vector<Slice>& slices) {
     attention += attention_ms(slice);
   }
   if (rows == 0) return 0;
-  return rows_ms(rows) + logits_ms(static_cast<int64_t>(slices.size())) + attention + stage_transfers_ms(rows);
+  return rows_ms(rows) + logits_ms(static_cast<int64_t>(slices.size())) + attention;
+}
+
+std::vector<double> IterationPricer::stage_ms(const std::vector<Slice>& slices) {
+  if (deployed_) return deployed_stage_ms(slices);
+  return std::vector<double>(static_cast<size_t>(stages_), whole_step_ms(slices) / static_cast<double>(stages_));
+}
+
+double IterationPricer::iteration_ms(const std::vector<Slice>& slices) {
+  double ms = 0;
+  for (double stage : stage_ms(slices)) ms += stage;
+  int64_t rows = 0;
+  for (const Slice& slice : slices) rows += slice.new_tokens;
+  if (rows == 0) return 0;
+  for (int64_t boundary = 0; boundary + 1 < stages_; ++boundary) ms += send_ms(rows, boundary);
+  return ms;
 }
 
 }  // namespace modelcost

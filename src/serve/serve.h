@@ -2,6 +2,7 @@
 // batching over a paged KV cache), each iteration priced by the LLM step model (docs/llm.md,
 // "Serving simulation").
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -60,6 +61,9 @@ struct SchedulerOptions {
 
 // Pipeline stage boundaries that fall between nodes (the device's node_gpus figure; 0 without one).
 int64_t stage_boundaries_between_nodes(const StepSetup& setup, int64_t stages);
+// The layers of each pipeline stage, as vLLM splits them (get_pp_indices): as even as they go, the
+// remainder one each to the stages before the last, which also runs the final norm and LM head.
+std::vector<int64_t> pipeline_layer_split(int64_t layers, int64_t stages);
 
 // KV blocks that fit one device beside the weights, the reserve and the activations of an
 // iteration of `iteration_tokens` tokens; with pipeline stages, the blocks of one virtual engine
@@ -92,34 +96,45 @@ struct ServeResult {
   int64_t kv_blocks = 0;
   int64_t iterations = 0, preemptions = 0;
   bool saturated = false;                // the queue still grew at the last arrival
+  // Pipeline stages: the share of the span each stage was busy (the rest its bubbles).
+  std::vector<double> stage_busy;
 };
 
 // Prices iterations with the step model: GEMMs, elementwise work, launches and collectives over
 // all the iteration's new tokens as rows, the LM head over one row per sequence where the model
 // takes the last position's logits, attention per sequence at its own context.
-// With pipeline stages, an iteration is one virtual engine's cycle: every stage's share of the
-// work in turn and the hidden states sent between stages. The stages are taken as balanced, so
-// the engines' batches follow each other through them without waiting (the LM head's extra work
-// on the last stage is not modelled).
+// With pipeline stages, an iteration passes every stage in turn, the hidden states sent between
+// them (the simulator queues it behind the other engines' batches at each stage). A model whose
+// MLP is known (the deployed step) is cut into its stages' pieces: each stage's layers
+// (pipeline_layer_split), the embedding on the first, the final norm, LM head and gather on the
+// last. Other models' steps are split evenly over the stages.
 class IterationPricer {
  public:
-  explicit IterationPricer(const StepSetup& setup, int64_t stages = 1) : setup_(setup), stages_(stages) {
+  explicit IterationPricer(const StepSetup& setup, int64_t stages = 1)
+      : setup_(setup), stages_(std::max<int64_t>(stages, 1)), stage_layers_(pipeline_layer_split(setup.model->layers, stages_)) {
     if (setup.model->mlp_intermediate > 0) deployed_.emplace(setup_);
   }
   struct Slice {
     int64_t new_tokens = 1, past = 0;
   };
+  // The iteration alone: every stage's time and the sends between them.
   double iteration_ms(const std::vector<Slice>& slices);
+  // Each stage's time for the iteration (one entry without pipeline stages), sends left out.
+  std::vector<double> stage_ms(const std::vector<Slice>& slices);
+  // The send of `rows` rows' hidden states after stage `boundary` to the next.
+  double send_ms(int64_t rows, int64_t boundary) const;
+  int64_t stages() const { return stages_; }
   const StepSetup& setup() const { return setup_; }
 
  private:
-  double deployed_iteration_ms(const std::vector<Slice>& slices);
+  double whole_step_ms(const std::vector<Slice>& slices);
+  std::vector<double> deployed_stage_ms(const std::vector<Slice>& slices);
   double rows_ms(int64_t rows);
   double logits_ms(int64_t sequences);
   double attention_ms(const Slice& slice);
-  double stage_transfers_ms(int64_t rows) const;
   StepSetup setup_;
   int64_t stages_ = 1;
+  std::vector<int64_t> stage_layers_;  // pipeline_layer_split's
   std::optional<DeployedStepModel> deployed_;  // where the model's MLP is known
   // Memos: an iteration repeats the same rows and decode contexts many times.
   std::vector<double> rows_ms_;              // by rows; < 0 not yet priced
@@ -134,5 +149,19 @@ ServeResult simulate_serving(const StepSetup& setup, const std::vector<ServeRequ
                              const SchedulerOptions& options);
 
 Percentiles percentiles_of(std::vector<double> values);
+
+// The arrival rate of a workload: its requests after the first over the span of their arrivals
+// (0 for fewer than two or all at once).
+double offered_rate(const std::vector<ServeRequest>& requests);
+
+struct RatePoint {
+  double rate = 0;      // requests/s offered
+  ServeResult result;   // without its per-request outcomes
+};
+// The simulation of `requests` with their arrivals `factor` times as dense, for each factor (the
+// same lengths; a Poisson workload stays Poisson at factor times its rate). Throws
+// Error(kExitUsage) where the workload has no rate to scale.
+std::vector<RatePoint> simulate_rates(const StepSetup& setup, const std::vector<ServeRequest>& requests,
+                                      const SchedulerOptions& options, const std::vector<double>& factors);
 
 }  // namespace modelcost

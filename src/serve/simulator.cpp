@@ -48,12 +48,26 @@ double fill_request_metrics(ServeResult& result, double first_arrival_s) {
   return duration;
 }
 
+// One serving engine: its requests, scheduler, cache and clock. It plans an iteration at its clock
+// (plan_next), and the caller says when the iteration ended (complete): at once for a lone engine,
+// after its stages and their queues for a virtual engine of a pipeline (simulate_pipeline).
 class Engine {
  public:
-  Engine(const StepSetup& setup, const std::vector<ServeRequest>& requests, const SchedulerOptions& options)
-      : pricer_(setup, options.pipeline_stages), requests_(requests), options_(options), outcomes_(requests.size()) {}
+  Engine(IterationPricer& pricer, const std::vector<ServeRequest>& requests, const SchedulerOptions& options, int64_t total_blocks)
+      : pricer_(pricer), requests_(requests), options_(options), outcomes_(requests.size()) {
+    total_blocks_ = free_blocks_ = total_blocks;
+    now_ = requests_.front().arrival_s;
+  }
 
-  ServeResult run(int64_t total_blocks);
+  bool finished() const { return finished_ >= requests_.size(); }
+  double now() const { return now_; }
+  // The next iteration's slices, planned at now(); empty when the engine idled until its next
+  // arrival instead (now() moved on). Throws Error(kExitUsage) when nothing can ever be scheduled.
+  std::vector<IterationPricer::Slice> plan_next();
+  // The planned iteration ended at `end_s`: tokens come out, the finished leave.
+  void complete(double end_s);
+  ServeResult run();  // alone: each iteration ends its priced time after it starts
+  ServeResult summarise() const;
 
  private:
   int64_t blocks_for(int64_t tokens) const { return (tokens + options_.block_tokens - 1) / options_.block_tokens; }
@@ -67,9 +81,8 @@ class Engine {
   std::vector<Work> plan_chunked();
   void apply(const std::vector<Work>& work);
   void finish_and_compact();
-  ServeResult summarise() const;
 
-  IterationPricer pricer_;
+  IterationPricer& pricer_;
   const std::vector<ServeRequest>& requests_;
   SchedulerOptions options_;
   std::vector<RequestOutcome> outcomes_;
@@ -81,6 +94,7 @@ class Engine {
   double in_flight_integral_ = 0, kv_integral_ = 0, peak_kv_ = 0;
   int64_t iterations_ = 0, preemptions_ = 0;
   size_t waiting_at_half_ = 0, waiting_at_last_ = 0;
+  std::vector<Work> planned_;
 };
 
 void Engine::admit_arrivals() {
@@ -229,37 +243,43 @@ void Engine::finish_and_compact() {
   running_.erase(std::remove_if(running_.begin(), running_.end(), done), running_.end());
 }
 
-ServeResult Engine::run(int64_t total_blocks) {
-  total_blocks_ = free_blocks_ = total_blocks;
-  now_ = requests_.front().arrival_s;
-  while (finished_ < requests_.size()) {
-    admit_arrivals();
-    std::vector<Work> work;
-    switch (options_.kind) {
-      case SchedulerKind::kStatic: work = plan_static(); break;
-      case SchedulerKind::kContinuous: work = plan_continuous(); break;
-      case SchedulerKind::kChunked: work = plan_chunked(); break;
-    }
-    if (work.empty()) {  // idle until the next arrival
-      if (next_arrival_ >= requests_.size())
-        throw Error(kExitUsage, "serve: no request can be scheduled with " + std::to_string(total_blocks_) + " KV blocks");
-      now_ = requests_[next_arrival_].arrival_s;
-      continue;
-    }
-    if (++iterations_ > options_.max_iterations)
-      throw Error(kExitUsage, "serve: the simulation ran past " + std::to_string(options_.max_iterations) +
-                                  " iterations; simulate fewer --requests");
-    std::vector<IterationPricer::Slice> slices;
-    slices.reserve(work.size());
-    for (const Work& w : work) slices.push_back({w.new_tokens, running_[w.running_index].computed});
-    const double dt = pricer_.iteration_ms(slices) * 1e-3;
-    const double kv_use = static_cast<double>(total_blocks_ - free_blocks_) / static_cast<double>(total_blocks_);
-    in_flight_integral_ += static_cast<double>(running_.size() + waiting_.size()) * dt;
-    kv_integral_ += kv_use * dt;
-    peak_kv_ = std::max(peak_kv_, kv_use);
-    now_ += dt;
-    apply(work);
-    finish_and_compact();
+std::vector<IterationPricer::Slice> Engine::plan_next() {
+  admit_arrivals();
+  switch (options_.kind) {
+    case SchedulerKind::kStatic: planned_ = plan_static(); break;
+    case SchedulerKind::kContinuous: planned_ = plan_continuous(); break;
+    case SchedulerKind::kChunked: planned_ = plan_chunked(); break;
+  }
+  std::vector<IterationPricer::Slice> slices;
+  if (planned_.empty()) {  // idle until the next arrival
+    if (next_arrival_ >= requests_.size())
+      throw Error(kExitUsage, "serve: no request can be scheduled with " + std::to_string(total_blocks_) + " KV blocks");
+    now_ = requests_[next_arrival_].arrival_s;
+    return slices;
+  }
+  if (++iterations_ > options_.max_iterations)
+    throw Error(kExitUsage, "serve: the simulation ran past " + std::to_string(options_.max_iterations) +
+                                " iterations; simulate fewer --requests");
+  slices.reserve(planned_.size());
+  for (const Work& w : planned_) slices.push_back({w.new_tokens, running_[w.running_index].computed});
+  return slices;
+}
+
+void Engine::complete(double end_s) {
+  const double dt = end_s - now_;
+  const double kv_use = static_cast<double>(total_blocks_ - free_blocks_) / static_cast<double>(total_blocks_);
+  in_flight_integral_ += static_cast<double>(running_.size() + waiting_.size()) * dt;
+  kv_integral_ += kv_use * dt;
+  peak_kv_ = std::max(peak_kv_, kv_use);
+  now_ = end_s;
+  apply(planned_);
+  finish_and_compact();
+}
+
+ServeResult Engine::run() {
+  while (!finished()) {
+    const std::vector<IterationPricer::Slice> slices = plan_next();
+    if (!slices.empty()) complete(now_ + pricer_.iteration_ms(slices) * 1e-3);
   }
   return summarise();
 }
@@ -330,6 +350,46 @@ ServeResult merge_engines(const std::vector<ServeResult>& parts, const std::vect
   return merged;
 }
 
+// Pipeline parallelism: one virtual engine per stage, the requests dealt to them in turn as they
+// arrive. The engine whose clock is earliest plans next; its iteration takes each stage in turn
+// as soon as the stage has finished the batch before it (stages serve batches in the order they
+// come), then sends its hidden states to the next. A stage waiting for a batch is a bubble.
+ServeResult simulate_pipeline(IterationPricer& pricer, const std::vector<ServeRequest>& requests, const SchedulerOptions& options,
+                              int64_t blocks) {
+  const auto stages = static_cast<size_t>(options.pipeline_stages);
+  std::vector<std::vector<ServeRequest>> shares(stages);
+  for (size_t i = 0; i < requests.size(); ++i) shares[i % stages].push_back(requests[i]);
+  std::vector<Engine> engines;
+  engines.reserve(stages);
+  for (const auto& share : shares)
+    if (!share.empty()) engines.emplace_back(pricer, share, options, blocks);
+  std::vector<double> stage_free(stages, 0.0), stage_busy(stages, 0.0);
+  while (true) {
+    Engine* next = nullptr;
+    for (Engine& e : engines)
+      if (!e.finished() && (!next || e.now() < next->now())) next = &e;
+    if (!next) break;
+    const std::vector<IterationPricer::Slice> slices = next->plan_next();
+    if (slices.empty()) continue;
+    const std::vector<double> ms = pricer.stage_ms(slices);
+    int64_t rows = 0;
+    for (const IterationPricer::Slice& slice : slices) rows += slice.new_tokens;
+    double t = next->now();
+    for (size_t stage = 0; stage < stages; ++stage) {
+      t = std::max(t, stage_free[stage]) + ms[stage] * 1e-3;
+      stage_free[stage] = t;
+      stage_busy[stage] += ms[stage] * 1e-3;
+      if (stage + 1 < stages) t += pricer.send_ms(rows, static_cast<int64_t>(stage)) * 1e-3;
+    }
+    next->complete(t);
+  }
+  std::vector<ServeResult> parts;
+  for (const Engine& e : engines) parts.push_back(e.summarise());
+  ServeResult merged = merge_engines(parts, requests);
+  for (double busy : stage_busy) merged.stage_busy.push_back(busy / std::max(merged.duration_s, 1e-12));
+  return merged;
+}
+
 }  // namespace
 
 int64_t kv_block_budget(const StepSetup& setup, const SchedulerOptions& options, int64_t iteration_tokens) {
@@ -358,16 +418,9 @@ ServeResult simulate_serving(const StepSetup& setup, const std::vector<ServeRequ
                                   " KV blocks of " + std::to_string(options.block_tokens) + " tokens; the device holds " +
                                   std::to_string(blocks) + " beside the weights (more --tp or --pp, or shorter requests)");
   }
-  if (options.pipeline_stages == 1) return Engine(setup, requests, options).run(blocks);
-  // One virtual engine per stage, the requests dealt to them in turn as they arrive.
-  std::vector<ServeResult> parts;
-  for (int64_t e = 0; e < options.pipeline_stages; ++e) {
-    std::vector<ServeRequest> share;
-    for (size_t i = static_cast<size_t>(e); i < requests.size(); i += static_cast<size_t>(options.pipeline_stages))
-      share.push_back(requests[i]);
-    if (!share.empty()) parts.push_back(Engine(setup, share, options).run(blocks));
-  }
-  return merge_engines(parts, requests);
+  IterationPricer pricer(setup, options.pipeline_stages);
+  if (options.pipeline_stages == 1) return Engine(pricer, requests, options, blocks).run();
+  return simulate_pipeline(pricer, requests, options, blocks);
 }
 
 }  // namespace modelcost

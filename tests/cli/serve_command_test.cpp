@@ -8,6 +8,12 @@
 namespace modelcost::testing {
 namespace {
 
+size_t count_of(const std::string& text, const std::string& piece) {
+  size_t n = 0;
+  for (size_t at = text.find(piece); at != std::string::npos; at = text.find(piece, at + 1)) ++n;
+  return n;
+}
+
 std::string llama_8b() { return std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/configs/llama-3-8b.json"; }
 
 TEST(ServeCommand, SummarisesAPoissonRun) {
@@ -29,6 +35,24 @@ TEST(ServeCommand, JsonAndCsvHoldEveryRequest) {
   EXPECT_EQ(json.at("saturated").get<bool>(), false);
   const std::string csv = read_text(dir.file("requests.csv"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 41);
+}
+
+TEST(ServeCommand, SvgDrawsLatencyAgainstRate) {
+  TempDir dir;
+  const std::string base = "serve " + llama_8b() + " --gpu h100 --rate 4 --requests 60 --output-len 32";
+  const CliResult r = run_modelcost(base + " --svg -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("<svg", 0), 0u) << "the SVG alone on stdout";
+  EXPECT_NE(r.out.find("TTFT (ms)"), std::string::npos);
+  // Three panels (P50 and P99 of TTFT and TPOT, tokens/s) of 11 rates each.
+  EXPECT_EQ(count_of(r.out, "<circle"), 5 * 11);
+  const CliResult file = run_modelcost(base + " --svg " + dir.file("rates.svg"));
+  ASSERT_EQ(file.code, 0) << file.err;
+  EXPECT_NE(file.out.find("TTFT"), std::string::npos) << "the summary beside the file";
+  EXPECT_EQ(read_text(dir.file("rates.svg")), r.out);
+  const CliResult search = run_modelcost("serve " + llama_8b() + " --gpu h100 --search --ttft-slo-ms 500 --tpot-slo-ms 50 --svg -");
+  EXPECT_EQ(search.code, 2);
+  EXPECT_NE(search.err.find("--svg"), std::string::npos) << search.err;
 }
 
 TEST(ServeCommand, SimulatesAnOnnxDecoderToo) {

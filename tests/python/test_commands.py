@@ -97,11 +97,13 @@ def test_measure_on_the_cpu_reference_backend():
     assert all(n.get("measured_us") is not None for n in r.nodes if n["op_type"] == "Conv")
 
 
-def test_serve_simulation_and_search(repo):
+def test_serve_simulation_and_search(repo, tmp_path):
     config = os.path.join(repo, "tests", "models", "llm", "configs", "llama-3-8b.json")
     run = modelcost.serve(config, gpu="h100", rate=2, requests=20, prompt_len=(128, 256), output_len=32, dtype="fp16",
-                          pp=2)
+                          pp=2, svg=tmp_path / "rates.svg")
     assert run.summary["pipeline_stages"] == 2 and run.summary["ttft_ms"]["p99"] > 0
+    assert len(run.summary["stage_busy"]) == 2 and all(0 < busy <= 1 for busy in run.summary["stage_busy"])
+    assert (tmp_path / "rates.svg").read_text().startswith("<svg")
     requests = run.to_pandas()
     assert len(requests) == 20
     assert requests["prompt_len"].between(128, 256).all() and (requests["output_len"] == 32).all()

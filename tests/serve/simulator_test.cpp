@@ -121,10 +121,52 @@ TEST(Serve, PipelineStagesServeMoreWhenFlooded) {
   for (SchedulerKind kind : kAll) {
     const double one = simulate_serving(s, poisson_workload(workload(10000, 400)), scheduler(kind)).requests_per_s;
     const ServeResult two = simulate_serving(s, poisson_workload(workload(10000, 400)), pipelined(kind, 2));
-    EXPECT_GT(two.requests_per_s, 1.5 * one) << scheduler_name(kind);  // two batches in flight
+    // Two batches in flight; a static batch's long prefill beside the other engine's decodes leaves
+    // bubbles, chunked iterations of one size few.
+    EXPECT_GT(two.requests_per_s, (kind == SchedulerKind::kChunked ? 1.6 : 1.3) * one) << scheduler_name(kind);
     EXPECT_EQ(two.requests.size(), 400u);
     for (size_t i = 1; i < two.requests.size(); ++i) EXPECT_LE(two.requests[i - 1].request.arrival_s, two.requests[i].request.arrival_s);
   }
+}
+
+TEST(Serve, PipelineLayersSplitAsVllmSplitsThem) {
+  EXPECT_EQ(pipeline_layer_split(32, 4), (std::vector<int64_t>{8, 8, 8, 8}));
+  EXPECT_EQ(pipeline_layer_split(22, 4), (std::vector<int64_t>{5, 6, 6, 5}));
+  EXPECT_EQ(pipeline_layer_split(61, 4), (std::vector<int64_t>{15, 15, 16, 15}));
+  EXPECT_EQ(pipeline_layer_split(7, 3), (std::vector<int64_t>{2, 3, 2}));
+  EXPECT_EQ(pipeline_layer_split(5, 1), (std::vector<int64_t>{5}));
+}
+
+TEST(Serve, PipelineStagesAddUpToTheWholeStep) {
+  for (const char* config : {"llama-3-8b.json", "qwen1.5-moe-a2.7b.json"}) {
+    Fixture f;
+    f.model = decoder_from_config(std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/configs/" + config);
+    if (f.model.experts.moe_layers > 0) f.model.experts.moe_layers -= 3;  // dense layers first, as DeepSeek's
+    const StepSetup s = f.setup();
+    const std::vector<IterationPricer::Slice> mixed = {{256, 512}, {1, 900}, {1, 2000}};
+    const double whole = IterationPricer(s).iteration_ms(mixed);
+    for (int64_t stages : {2, 3, 4}) {
+      IterationPricer pricer(s, stages);
+      const std::vector<double> ms = pricer.stage_ms(mixed);
+      ASSERT_EQ(ms.size(), static_cast<size_t>(stages));
+      double sum = 0;
+      for (double stage : ms) sum += stage;
+      EXPECT_NEAR(sum, whole, 1e-9 * whole) << config << " " << stages;
+      EXPECT_GT(ms.back(), ms.front()) << config << " " << stages;  // the LM head on the last stage
+    }
+  }
+}
+
+TEST(Serve, AFloodedPipelineRunsAtItsSlowestStagesPace) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  const ServeResult flooded = simulate_serving(s, poisson_workload(workload(10000, 400)), pipelined(SchedulerKind::kChunked, 2));
+  ASSERT_EQ(flooded.stage_busy.size(), 2u);
+  for (double busy : flooded.stage_busy) EXPECT_LE(busy, 1 + 1e-9);
+  EXPECT_GT(flooded.stage_busy[1], 0.95);  // the LM head's stage never waits
+  EXPECT_LT(flooded.stage_busy[0], flooded.stage_busy[1]);
+  const ServeResult trickle = simulate_serving(s, poisson_workload(workload(0.01, 30)), pipelined(SchedulerKind::kChunked, 2));
+  for (double busy : trickle.stage_busy) EXPECT_LT(busy, 0.1);
 }
 
 TEST(Serve, LittlesLawHoldsAcrossPipelineEngines) {
@@ -160,6 +202,26 @@ TEST(Serve, PipelineStagesPastTheLayersAreRefused) {
   const StepSetup s = f.setup();
   EXPECT_THROW(simulate_serving(s, poisson_workload(workload(1, 5)), pipelined(SchedulerKind::kContinuous, f.model.layers + 1)), Error);
   EXPECT_THROW(simulate_serving(s, poisson_workload(workload(1, 5)), pipelined(SchedulerKind::kContinuous, 0)), Error);
+}
+
+TEST(Serve, ARateSweepScalesTheArrivalsAlone) {
+  const Fixture f;
+  const StepSetup s = f.setup();
+  const std::vector<ServeRequest> requests = poisson_workload(workload(2, 100));
+  const SchedulerOptions options = scheduler(SchedulerKind::kContinuous);
+  const std::vector<double> factors = {0.5, 1, 4, 64};
+  const std::vector<RatePoint> points = simulate_rates(s, requests, options, factors);
+  ASSERT_EQ(points.size(), 4u);
+  const ServeResult direct = simulate_serving(s, requests, options);
+  EXPECT_DOUBLE_EQ(points[1].result.ttft_ms.p99, direct.ttft_ms.p99);  // factor 1 is the workload itself
+  EXPECT_NEAR(points[1].rate, offered_rate(requests), 1e-12);
+  for (size_t i = 0; i < points.size(); ++i) EXPECT_TRUE(points[i].result.requests.empty());
+  for (size_t i = 1; i < points.size(); ++i) {
+    EXPECT_NEAR(points[i].rate / points[0].rate, factors[i] / factors[0], 1e-9);
+    EXPECT_GE(points[i].result.ttft_ms.p99, points[i - 1].result.ttft_ms.p99);
+  }
+  EXPECT_TRUE(points.back().result.saturated);  // 128 requests/s of 512-token prompts outrun one H100
+  EXPECT_THROW(simulate_rates(s, {ServeRequest{}}, options, {1}), Error);  // one arrival has no rate
 }
 
 TEST(Serve, SaturationIsFlaggedWhenArrivalsOutrunService) {
