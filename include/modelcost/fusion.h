@@ -66,6 +66,17 @@ KernelShape group_kernel(const FusedGroup& group, const Analysis& analysis);
 // side by side, so a runtime places them in one buffer in this order.
 std::vector<int> sibling_outputs(const FusedGroup& group, const Analysis& analysis);
 
+// A tensor an "in_place" group keeps inside another tensor's buffer instead of copying it: a
+// Slice's or Split's output that is a contiguous run of its input (`within` the input), or a
+// Concat's input that its producer writes straight into its place in the output (`within` the
+// output). The runtime places `tensor` at `element_offset` elements into `within`'s buffer.
+struct HeldWithin {
+  int tensor = -1, within = -1;
+  int64_t element_offset = 0;
+};
+// The tensors an "in_place" group holds that way; empty for any other group.
+std::vector<HeldWithin> held_within(const FusedGroup& group, const Analysis& analysis);
+
 // Whether a factor of shape `factor`, broadcast against `result` (dims aligned to the right), holds
 // one value per entry of `result`'s axis `channel_axis`, or one value in all: a per-channel scale,
 // which the plan's library epilogue (and the runtime) folds into a product's constant weight.

@@ -93,14 +93,15 @@ def llm(model: Any, gpu: str, *, prompt: Optional[int] = None, generate: Optiona
         tpot_slo_ms: Optional[float] = None, ttft_slo_ms: Optional[float] = None,
         target_tokens_per_s: Optional[float] = None, prefill_chunk: Optional[int] = None,
         iteration: Union[None, str, Sequence[str]] = None, dims: Optional[Mapping[str, int]] = None,
-        hwdb: Paths = None, measure: bool = False) -> LlmResult:
+        hwdb: Paths = None, measure: bool = False, svg: Optional[Path] = None) -> LlmResult:
     """The serving plan of a decoder LLM, as ``modelcost llm MODEL --gpu GPU`` (docs/llm.md).
-    ``iteration``: serving iterations to price, e.g. ``["1x512@1024+32@2048", "64@4096"]``."""
+    ``iteration``: serving iterations to price, e.g. ``["1x512@1024+32@2048", "64@4096"]``;
+    ``svg``: a file for the plan's chart against batch."""
     return _commands.llm(model, gpu, prompt=prompt, generate=generate, batch=batch, context=context, dtype=dtype,
                          weights=weights, activations=activations, kv_cache=kv_cache, tp=tp, ep=ep, link=link,
                          collective=collective, workspace_gb=workspace_gb, tpot_slo_ms=tpot_slo_ms,
                          ttft_slo_ms=ttft_slo_ms, target_tokens_per_s=target_tokens_per_s,
-                         prefill_chunk=prefill_chunk, iteration=iteration, dims=dims, hwdb=hwdb, measure=measure)
+                         prefill_chunk=prefill_chunk, iteration=iteration, dims=dims, hwdb=hwdb, measure=measure, svg=svg)
 
 
 def serve(model: Any, gpu: Union[str, Sequence[str]], *, rate: Optional[float] = None, trace: Optional[Path] = None,
@@ -110,14 +111,16 @@ def serve(model: Any, gpu: Union[str, Sequence[str]], *, rate: Optional[float] =
           pp: Optional[int] = None, dtype: Optional[str] = None, workspace_gb: Optional[float] = None,
           seed: Optional[int] = None, search: bool = False, ttft_slo_ms: Optional[float] = None,
           tpot_slo_ms: Optional[float] = None, price_per_hour: Union[None, float, Sequence[float]] = None,
-          dims: Optional[Mapping[str, int]] = None, hwdb: Paths = None) -> Union[ServeResult, SearchResult]:
+          dims: Optional[Mapping[str, int]] = None, hwdb: Paths = None,
+          svg: Optional[Path] = None) -> Union[ServeResult, SearchResult]:
     """A serving simulation, as ``modelcost serve MODEL --gpu GPU`` (docs/llm.md): a ServeResult;
     with ``search=True`` (several ``gpu`` allowed) the configuration search, a SearchResult.
-    ``prompt_len``/``output_len``: a length, or (low, high) for uniform lengths."""
+    ``prompt_len``/``output_len``: a length, or (low, high) for uniform lengths; ``svg``: a file
+    for latency against rate (the workload simulated at 1/8 to 4 times its rate)."""
     return _commands.serve(model, gpu, rate=rate, trace=trace, requests=requests, prompt_len=prompt_len,
                            output_len=output_len, scheduler=scheduler, max_batch=max_batch, chunk=chunk, tp=tp, pp=pp,
                            dtype=dtype, workspace_gb=workspace_gb, seed=seed, search=search, ttft_slo_ms=ttft_slo_ms,
-                           tpot_slo_ms=tpot_slo_ms, price_per_hour=price_per_hour, dims=dims, hwdb=hwdb)
+                           tpot_slo_ms=tpot_slo_ms, price_per_hour=price_per_hour, dims=dims, hwdb=hwdb, svg=svg)
 
 
 def list_gpus(hwdb: Paths = None) -> DeviceList:

@@ -56,6 +56,8 @@ void claim(fusion::FusionGraph& g, std::vector<Draft>& drafts, const fusion::Fus
       drafts[group].members.push_back(m);
     }
   std::sort(drafts[group].members.begin(), drafts[group].members.end());
+  if (std::string(row.name) == "in_place")
+    for (const HeldWithin& held : fusion::held_tensors(g, candidate.anchor)) g.mark_held(held.tensor);
 }
 
 // The one group that reads everything group `k` writes, or -1.

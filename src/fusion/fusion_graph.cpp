@@ -40,6 +40,7 @@ FusionGraph::FusionGraph(const Analysis& analysis) : analysis_(analysis) {
   kinds_.resize(size());
   idle_.resize(size());
   group_of_.assign(size(), -1);
+  held_.assign(tensors, false);
   for (size_t i = 0; i < size(); ++i) {
     const NodeAnalysis& na = analysis.nodes[i];
     kinds_[i] = op_kind(*na.node, na.cost);

@@ -56,6 +56,10 @@ class FusionGraph {
   int group_of(size_t i) const { return group_of_[i]; }
   void claim(size_t i, int group) { group_of_[i] = group; }
   bool has_readers(int id) const { return !consumers_[id].empty(); }
+  // Tensors an in_place group already keeps inside another's buffer (in_place.cpp): none of them
+  // can be placed a second time.
+  void mark_held(int id) { held_[id] = true; }
+  bool held(int id) const { return id >= 0 && held_[id]; }
 
  private:
   const Analysis& analysis_;
@@ -66,6 +70,7 @@ class FusionGraph {
   std::vector<bool> graph_outputs_;
   std::vector<bool> idle_;
   std::vector<int> group_of_;
+  std::vector<bool> held_;
 };
 
 }  // namespace modelcost::fusion

@@ -38,12 +38,19 @@ std::optional<GroupCandidate> match_attention(const FusionGraph& g, size_t i);
 std::optional<GroupCandidate> match_swiglu(const FusionGraph& g, size_t i);
 std::optional<GroupCandidate> match_sibling_products(const FusionGraph& g, size_t i);
 std::optional<GroupCandidate> match_epilogue(const FusionGraph& g, size_t i);
+std::optional<GroupCandidate> match_in_place(const FusionGraph& g, size_t i);
 std::optional<GroupCandidate> match_layout_fold(const FusionGraph& g, size_t i);
 std::optional<GroupCandidate> match_region(const FusionGraph& g, size_t i);
 std::optional<GroupCandidate> match_single(const FusionGraph& g, size_t i);
 
-// Cost rules (group_cost.cpp).
+// Cost rules (group_cost.cpp; in_place.cpp).
 void boundary_cost(const FusionGraph& g, FusedGroup& group);
+void in_place_cost(const FusionGraph& g, FusedGroup& group);
+
+// The in_place pattern's tensors (in_place.cpp): those node i would hold inside another's buffer
+// where it runs in place (empty where it cannot), and those of any node's block copies.
+std::vector<HeldWithin> held_tensors(const FusionGraph& g, size_t i);
+std::vector<HeldWithin> block_copies(const Graph& graph, const Node& node);
 
 // Labels (labels.cpp): what the members compute, from a table of recognisers.
 std::vector<std::string> recognise(const FusionGraph& g, const std::vector<size_t>& members);
@@ -52,6 +59,7 @@ std::string region_label(const FusionGraph& g, const FusedGroup& group);
 std::string attention_label(const FusionGraph& g, const FusedGroup& group);
 std::string op_label(const FusionGraph& g, const FusedGroup& group);
 std::string sibling_label(const FusionGraph& g, const FusedGroup& group);  // "3x matmul+bias"
+std::string in_place_label(const FusionGraph& g, const FusedGroup& group);  // "concat in place"
 
 // Why a pattern match cannot run as one kernel of the deployed runtime, or "" (kernel_split.cpp).
 std::string why_apart(const FusionGraph& g, const std::string& pattern, const std::vector<size_t>& members, size_t anchor);

@@ -428,8 +428,8 @@ TEST(Fusion, ContribFusedOpIsAGroupAlready) {
 }
 
 TEST(Fusion, PatternTableOrder) {
-  const std::vector<std::string> expected = {"fused_op",    "attention", "swiglu", "sibling_products",
-                                             "epilogue",    "layout_fold", "pointwise", "single"};
+  const std::vector<std::string> expected = {"fused_op", "attention",   "swiglu",    "sibling_products", "in_place",
+                                             "epilogue", "layout_fold", "pointwise", "single"};
   EXPECT_EQ(fusion_pattern_names(), expected);
 }
 

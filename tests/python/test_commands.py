@@ -19,10 +19,12 @@ def test_diff_of_a_model_with_itself(sample):
     assert {"macs_a", "macs_b", "macs_delta"} <= set(d.to_pandas().columns)
 
 
-def test_llm_plan(repo):
+def test_llm_plan(repo, tmp_path):
     model = os.path.join(repo, "tests", "models", "llm", "llama_gqa_kv.onnx")
-    plan = modelcost.llm(model, gpu="h100", dtype="FP16", prompt=64, generate=32, batch=[1, 8], context=[128, 2048])
+    plan = modelcost.llm(model, gpu="h100", dtype="FP16", prompt=64, generate=32, batch=[1, 8], context=[128, 2048],
+                         svg=tmp_path / "plan.svg")
     assert plan.decoder["layers"] == 2
+    assert (tmp_path / "plan.svg").read_text().startswith("<svg")
     frame = plan.to_pandas()
     assert len(frame) == 4  # batch x context
     assert list(frame["batch"]) == [1, 1, 8, 8]

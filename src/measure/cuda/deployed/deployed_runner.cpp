@@ -25,13 +25,6 @@ struct PreparedGroups {
 namespace {
 
 // The results each batched call of the plan writes side by side (sibling products).
-std::vector<std::vector<int>> adjacent_outputs(const Analysis& analysis, const FusionPlan& plan) {
-  std::vector<std::vector<int>> sets;
-  for (const FusedGroup& group : plan.groups)
-    if (std::vector<int> outputs = sibling_outputs(group, analysis); !outputs.empty()) sets.push_back(std::move(outputs));
-  return sets;
-}
-
 PreparedGroups prepare_groups(const Analysis& analysis, const FusionPlan& plan, ModelBuffers& buffers, CudaContext& cuda,
                               DeployedMeasurement& result) {
   PreparedGroups prepared;
@@ -115,7 +108,7 @@ DeployedMeasurement CudaBackend::measure_deployed(const Analysis& analysis, cons
   try {
     std::optional<LedgerScope> preparing(std::in_place, timing_.ledger,
                                          "deployed: buffers and group kernels prepared (timed choices included)");
-    ModelBuffers buffers(analysis, options.dtype, context_.stream, adjacent_outputs(analysis, plan));
+    ModelBuffers buffers(analysis, options.dtype, context_.stream, adjacent_outputs(analysis, plan), held_tensors(analysis, plan));
     const PreparedGroups prepared = prepare_groups(analysis, plan, buffers, context_, result);
     preparing.reset();
     time_groups(prepared, options, result);

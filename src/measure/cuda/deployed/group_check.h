@@ -22,6 +22,11 @@ struct GroupRun {
 GroupRun run_group_on_gpu(const Analysis& analysis, const FusedGroup& group, const std::map<int, HostTensor>& inputs,
                           const std::string& dtype);
 
+// Every group of `plan` in order, its buffers placed as the deployed run places them (sibling
+// results side by side, in-place tensors held): the graph's outputs, by tensor id.
+std::map<int, HostTensor> run_plan_on_gpu(const Analysis& analysis, const FusionPlan& plan, const std::map<int, HostTensor>& inputs,
+                                          const std::string& dtype);
+
 // The same with one strategy forced: `make` builds the group's kernel (throws or returns nullptr
 // with *why where it does not apply: the run then throws Error with that reason). With
 // `channels_last`, 4-D tensors (inputs, weights, outputs) are NHWC on both sides of the call.

@@ -7,21 +7,28 @@
 namespace modelcost::cuda {
 
 ModelBuffers::ModelBuffers(const Analysis& analysis, const std::string& dtype, cudaStream_t stream,
-                           const std::vector<std::vector<int>>& adjacent)
+                           const std::vector<std::vector<int>>& adjacent, const std::vector<HeldWithin>& held)
     : analysis_(analysis),
       pointer_(analysis.graph->tensors.size(), nullptr),
       planned_(analysis.nodes.size()),
       adjacent_(adjacent),
-      set_base_(adjacent.size(), nullptr) {
+      set_base_(adjacent.size(), nullptr),
+      spec_of_(analysis.graph->tensors.size(), nullptr) {
   for (size_t s = 0; s < adjacent.size(); ++s)
     for (size_t k = 0; k < adjacent[s].size(); ++k) slot_[adjacent[s][k]] = {s, k};
+  for (const HeldWithin& h : held) held_[h.tensor] = h;
+  // Every spec first: a held tensor's buffer may be that of a tensor written later.
   for (size_t n = 0; n < analysis.nodes.size(); ++n) {
     const NodeAnalysis& na = analysis.nodes[n];
-    const Node& node = *na.node;
-    if (!na.shaped) throw Error(kExitRuntime, "node '" + node.name + "' has no concrete shapes");
+    if (!na.shaped) throw Error(kExitRuntime, "node '" + na.node->name + "' has no concrete shapes");
     planned_[n] = PlannedNode{make_node_spec(na, dtype), {}};
-    PlannedNode& p = *planned_[n];
-    p.plan = plan_operation(p.spec);
+    planned_[n]->plan = plan_operation(planned_[n]->spec);
+    for (size_t o = 0; o < na.node->outputs.size(); ++o)
+      if (na.node->outputs[o] >= 0) spec_of_[na.node->outputs[o]] = &planned_[n]->spec.outputs[o];
+  }
+  for (size_t n = 0; n < analysis.nodes.size(); ++n) {
+    const Node& node = *analysis.nodes[n].node;
+    const PlannedNode& p = *planned_[n];
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int id = node.inputs[i];
       if (id < 0 || pointer_[id]) continue;
@@ -35,7 +42,7 @@ ModelBuffers::ModelBuffers(const Analysis& analysis, const std::string& dtype, c
         pointer_[id] = pointer_[node.inputs[0]];
         continue;
       }
-      if (!place_adjacent(id, p.spec.outputs[o])) allocate(id, p.spec.outputs[o]);
+      place(id);
       const TensorSpec& t = p.spec.outputs[o];
       if (t.value && t.value->size() == static_cast<size_t>(t.elements())) {  // folded contents
         HostTensor h(t.shape, t.dtype);
@@ -44,6 +51,19 @@ ModelBuffers::ModelBuffers(const Analysis& analysis, const std::string& dtype, c
       }
     }
   }
+}
+
+void ModelBuffers::place(int tensor) {
+  if (pointer_[tensor]) return;
+  if (!spec_of_[tensor]) throw Error(kExitRuntime, "the deployed view places a tensor no node writes");
+  if (auto it = held_.find(tensor); it != held_.end()) {
+    const HeldWithin& h = it->second;
+    if (!pointer_[h.within]) place(h.within);  // a Concat's output, written later; a Slice's input is there
+    const size_t element = dtype_size(spec_of_[tensor]->dtype);  // the two tensors' element type
+    pointer_[tensor] = static_cast<char*>(pointer_[h.within]) + static_cast<size_t>(h.element_offset) * element;
+    return;
+  }
+  if (!place_adjacent(tensor, *spec_of_[tensor])) allocate(tensor, *spec_of_[tensor]);
 }
 
 void ModelBuffers::allocate(int tensor, const TensorSpec& spec) {
@@ -83,6 +103,20 @@ std::vector<DeviceTensor> ModelBuffers::outputs(size_t n) const {
     out[o].data = data(node.outputs[o]);
   }
   return out;
+}
+
+std::vector<std::vector<int>> adjacent_outputs(const Analysis& analysis, const FusionPlan& plan) {
+  std::vector<std::vector<int>> sets;
+  for (const FusedGroup& group : plan.groups)
+    if (std::vector<int> outputs = sibling_outputs(group, analysis); !outputs.empty()) sets.push_back(std::move(outputs));
+  return sets;
+}
+
+std::vector<HeldWithin> held_tensors(const Analysis& analysis, const FusionPlan& plan) {
+  std::vector<HeldWithin> held;
+  for (const FusedGroup& group : plan.groups)
+    for (const HeldWithin& h : held_within(group, analysis)) held.push_back(h);
+  return held;
 }
 
 }  // namespace modelcost::cuda

@@ -91,6 +91,20 @@ inline GroupResult run_group_with(const AnalysisRun& run, const std::string& anc
   return r;
 }
 
+// Every group of the plan on the GPU, its buffers placed as the deployed run places them, against
+// every node on the CPU reference: the graph's outputs.
+inline GroupResult run_plan(const AnalysisRun& run, const FusionPlan& plan, const std::string& dtype) {
+  FusedGroup whole;
+  for (size_t n = 0; n < run.analysis.nodes.size(); ++n) whole.members.push_back(n);
+  whole.outputs = run.analysis.graph->outputs;
+  GroupResult r;
+  std::map<int, HostTensor> external;
+  r.cpu = run_group_on_cpu(run.analysis, whole, dtype, external);
+  r.gpu.outputs = cuda::run_plan_on_gpu(run.analysis, plan, external, dtype);
+  r.gpu.runner = "the whole plan";
+  return r;
+}
+
 inline void expect_close(const GroupResult& r, double tolerance) {
   ASSERT_FALSE(r.gpu.outputs.empty());
   for (const auto& [id, gpu] : r.gpu.outputs) EXPECT_LT(relative_error(gpu, r.cpu.at(id)), tolerance) << r.gpu.runner;

@@ -229,6 +229,30 @@ TEST(MeasureGpuGroups, OneRowGemmTriesTheSkinnyWeightStream) {
   expect_close(r, 5e-3);
 }
 
+// A Concat its producers write in place, Split outputs that are views into it, and a second
+// Concat in place of chain kernels' results: no kernel moves a byte, and the values are the
+// reference's.
+TEST(MeasureGpuGroups, InPlaceConcatsAndSplitsKeepTheValues) {
+  SKIP_WITHOUT_GPU();
+  ModelBuilder b(17);
+  b.input("x", kFloat, Shape{1, 64, 8, 8});
+  b.weight("wa", kFloat, Shape{32, 64, 1, 1}).weight("wb", kFloat, Shape{32, 64, 3, 3});
+  b.node("Conv", {"x", "wa"}, {"a"});
+  set_attr(b.node("Conv", {"x", "wb"}, {"b"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  set_attr(b.node("Concat", {"a", "b"}, {"ab"}), "axis", int64_t{1});
+  set_attr(b.node("Split", {"ab"}, {"lo", "hi"}), "axis", int64_t{1});
+  b.node("Relu", {"hi"}, {"y0"});
+  b.node("Sigmoid", {"lo"}, {"y1"});
+  set_attr(b.node("Concat", {"y0", "y1"}, {"y"}), "axis", int64_t{1});
+  b.output("y");
+  auto run = analyse(b);
+  const FusionPlan plan = fuse(run->analysis);
+  size_t in_place = 0;
+  for (const FusedGroup& g : plan.groups) in_place += g.pattern == "in_place";
+  EXPECT_EQ(in_place, 3u);
+  expect_close(run_plan(*run, plan, "fp16"), 5e-3);
+}
+
 // Q, K and V of one input with their biases (read by attention) run as one strided batched
 // cuBLASLt call whose three results sit side by side.
 TEST(MeasureGpuGroups, SiblingProductsAreOneBatchedCall) {
