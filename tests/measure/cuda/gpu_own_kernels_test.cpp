@@ -242,7 +242,8 @@ TEST(MeasureGpuOwnKernels, LongRowReductionsVectorAndScalar) {
 }
 
 // Columns along a long non-last axis in fewer tiles than the GPU has SMs (CoaT's softmax over
-// tokens, 8 heads of 8 channels) take 1024-thread blocks; many tiles keep 256-thread ones.
+// tokens, 8 heads of 8 channels) share each tile among a cluster of blocks, their partials merged
+// through distributed shared memory; many tiles keep a 256-thread block each.
 TEST(MeasureGpuOwnKernels, ColumnSoftmaxAndReductionFewAndManyTiles) {
   SKIP_WITHOUT_GPU();
   ModelBuilder b(13);

@@ -23,6 +23,13 @@ int current_device_multiprocessors() {
   return sms;
 }
 
+bool current_device_has_clusters() {
+  int device = 0, major = 0;
+  MC_CUDA_CHECK(cudaGetDevice(&device));
+  MC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 9;
+}
+
 DeviceInfo query_device_info(int device) {
   cudaDeviceProp prop{};
   MC_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
