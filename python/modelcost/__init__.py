@@ -114,7 +114,8 @@ def serve(model: Any, gpu: Union[str, Sequence[str]], *, rate: Optional[float] =
           dims: Optional[Mapping[str, int]] = None, hwdb: Paths = None,
           svg: Optional[Path] = None) -> Union[ServeResult, SearchResult]:
     """A serving simulation, as ``modelcost serve MODEL --gpu GPU`` (docs/llm.md): a ServeResult;
-    with ``search=True`` (several ``gpu`` allowed) the configuration search, a SearchResult.
+    with ``search=True`` (several ``gpu`` allowed) the configuration search, a SearchResult (with
+    ``rate``: also the replicas of each configuration that serve that rate, and their cost).
     ``prompt_len``/``output_len``: a length, or (low, high) for uniform lengths; ``svg``: a file
     for latency against rate (the workload simulated at 1/8 to 4 times its rate)."""
     return _commands.serve(model, gpu, rate=rate, trace=trace, requests=requests, prompt_len=prompt_len,

@@ -225,7 +225,8 @@ class ServeResult:
 class SearchResult:
     """A configuration search (``modelcost serve MODEL --search --json``): ``configurations``, the
     best requests per dollar first, each with its device, TP, PP, max batch, chunk, highest rate
-    meeting the SLOs and whether it is on the Pareto front. ``to_pandas()``: one row each."""
+    meeting the SLOs and whether it is on the Pareto front; with ``rate``, the replicas that serve
+    it and their cost per hour. ``to_pandas()``: one row each."""
 
     def __init__(self, report: Dict[str, Any]):
         self.report = report

@@ -60,7 +60,7 @@ std::vector<ServeRequest> workload_of(const ServeCommandOptions& o, std::string&
 }
 
 WorkloadOptions search_workload(const ServeCommandOptions& o, std::string& description) {
-  if (o.rate || !o.trace_path.empty()) throw Error(kExitUsage, "--search finds the rate itself: leave out --rate and --trace");
+  if (!o.trace_path.empty()) throw Error(kExitUsage, "--search finds each configuration's rate itself: leave out --trace");
   WorkloadOptions w;
   w.requests = o.requests;
   w.prompt = parse_range("--prompt-len", o.prompt_len);
@@ -118,7 +118,7 @@ void add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   serve->add_option("--gpu", o.gpu, "Device from the hardware database (id or alias; auto = this machine's GPU; a,b,c with --search)")->type_name("NAME")->required();
   serve->add_option("--hwdb", o.hwdb_dirs, "Extra directory of device .toml files")->type_name("DIR")->allow_extra_args(false);
   serve->add_option("--dim", o.dims, "Set a symbolic input dim for recognition: NAME=VALUE")->type_name("NAME=VALUE")->allow_extra_args(false);
-  serve->add_option("--rate", o.rate, "Requests per second (Poisson arrivals)")->check(number_in_range(1e-9, kMaxRate));
+  serve->add_option("--rate", o.rate, "Requests per second (Poisson arrivals); with --search, the rate to serve at least cost")->check(number_in_range(1e-9, kMaxRate));
   serve->add_option("--trace", o.trace_path, "Arrivals from a file: CSV arrival_s,prompt_len,output_len or JSONL")->type_name("FILE");
   serve->add_option("--requests", o.requests, "Requests to simulate with --rate")->capture_default_str()->check(number_in_range(1, kMaxServeRequests));
   serve->add_option("--prompt-len", o.prompt_len, "Prompt tokens: L, or A:B uniform")->capture_default_str();
@@ -160,6 +160,7 @@ int run_search(const ServeCommandOptions& o, std::ostream& out) {
   search.step = step_options_of(o);
   search.ttft_slo_ms = o.ttft_slo_ms.value_or(0);
   search.tpot_slo_ms = o.tpot_slo_ms.value_or(0);
+  search.target_rate = o.rate.value_or(0);  // with --search: the rate to serve at least cost
   const HardwareDb db = load_hardware_db(o.hwdb_dirs);
   std::vector<std::string> notes;
   search.devices = search_devices(db, o, notes);

@@ -25,6 +25,27 @@ void print_point(const SearchPoint& p, std::ostream& out) {
       << three_digits(p.p99_tpot_ms) << "\n";
 }
 
+// The cheapest ways to serve the target rate: each configuration's replicas and their cost.
+void print_target(const SearchOptions& o, const std::vector<SearchPoint>& points, std::ostream& out) {
+  const std::vector<SearchPoint> cheapest = cheapest_for_target(points);
+  out << "\nCheapest for " << three_digits(o.target_rate) << " requests/s (replicas behind a load balancer, each its share of the "
+      << "arrivals)\n";
+  if (cheapest.empty()) {
+    out << "  no configuration meets the SLOs\n";
+    return;
+  }
+  out << "  " << std::left << std::setw(24) << "device" << std::right << std::setw(4) << "TP" << std::setw(4) << "PP" << std::setw(7)
+      << "batch" << std::setw(7) << "chunk" << std::setw(10) << "replicas" << std::setw(9) << "GPUs" << std::setw(12) << "$/hour"
+      << std::setw(14) << "rate/replica" << "\n";
+  for (size_t i = 0; i < cheapest.size() && i < 5; ++i) {
+    const SearchPoint& p = cheapest[i];
+    out << "  " << std::left << std::setw(24) << p.device << std::right << std::setw(4) << p.tensor_parallel << std::setw(4)
+        << p.pipeline_stages << std::setw(7) << p.max_batch << std::setw(7) << (p.chunk > 0 ? std::to_string(p.chunk) : "-")
+        << std::setw(10) << p.replicas << std::setw(9) << p.replicas * p.tensor_parallel * p.pipeline_stages << std::setw(12)
+        << three_digits(p.cost_for_target_per_hour) << std::setw(14) << three_digits(p.max_rate) << "\n";
+  }
+}
+
 }  // namespace
 
 void print_search(const ServeRunInfo& info, const SearchOptions& o, const std::vector<SearchPoint>& points, std::ostream& out) {
@@ -52,6 +73,7 @@ void print_search(const ServeRunInfo& info, const SearchOptions& o, const std::v
     if (p.pareto) front.push_back(p);
   std::stable_sort(front.begin(), front.end(), [](const SearchPoint& a, const SearchPoint& b) { return a.cost_per_hour < b.cost_per_hour; });
   for (const SearchPoint& p : front) print_point(p, out);
+  if (o.target_rate > 0) print_target(o, points, out);
   if (skipped) out << "\n" << skipped << " configurations were not simulated (the model does not fit, the heads do not split, or the devices span nodes without network figures); see --json\n";
 }
 
@@ -60,9 +82,11 @@ void write_search_json(const SearchOptions& o, const std::vector<SearchPoint>& p
   for (const SearchPoint& p : points)
     rows.push_back({{"device", p.device}, {"tensor_parallel", p.tensor_parallel}, {"pipeline_stages", p.pipeline_stages}, {"max_batch", p.max_batch}, {"chunk", p.chunk},
                     {"cost_per_hour", p.cost_per_hour}, {"max_rate", p.max_rate}, {"requests_per_dollar", p.requests_per_dollar},
-                    {"p99_ttft_ms", p.p99_ttft_ms}, {"p99_tpot_ms", p.p99_tpot_ms}, {"pareto", p.pareto}, {"skipped", p.skipped}});
+                    {"p99_ttft_ms", p.p99_ttft_ms}, {"p99_tpot_ms", p.p99_tpot_ms}, {"pareto", p.pareto}, {"skipped", p.skipped},
+                    {"replicas", p.replicas}, {"cost_for_target_per_hour", p.cost_for_target_per_hour}});
   const nlohmann::json search = {{"scheduler", scheduler_name(o.scheduler.kind)}, {"ttft_slo_ms", o.ttft_slo_ms},
-                                 {"tpot_slo_ms", o.tpot_slo_ms}, {"requests", o.workload.requests}, {"configurations", rows}};
+                                 {"tpot_slo_ms", o.tpot_slo_ms}, {"requests", o.workload.requests},
+                                 {"target_rate", o.target_rate}, {"configurations", rows}};
   out << nlohmann::json{{"search", search}}.dump(2) << "\n";
 }
 

@@ -67,6 +67,7 @@ void check(const SearchOptions& o) {
   for (double slo : {o.ttft_slo_ms, o.tpot_slo_ms})
     if (!std::isfinite(slo) || slo <= 0) throw Error(kExitUsage, "--search needs --ttft-slo-ms and --tpot-slo-ms above 0");
   if (o.devices.empty()) throw Error(kExitUsage, "--search needs at least one --gpu");
+  if (!std::isfinite(o.target_rate) || o.target_rate < 0) throw Error(kExitUsage, "--search: the target --rate must be above 0");
   for (const SearchDevice& d : o.devices)
     if (!std::isfinite(d.price_per_hour) || d.price_per_hour <= 0)
       throw Error(kExitUsage, "--search: no price for " + d.device->id + "; give --price-per-hour (one per --gpu device)");
@@ -110,6 +111,10 @@ void search_split(const DecoderModel& model, const SearchOptions& o, const Searc
         point.skipped = e.what();
       }
       point.requests_per_dollar = point.max_rate * 3600 / point.cost_per_hour;
+      if (o.target_rate > 0 && point.max_rate > 0) {
+        point.replicas = static_cast<int64_t>(std::ceil(o.target_rate / point.max_rate - 1e-9));
+        point.cost_for_target_per_hour = static_cast<double>(point.replicas) * point.cost_per_hour;
+      }
       points.push_back(point);
     }
 }
@@ -126,6 +131,18 @@ std::vector<SearchPoint> search_configurations(const DecoderModel& model, const 
   std::stable_sort(points.begin(), points.end(),
                    [](const SearchPoint& a, const SearchPoint& b) { return a.requests_per_dollar > b.requests_per_dollar; });
   return points;
+}
+
+std::vector<SearchPoint> cheapest_for_target(const std::vector<SearchPoint>& points) {
+  std::vector<SearchPoint> serving;
+  for (const SearchPoint& p : points)
+    if (p.replicas > 0) serving.push_back(p);
+  auto devices = [](const SearchPoint& p) { return p.replicas * p.tensor_parallel * p.pipeline_stages; };
+  std::stable_sort(serving.begin(), serving.end(), [&](const SearchPoint& a, const SearchPoint& b) {
+    return a.cost_for_target_per_hour != b.cost_for_target_per_hour ? a.cost_for_target_per_hour < b.cost_for_target_per_hour
+                                                                      : devices(a) < devices(b);
+  });
+  return serving;
 }
 
 }  // namespace modelcost

@@ -25,6 +25,9 @@ struct SearchOptions {
   WorkloadOptions workload;        // requests, lengths, seed; the rate is searched
   double ttft_slo_ms = 0, tpot_slo_ms = 0;
   int64_t bisection_steps = 10;
+  // > 0: also the cheapest way to serve this many requests/s: each configuration's replicas
+  // behind a load balancer (each replica takes an equal share of the Poisson arrivals).
+  double target_rate = 0;
 };
 
 struct SearchPoint {
@@ -36,9 +39,16 @@ struct SearchPoint {
   double p99_ttft_ms = 0, p99_tpot_ms = 0;  // at max_rate
   bool pareto = false;             // no other point serves more for no more cost per hour
   std::string skipped;             // why the configuration was not simulated ("" when it was)
+  // With a target rate: replicas of this configuration that serve it, and their cost per hour
+  // (0 where the configuration meets the SLOs at no rate).
+  int64_t replicas = 0;
+  double cost_for_target_per_hour = 0;
 };
 
 // Every configuration, the best requests per dollar first. Throws Error(kExitUsage) for bad SLOs.
 std::vector<SearchPoint> search_configurations(const DecoderModel& model, const SearchOptions& options);
+// With a target rate: the configurations that serve it, the cheapest per hour first (then the
+// fewest devices); empty without one.
+std::vector<SearchPoint> cheapest_for_target(const std::vector<SearchPoint>& points);
 
 }  // namespace modelcost

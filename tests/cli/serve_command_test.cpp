@@ -97,18 +97,20 @@ namespace {
 TEST(ServeCommand, SearchesLlama70BAcrossFourDevices) {
   const std::string model = std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/configs/llama-3-70b.json";
   const CliResult r = run_modelcost("serve " + model + " --gpu h100,h200,a100,l40s --search --ttft-slo-ms 1000 --tpot-slo-ms 50 "
-                                    "--price-per-hour 2.5,3.5,1.5,1.0 --prompt-len 1024 --output-len 256 --scheduler chunked");
+                                    "--price-per-hour 2.5,3.5,1.5,1.0 --prompt-len 1024 --output-len 256 --scheduler chunked --rate 20");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find(" 256 configurations"), std::string::npos) << r.out;  // 4 devices x TP 4 x PP 4 x batch 2 x chunk 2
   EXPECT_NE(r.out.find("Pareto front"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("h100-sxm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Cheapest for 20.0 requests/s"), std::string::npos) << r.out;  // the rate to serve at least cost
 }
 
 TEST(ServeCommand, SearchNeedsItsSlosAndOnePricePerDevice) {
   const std::string model = std::string(MODELCOST_SOURCE_DIR) + "/tests/models/llm/configs/llama-3-8b.json";
   for (const std::string& bad : std::vector<std::string>{"--search --gpu h100 --tpot-slo-ms 50",
                                                          "--search --gpu h100,a100 --ttft-slo-ms 1 --tpot-slo-ms 1 --price-per-hour 2",
-                                                         "--search --gpu h100 --ttft-slo-ms 1 --tpot-slo-ms 1 --price-per-hour 2 --rate 3",
+                                                         "--search --gpu h100 --ttft-slo-ms 1 --tpot-slo-ms 1 --price-per-hour 2 --trace t.csv",
+                                                         "--search --gpu h100 --ttft-slo-ms 1 --tpot-slo-ms 1 --price-per-hour 2 --rate 0",
                                                          "--gpu h100,a100 --rate 3"}) {
     const CliResult r = run_modelcost("serve " + model + " " + bad);
     EXPECT_EQ(r.code, 2) << bad << ": " << r.err;

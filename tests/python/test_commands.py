@@ -110,10 +110,12 @@ def test_serve_simulation_and_search(repo, tmp_path):
     assert len(requests) == 20
     assert requests["prompt_len"].between(128, 256).all() and (requests["output_len"] == 32).all()
     found = modelcost.serve(config, gpu=["h100", "a100"], search=True, ttft_slo_ms=2000, tpot_slo_ms=100, requests=40,
-                            price_per_hour=[2.5, 1.5], dtype="fp16")
+                            price_per_hour=[2.5, 1.5], dtype="fp16", rate=30)
     table = found.to_pandas()
     assert set(table["device"]) == {"h100-sxm", "a100-sxm4-80gb"} and set(table["pipeline_stages"]) == {1, 2, 3, 4}
     assert table["requests_per_dollar"].is_monotonic_decreasing
+    serving = table[table["replicas"] > 0]  # rate=30 with search: the replicas that serve it, and their cost
+    assert not serving.empty and (serving["replicas"] * serving["max_rate"] >= 30).all()
 
 
 def test_serve_errors_name_python_arguments(repo):

@@ -68,6 +68,29 @@ TEST(ServeSearch, TheParetoFrontHoldsTheFastestAndTheCheapest) {
   EXPECT_TRUE(fastest->pareto);
 }
 
+TEST(ServeSearch, ATargetRateIsServedByTheCheapestReplicas) {
+  const SearchFixture f;
+  SearchOptions o = f.options();
+  o.target_rate = 50;
+  const std::vector<SearchPoint> points = search_configurations(f.model, o);
+  for (const SearchPoint& p : points) {
+    if (p.max_rate <= 0) {
+      EXPECT_EQ(p.replicas, 0);
+      continue;
+    }
+    // The fewest replicas whose shares each stay within the configuration's rate.
+    EXPECT_GE(static_cast<double>(p.replicas) * p.max_rate, o.target_rate);
+    EXPECT_LT(static_cast<double>(p.replicas - 1) * p.max_rate, o.target_rate);
+    EXPECT_DOUBLE_EQ(p.cost_for_target_per_hour, static_cast<double>(p.replicas) * p.cost_per_hour);
+  }
+  const std::vector<SearchPoint> cheapest = cheapest_for_target(points);
+  ASSERT_FALSE(cheapest.empty());
+  for (size_t i = 1; i < cheapest.size(); ++i) EXPECT_LE(cheapest[i - 1].cost_for_target_per_hour, cheapest[i].cost_for_target_per_hour);
+  o.target_rate = -1;
+  EXPECT_THROW(search_configurations(f.model, o), Error);
+  EXPECT_TRUE(cheapest_for_target(search_configurations(f.model, f.options())).empty());  // no target, no answer
+}
+
 TEST(ServeSearch, SlosAndPricesAreRequired) {
   const SearchFixture f;
   SearchOptions o = f.options();
