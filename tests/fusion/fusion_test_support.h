@@ -119,4 +119,21 @@ inline ModelBuilder gemm_bias_gelu(int64_t rows, int64_t k, int64_t n, bool tanh
   return b;
 }
 
+// x [1,64,8,8] -> two convs -> Concat (in place) -> Split of views -> ReLU and Sigmoid -> Concat of
+// the two chains' results (in place) -> y: every in-place form in one plan.
+inline ModelBuilder convs_concat_split_concat() {
+  ModelBuilder b(17);
+  b.input("x", kFloat, Shape{1, 64, 8, 8});
+  b.weight("wa", kFloat, Shape{32, 64, 1, 1}).weight("wb", kFloat, Shape{32, 64, 3, 3});
+  b.node("Conv", {"x", "wa"}, {"a"});
+  set_attr(b.node("Conv", {"x", "wb"}, {"b"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  set_attr(b.node("Concat", {"a", "b"}, {"ab"}), "axis", int64_t{1});
+  set_attr(b.node("Split", {"ab"}, {"lo", "hi"}), "axis", int64_t{1});
+  b.node("Relu", {"hi"}, {"y0"});
+  b.node("Sigmoid", {"lo"}, {"y1"});
+  set_attr(b.node("Concat", {"y0", "y1"}, {"y"}), "axis", int64_t{1});
+  b.output("y");
+  return b;
+}
+
 }  // namespace modelcost::testing

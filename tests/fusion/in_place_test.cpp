@@ -108,17 +108,7 @@ TEST(InPlace, AConcatOfViewsOrOfOneTensorTwiceIsCopied) {
 }
 
 TEST(InPlace, SplitViewsOfAPlacedConcatAndAConcatOfChainResults) {
-  ModelBuilder b;
-  b.input("x", kFloat, Shape{1, 64, 8, 8});
-  b.weight("wa", kFloat, Shape{32, 64, 1, 1}).weight("wb", kFloat, Shape{32, 64, 3, 3});
-  b.node("Conv", {"x", "wa"}, {"a"});
-  set_attr(b.node("Conv", {"x", "wb"}, {"b"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
-  set_attr(b.node("Concat", {"a", "b"}, {"ab"}), "axis", int64_t{1});
-  set_attr(b.node("Split", {"ab"}, {"lo", "hi"}), "axis", int64_t{1});
-  b.node("Relu", {"hi"}, {"y0"});
-  b.node("Sigmoid", {"lo"}, {"y1"});
-  set_attr(b.node("Concat", {"y0", "y1"}, {"y"}), "axis", int64_t{1});
-  b.output("y");
+  ModelBuilder b = convs_concat_split_concat();
   Fused f(b);
   for (const char* held : {"ab", "lo", "y"}) EXPECT_EQ(f.pattern_of(held), "in_place") << held << "\n" << f.describe();
   EXPECT_EQ(f.plan.kernels(), 4u) << f.describe();  // two convs, two chains

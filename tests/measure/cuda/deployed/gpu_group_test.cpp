@@ -3,6 +3,9 @@
 // same inputs. Skips without an NVIDIA GPU.
 #ifdef MODELCOST_HAVE_CUDA
 
+#include <gtest/gtest.h>
+
+#include "fusion/fusion_test_support.h"
 #include "measure/cuda/deployed/gpu_group_check.h"
 
 namespace modelcost::testing {
@@ -234,17 +237,7 @@ TEST(MeasureGpuGroups, OneRowGemmTriesTheSkinnyWeightStream) {
 // reference's.
 TEST(MeasureGpuGroups, InPlaceConcatsAndSplitsKeepTheValues) {
   SKIP_WITHOUT_GPU();
-  ModelBuilder b(17);
-  b.input("x", kFloat, Shape{1, 64, 8, 8});
-  b.weight("wa", kFloat, Shape{32, 64, 1, 1}).weight("wb", kFloat, Shape{32, 64, 3, 3});
-  b.node("Conv", {"x", "wa"}, {"a"});
-  set_attr(b.node("Conv", {"x", "wb"}, {"b"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
-  set_attr(b.node("Concat", {"a", "b"}, {"ab"}), "axis", int64_t{1});
-  set_attr(b.node("Split", {"ab"}, {"lo", "hi"}), "axis", int64_t{1});
-  b.node("Relu", {"hi"}, {"y0"});
-  b.node("Sigmoid", {"lo"}, {"y1"});
-  set_attr(b.node("Concat", {"y0", "y1"}, {"y"}), "axis", int64_t{1});
-  b.output("y");
+  ModelBuilder b = convs_concat_split_concat();
   auto run = analyse(b);
   const FusionPlan plan = fuse(run->analysis);
   size_t in_place = 0;
