@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "ops/op_registry.h"
 #include "ops/rule_helpers.h"
 
 namespace modelcost {
@@ -15,24 +16,26 @@ constexpr int64_t kMaxRank = 64;
 
 // A 1-D input longer than any rank cannot be a shape, but ONNX's inference for ConstantOfShape,
 // Expand and the like would build one dim per element whatever the element type (a fuzzed int16
-// shape of 10^10 elements, or one of an element type ONNX does not define): its length is passed
-// as unknown, so the output's rank stays unknown instead of 10^10 dims. Only element types that
-// are surely not integers keep their length.
-bool is_overlong_shape_like(const TensorInfo& t) {
+// shape of 10^10 elements, one of an element type ONNX does not define, a complex128 one): its
+// length is passed as unknown, so the output's rank stays unknown instead of 10^10 dims. Where
+// ONNX's inference is the op's own rule (DFT, the window functions, TfIdfVectorizer, ...) or the
+// op has no rule, element types that are surely not integers keep their length: a long signal
+// is no shape there.
+bool is_overlong_shape_like(const TensorInfo& t, bool schema_is_the_rule) {
   using T = onnx::TensorProto;
   const bool surely_not_integer = t.dtype == T::FLOAT || t.dtype == T::DOUBLE || t.dtype == T::FLOAT16 ||
                                   t.dtype == T::BFLOAT16 || t.dtype == T::COMPLEX64 || t.dtype == T::COMPLEX128 ||
                                   t.dtype == T::BOOL || t.dtype == T::STRING;
-  return !surely_not_integer && t.shape.size() == 1 && t.shape[0] > kMaxRank;
+  return !(schema_is_the_rule && surely_not_integer) && t.shape.size() == 1 && t.shape[0] > kMaxRank;
 }
 
-onnx::TypeProto tensor_type(const TensorInfo& t) {
+onnx::TypeProto tensor_type(const TensorInfo& t, bool schema_is_the_rule) {
   onnx::TypeProto type;
   auto* tt = type.mutable_tensor_type();
   tt->set_elem_type(t.dtype);
   if (t.has_shape) {
     auto* shape = tt->mutable_shape();
-    const bool hide_length = is_overlong_shape_like(t);
+    const bool hide_length = is_overlong_shape_like(t, schema_is_the_rule);
     for (int64_t d : t.shape) {
       auto* dim = shape->add_dim();
       if (!hide_length) dim->set_dim_value(d);
@@ -56,8 +59,10 @@ onnx::TensorProto value_proto(const TensorInfo& t) {
 class NodeInferenceContext final : public onnx::InferenceContext {
  public:
   explicit NodeInferenceContext(const OpContext& c) : c_(c) {
+    const OpRule* rule = OpRegistry::instance().find(c.node().domain, c.node().op_type);
+    const bool schema_is_the_rule = !rule || rule->infer == infer_with_onnx_schema;
     for (size_t i = 0; i < c.num_inputs(); ++i) {
-      input_types_.push_back(c.has_input(i) ? tensor_type(c.in(i)) : onnx::TypeProto());
+      input_types_.push_back(c.has_input(i) ? tensor_type(c.in(i), schema_is_the_rule) : onnx::TypeProto());
       const bool known = c.has_input(i) && c.value(i) && c.in(i).has_shape;
       input_data_.push_back(known ? std::make_unique<onnx::TensorProto>(value_proto(c.in(i))) : nullptr);
     }
