@@ -54,10 +54,18 @@ double IterationPricer::attention_ms(const Slice& slice) {
   return it->second;
 }
 
-int64_t stage_boundaries_between_nodes(const StepSetup& setup, int64_t stages) {
+namespace {
+// The device's GPUs per node (interconnect.node_gpus); 0 without the figure: one node, however
+// many devices.
+int64_t gpus_per_node(const StepSetup& setup) {
   auto it = setup.device->interconnect.find("node_gpus");
-  if (it == setup.device->interconnect.end() || it->second < 1) return 0;  // one node, however many devices
-  const auto node = static_cast<int64_t>(it->second);
+  return it == setup.device->interconnect.end() || it->second < 1 ? 0 : static_cast<int64_t>(it->second);
+}
+}  // namespace
+
+int64_t stage_boundaries_between_nodes(const StepSetup& setup, int64_t stages) {
+  const int64_t node = gpus_per_node(setup);
+  if (node == 0) return 0;
   return (setup.tp * stages + node - 1) / node - 1;  // stages fill one node after another
 }
 
@@ -76,10 +84,8 @@ double IterationPricer::send_ms(int64_t rows, int64_t boundary) const {
                        static_cast<double>(setup_.tp);
   auto over = [&](double gbps, double latency_us) { return latency_us * 1e-3 + (gbps > 0 ? bytes / (gbps * 1e9) * 1e3 : 0); };
   const auto& links = setup_.device->interconnect;
-  auto node = links.find("node_gpus");
-  const int64_t next_device = (boundary + 1) * setup_.tp;
-  const bool between_nodes = node != links.end() && node->second >= 1 &&
-                             (next_device - 1) / static_cast<int64_t>(node->second) != next_device / static_cast<int64_t>(node->second);
+  const int64_t node = gpus_per_node(setup_), next_device = (boundary + 1) * setup_.tp;
+  const bool between_nodes = node > 0 && (next_device - 1) / node != next_device / node;
   if (between_nodes) return over(links.at("infiniband_gbps"), links.at("infiniband_latency_us"));
   return over(setup_.link_gbps, setup_.link_latency_us);
 }

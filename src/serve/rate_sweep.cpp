@@ -15,10 +15,10 @@ std::vector<RatePoint> simulate_rates(const StepSetup& setup, const std::vector<
                                       const SchedulerOptions& options, const std::vector<double>& factors) {
   const double rate = offered_rate(requests);
   if (!(rate > 0)) throw Error(kExitUsage, "serve: a rate sweep needs arrivals spread over time (two or more, not all at once)");
+  const double start = requests.front().arrival_s;
   std::vector<RatePoint> points;
   for (double factor : factors) {
     std::vector<ServeRequest> scaled = requests;
-    const double start = requests.front().arrival_s;
     for (ServeRequest& r : scaled) r.arrival_s = start + (r.arrival_s - start) / factor;
     RatePoint point{rate * factor, simulate_serving(setup, scaled, options)};
     point.result.requests.clear();  // the percentiles and rates are what a sweep reports
