@@ -171,6 +171,11 @@ struct ServingStepSpec {
   // others route each token to experts_per_token of `experts` gated MLPs of expert_width, plus a
   // shared gated MLP of shared_expert_width (0: none) that every token takes.
   int64_t experts = 0, experts_per_token = 0, expert_width = 0, shared_expert_width = 0, dense_layers = 0;
+  // Multi-head latent attention (DeepSeek-V2/V3) where kv_lora_rank > 0: the cache holds a latent
+  // of kv_lora_rank and a rotary key of rope_head_dim per position, shared by the heads; queries
+  // of nope + rope widths (through a rank-q_lora_rank pair when it is > 0), values of v_head_dim.
+  // head_dim and kv_heads are then unused.
+  int64_t kv_lora_rank = 0, q_lora_rank = 0, rope_head_dim = 0, nope_head_dim = 0, v_head_dim = 0;
   int64_t batch = 1;               // decoding sequences
   int64_t context = 1;             // positions the new token attends (the cache holds context - 1)
   int64_t prefills = 0, prefill_tokens = 0, prefill_past = 0;

@@ -9,7 +9,7 @@ BUILD=${1:-build}
 rm -rf .carry/pack && mkdir -p .carry/pack/bin .carry/pack/lib
 cp "$BUILD/modelcost" "$BUILD/libmodelcost_cuda.so" .carry/pack/bin/
 [ -x "$BUILD/tests/measure/measure_cuda_tests" ] && cp "$BUILD/tests/measure/measure_cuda_tests" .carry/pack/bin/
-for b in depthwise_kernels attention_load measure_wall; do [ -x "$BUILD/bench/$b" ] && cp "$BUILD/bench/$b" .carry/pack/bin/; done
+for b in depthwise_kernels attention_load measure_wall latent_decoding; do [ -x "$BUILD/bench/$b" ] && cp "$BUILD/bench/$b" .carry/pack/bin/; done
 strip .carry/pack/bin/*
 for lib in libonnx.so.1 libonnx_proto.so.1 libprotobuf.so.32 libfmt.so.9 libtomlplusplus.so.3; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" .carry/pack/lib/

@@ -78,7 +78,6 @@ LlmMeasuredStep run_phase(const LlmMeasureRequest& request, const DecoderModel& 
 // Why the deployed step cannot be measured for this plan; "" when it can.
 std::string deployed_step_problem(const LlmPlan& plan) {
   const DecoderModel& m = plan.model;
-  if (m.latent.present()) return "the deployed step runs ordinary attention: multi-head latent attention is planned, not measured";
   if (m.experts.routed > 0 && plan.options.expert_parallel > 1)
     return "the deployed step splits the experts like the other products (--tp): expert parallelism is planned, not measured";
   if (m.mlp_intermediate <= 0)
@@ -127,6 +126,11 @@ ServingStepTiming run_deployed_step(const DecoderModel& m, const IterationMix& s
   spec.intermediate = m.mlp_intermediate;
   spec.vocab = m.vocab;
   spec.gated_mlp = m.gated_mlp;
+  spec.kv_lora_rank = m.latent.kv_lora_rank;
+  spec.q_lora_rank = m.latent.q_lora_rank;
+  spec.rope_head_dim = m.latent.rope_head_dim;
+  spec.nope_head_dim = m.latent.nope_head_dim;
+  spec.v_head_dim = m.latent.v_head_dim;
   if (m.experts.routed > 0) {
     spec.experts = m.experts.routed;
     spec.experts_per_token = m.experts.per_token;
@@ -174,9 +178,18 @@ ServingStepTiming extrapolated_step(const ServingStepTiming& deep, int64_t deep_
 }
 
 // fp16 activations of a step of `rows` new tokens and `sequences` logits rows on one device.
+// MLA's widest per-row buffers: the queries and latent, the absorbed queries and the decode's
+// latent outputs; a prefill's expanded keys and values are counted per cached position apart.
 double step_activation_bytes(const DecoderModel& m, int64_t rows, int64_t sequences, int64_t tp) {
-  const double h = static_cast<double>(m.hidden), attn = static_cast<double>(m.heads / tp * m.head_dim);
-  const double qkv = static_cast<double>((m.heads / tp + 2 * std::max<int64_t>(1, m.kv_heads / tp)) * m.head_dim);
+  const double h = static_cast<double>(m.hidden);
+  double attn = static_cast<double>(m.heads / tp * m.head_dim);
+  double qkv = static_cast<double>((m.heads / tp + 2 * std::max<int64_t>(1, m.kv_heads / tp)) * m.head_dim);
+  if (m.latent.present()) {
+    const LatentAttention& a = m.latent;
+    const double heads = static_cast<double>(m.heads / tp), latent = static_cast<double>(a.kv_lora_rank + a.rope_head_dim);
+    qkv = heads * static_cast<double>(a.nope_head_dim + a.rope_head_dim) + latent + static_cast<double>(a.q_lora_rank);
+    attn = heads * (static_cast<double>(a.nope_head_dim + a.rope_head_dim) + latent + static_cast<double>(a.kv_lora_rank));
+  }
   const double width = static_cast<double>(m.mlp_intermediate / tp), mlp_out = (m.gated_mlp ? 2 : 1) * width;
   const double vocab = static_cast<double>((m.vocab + tp - 1) / tp);
   // The experts' scores, and per pair (row, expert) its gate/up, activation and output rows.
@@ -198,7 +211,13 @@ ServingStepTiming time_deployed_step(const DecoderModel& m, const IterationMix& 
     t.reason = "the step's cache or rows are far beyond any GPU's memory";
     return t;
   }
-  const double activations = step_activation_bytes(m, static_cast<int64_t>(rows), shape.decodes + shape.prefills, gpu.tp);
+  double activations = step_activation_bytes(m, static_cast<int64_t>(rows), shape.decodes + shape.prefills, gpu.tp);
+  if (m.latent.present()) {  // a prefill's keys and values expanded from the latent: up-projected, then as attention reads them
+    const LatentAttention& a = m.latent;
+    const double keys = static_cast<double>(shape.prefills) * static_cast<double>(shape.past + shape.chunk);
+    activations += 2 * keys * static_cast<double>(m.heads / gpu.tp) *
+                   static_cast<double>(2 * a.nope_head_dim + a.rope_head_dim + 2 * a.v_head_dim);
+  }
   // measurable_depths sizes the cache of `batch` sequences at `context`: one sequence of all the positions.
   const std::vector<int64_t> depths =
       measurable_depths(m, 1, std::max<int64_t>(1, static_cast<int64_t>(positions)), gpu.tp, gpu.free_bytes - activations);

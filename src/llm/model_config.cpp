@@ -304,11 +304,9 @@ DecoderModel decoder_of(const ConfigShape& s) {
   m.sliding_window = s.sliding_window;
   m.window_layers = s.window_layers;
   m.experts = s.experts;
-  // The deployed decode step is an ordinary-attention block (dense or MoE); --measure runs the dense one.
-  if (!s.latent.present()) {
-    m.mlp_intermediate = s.intermediate;
-    m.gated_mlp = s.gated_mlp;
-  }
+  // The deployed step's MLP (the dense layers'; a MoE layer's experts are described apart).
+  m.mlp_intermediate = s.intermediate;
+  m.gated_mlp = s.gated_mlp;
   build_config_weights(s, m);
   describe(s, m);
   return m;

@@ -8,6 +8,14 @@ inline constexpr const char* kEmbedding = "embedding";
 inline constexpr const char* kNorm = "RMSNorm";
 inline constexpr const char* kQkv = "QKV product";
 inline constexpr const char* kRotary = "rotary + KV append";
+// Multi-head latent attention's own: the queries' second low-rank product; a prefill's keys and
+// values up-projected from the cached latent and laid out for attention; a decode's queries taken
+// into the latent and its outputs out of it (the absorbed form).
+inline constexpr const char* kQueryUp = "query up product";
+inline constexpr const char* kLatentUp = "latent up product";
+inline constexpr const char* kKvExpand = "K/V expansion";
+inline constexpr const char* kQueryAbsorb = "query absorb product";
+inline constexpr const char* kValueUp = "value up product";
 inline constexpr const char* kAttention = "attention";
 inline constexpr const char* kPrefillAttention = "prefill attention";
 inline constexpr const char* kOutput = "output product";

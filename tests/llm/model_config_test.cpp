@@ -166,7 +166,7 @@ TEST(ModelConfig, StructureOfTheMixtures) {
   EXPECT_EQ(v2.experts.per_token, 6);
   EXPECT_EQ(v2.experts.shared_width, 2 * 1408);
   EXPECT_EQ(v2.experts.moe_layers, 26);  // the first layer is dense
-  EXPECT_EQ(v2.mlp_intermediate, 0);     // not the dense deployed step
+  EXPECT_EQ(v2.mlp_intermediate, 10944);  // the dense first layer's, as the deployed step runs it
   const DecoderModel qwen = config("qwen1.5-moe-a2.7b");
   EXPECT_EQ(qwen.experts.moe_layers, 24);
   EXPECT_EQ(qwen.experts.shared_width, 5632);

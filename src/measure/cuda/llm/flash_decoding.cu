@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/cuda_check.h"
+#include "llm/chunk_weights.cuh"
 #include "llm/flash_decoding.h"
 
 namespace modelcost::cuda {
@@ -193,19 +194,7 @@ __global__ void merge_kernel(FlashDecodingShape sh, FlashDecodingSplit split, co
   extern __shared__ float weight_s[];  // [splits], then the denominator
   const int64_t first = static_cast<int64_t>(blockIdx.x) * split.splits;
   const float* ml = workspace + static_cast<int64_t>(sh.batch) * sh.heads * split.splits * sh.head_dim;
-  if (threadIdx.x < 32) {
-    float m = -INFINITY;
-    for (int s = threadIdx.x; s < split.splits; s += 32) m = fmaxf(m, ml[2 * (first + s)]);
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    float den = 0.f;
-    for (int s = threadIdx.x; s < split.splits; s += 32) {
-      const float w = __expf(ml[2 * (first + s)] - m);
-      weight_s[s] = w;
-      den += w * ml[2 * (first + s) + 1];
-    }
-    for (int o = 16; o > 0; o >>= 1) den += __shfl_xor_sync(0xffffffffu, den, o);
-    if (threadIdx.x == 0) weight_s[split.splits] = den;
-  }
+  weigh_chunks(ml, first, split.splits, weight_s, [](float x) { return __expf(x); });
   __syncthreads();
   float num = 0.f;
 #pragma unroll 4

@@ -15,6 +15,16 @@
 
 namespace modelcost::cuda {
 
+namespace {
+
+void set_batch(cublasLtMatrixLayout_t layout, int64_t count, int64_t stride) {
+  const int32_t batch = static_cast<int32_t>(count);
+  MC_CUBLASLT_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
+  MC_CUBLASLT_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+}
+
+}  // namespace
+
 StepGemm::StepGemm(cublasLtHandle_t lt, const StepGemmShape& shape, GemmWorkspace workspace)
     : lt_(lt), shape_(shape), workspace_(workspace) {
   MC_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -23,8 +33,13 @@ StepGemm::StepGemm(cublasLtHandle_t lt, const StepGemmShape& shape, GemmWorkspac
   MC_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
   const uint64_t m = shape.m, n = shape.n, k = shape.k;
   MC_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&w_, CUDA_R_16F, k, n, k));
-  MC_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&x_, CUDA_R_16F, k, m, k));
-  MC_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&y_, CUDA_R_16F, n, m, n));
+  MC_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&x_, CUDA_R_16F, k, m, shape.x_ld > 0 ? shape.x_ld : k));
+  MC_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&y_, CUDA_R_16F, n, m, shape.y_ld > 0 ? shape.y_ld : n));
+  if (shape.batch > 1) {
+    set_batch(w_, shape.batch, static_cast<int64_t>(n * k));
+    set_batch(x_, shape.batch, shape.x_batch_stride);
+    set_batch(y_, shape.batch, shape.y_batch_stride);
+  }
   // The heuristic's candidates with the workspace, then without it: a product too small to fill
   // the GPU gets split-K candidates (a second, reduction kernel) first, and the ones that need no
   // workspace run in one kernel.
@@ -155,7 +170,7 @@ void StepGemm::autotune(const __half* x, const std::vector<const __half*>& weigh
     }
   }
   algo_ = candidates_algos_[chosen_];
-  if (!skinny_gemm_supports(skinny_args(x, weights.front(), y))) return;
+  if (!shape_.plain() || !skinny_gemm_supports(skinny_args(x, weights.front(), y))) return;
   const CandidateRun r = run_candidate([&] { launch_skinny_gemm(skinny_args(x, next(), y), stream); }, stream, kRuns);
   if (!r.ok) return;
   skinny_us_ = r.ms * 1e3;
@@ -166,8 +181,9 @@ std::string StepGemm::description() const {
   if (skinny_)
     return fmt::format("skinny {}x{}x{}{} ({:.1f} us; cuBLASLt's best {:.1f} us)", shape_.m, shape_.n, shape_.k,
                        shape_.accumulate ? " +residual" : "", skinny_us_, chosen_us_);
-  return fmt::format("cuBLASLt {}x{}x{}{} (candidate {} of {}, {} ran; {} kernel{}, {:.1f} us)", shape_.m, shape_.n, shape_.k,
-                     shape_.accumulate ? " +residual" : "", chosen_ + 1, candidates_, ran_, chosen_kernels_,
+  const std::string batch = shape_.batch > 1 ? fmt::format("{} x ", shape_.batch) : "";
+  return fmt::format("cuBLASLt {}{}x{}x{}{} (candidate {} of {}, {} ran; {} kernel{}, {:.1f} us)", batch, shape_.m, shape_.n,
+                     shape_.k, shape_.accumulate ? " +residual" : "", chosen_ + 1, candidates_, ran_, chosen_kernels_,
                      chosen_kernels_ == 1 ? "" : "s", chosen_us_);
 }
 

@@ -18,6 +18,12 @@ namespace modelcost::cuda {
 struct StepGemmShape {
   int64_t m = 0, n = 0, k = 0;
   bool accumulate = false;
+  // Rows of x and y further apart than k and n (0: k, n): a product reading or writing a slice of
+  // wider rows. `batch` products of the same shape (multi-head latent attention's per-head ones):
+  // product i reads x + i * x_batch_stride and weight w + i * n * k, writes y + i * y_batch_stride.
+  int64_t x_ld = 0, y_ld = 0;
+  int64_t batch = 1, x_batch_stride = 0, y_batch_stride = 0;
+  bool plain() const { return (x_ld == 0 || x_ld == k) && (y_ld == 0 || y_ld == n) && batch == 1; }
 };
 
 struct GemmWorkspace {

@@ -6,6 +6,7 @@
 
 #include "core/block_reduce.cuh"
 #include "core/cuda_check.h"
+#include "llm/rotary.cuh"
 #include "llm/step_kernels.h"
 
 namespace modelcost::cuda {
@@ -19,7 +20,7 @@ constexpr int kNormPairsPerThread = 16;  // rows up to 8192 wide stay in registe
 __global__ void rms_norm_kernel(RmsNormArgs a) {
   __shared__ float scratch[32];
   const int pairs = a.width / 2;
-  const __half2* x = reinterpret_cast<const __half2*>(a.x) + static_cast<int64_t>(blockIdx.x) * pairs;
+  const __half2* x = reinterpret_cast<const __half2*>(a.x + static_cast<int64_t>(blockIdx.x) * a.row_stride());
   const __half2* g = reinterpret_cast<const __half2*>(a.gamma);
   __half2* y = reinterpret_cast<__half2*>(a.y) + static_cast<int64_t>(blockIdx.x) * pairs;
   float2 xs[kNormPairsPerThread], gs[kNormPairsPerThread];
@@ -64,7 +65,7 @@ __global__ void rms_norm_warp_rows_kernel(RmsNormArgs a) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
   if (row >= a.rows) return;
   const int pieces = a.width / 8;
-  const uint4* x = reinterpret_cast<const uint4*>(a.x + row * a.width);
+  const uint4* x = reinterpret_cast<const uint4*>(a.x + row * a.row_stride());
   const uint4* g = reinterpret_cast<const uint4*>(a.gamma);
   uint4* y = reinterpret_cast<uint4*>(a.y + row * a.width);
   uint4 xs[kWarpRowPieces];
@@ -110,11 +111,6 @@ __global__ void embedding_kernel(const int32_t* ids, const __half2* table, __hal
   for (int i = threadIdx.x; i < pairs; i += blockDim.x) y[static_cast<int64_t>(blockIdx.x) * pairs + i] = table[row * pairs + i];
 }
 
-// The angle position * theta^(-2i/d) in turns, reduced to [-1/2, 1/2] before the fast sine and cosine.
-__device__ __forceinline__ void rotary_angle(int64_t position, int i, int head_dim, float log2_theta, float* s, float* c) {
-  const float turns = static_cast<float>(position) * exp2f(-2.f * i / head_dim * log2_theta) * 0.15915494309189535f;
-  __sincosf((turns - rintf(turns)) * 6.283185307179586f, s, c);
-}
 
 // Where head `head` of the row (sequence b, its new token `token`) goes: q's rows, or the key or
 // value cache at the token's position; only q and k are rotated.
@@ -215,7 +211,7 @@ void launch_rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
   // the multiprocessors (on an H100, 272 rows of 4096 took 11 us as 34 such blocks and 8 us a block
   // per row; 1024 rows 10 us as 128 blocks and 16 us a block per row); fewer rows (a decode's, a
   // short chunk's): a block each.
-  const bool aligned = a.width % 8 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0 &&
+  const bool aligned = a.width % 8 == 0 && a.row_stride() % 8 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0 &&
                        reinterpret_cast<uintptr_t>(a.y) % 16 == 0 && reinterpret_cast<uintptr_t>(a.gamma) % 16 == 0;
   if (a.rows >= 512 && aligned && a.width <= kWarpRowHalves) {
     rms_norm_warp_rows_kernel<<<(a.rows + kRowsPerBlock - 1) / kRowsPerBlock, 32 * kRowsPerBlock, 0, stream>>>(a);

@@ -16,6 +16,8 @@ struct RmsNormArgs {
   __half* y = nullptr;
   int rows = 0, width = 0;
   float eps = 1e-5f;
+  int64_t x_ld = 0;  // halves between rows of x (0: width): the norm of a slice of wider rows
+  __host__ __device__ int64_t row_stride() const { return x_ld > 0 ? x_ld : width; }
 };
 void launch_rms_norm(const RmsNormArgs& a, cudaStream_t stream);
 

@@ -34,7 +34,9 @@ RankShape rank_shape(const ServingStepSpec& spec) {
   if (spec.batch + spec.prefills < 1) fail("the step has no sequence");
   if (static_cast<double>(spec.prefills) * static_cast<double>(spec.prefill_tokens) + static_cast<double>(spec.batch) > 1073741824.0)
     fail("more than 2^30 new tokens in one step");
-  if (spec.head_dim != 64 && spec.head_dim != 128) fail(fmt::format("head_dim {} (the attention kernel takes 64 or 128)", spec.head_dim));
+  const bool latent = spec.kv_lora_rank > 0;
+  if (!latent && spec.head_dim != 64 && spec.head_dim != 128)
+    fail(fmt::format("head_dim {} (the attention kernel takes 64 or 128)", spec.head_dim));
   if (spec.hidden % 2 || spec.intermediate % (2 * tp)) fail("the hidden and MLP widths must be even per device");
   if (spec.experts > 0 && (spec.expert_width % tp || spec.shared_expert_width % tp))
     fail(fmt::format("--tp {} does not divide the experts' widths", tp));
@@ -51,6 +53,9 @@ RankShape rank_shape(const ServingStepSpec& spec) {
   s.prefills = spec.prefills;
   s.prefill_tokens = spec.prefill_tokens;
   s.prefill_past = spec.prefill_past;
+  s.latent = latent;
+  s.value_width = latent ? spec.v_head_dim : spec.head_dim;
+  if (latent) check_latent_shape(s.latent_shape(spec));
   if (spec.experts > 0) {
     s.dense_layers = std::clamp<int64_t>(spec.dense_layers, 0, spec.layers);
     check_expert_shape(s.experts_shape(spec, 0));
@@ -65,10 +70,13 @@ StepRank::StepRank(const ServingStepSpec& spec, int rank, ncclComm_t comm, cudaS
   const int sms = current_device_multiprocessors();
   attention_ = {static_cast<int>(s_.batch), static_cast<int>(s_.heads), static_cast<int>(s_.kv_heads),
                 static_cast<int>(s_.head_dim), spec.context, spec.context};
-  if (s_.batch > 0) split_ = plan_flash_decoding(attention_, sms);
+  if (s_.batch > 0 && !s_.latent) split_ = plan_flash_decoding(attention_, sms);
   if (cublasLtCreate(&lt_) != CUBLAS_STATUS_SUCCESS) throw Error(kExitRuntime, "cublasLtCreate failed");
   allocate();
   make_gemms();
+  if (s_.latent)
+    latent_ = std::make_unique<LatentAttention>(s_.latent_shape(spec), lt_, GemmWorkspace{workspace_.data(), workspace_.bytes()},
+                                                41 + rank, stream_);
   if (spec.experts > 0 && s_.dense_layers < spec.layers)
     experts_ = std::make_unique<ExpertMlp>(s_.experts_shape(spec, rank), lt_, GemmWorkspace{workspace_.data(), workspace_.bytes()},
                                            31 + rank, stream_);
@@ -79,7 +87,7 @@ StepRank::~StepRank() {
 }
 
 void StepRank::allocate() {
-  const int64_t h = s_.hidden, mlp_out = (spec_.gated_mlp ? 2 : 1) * s_.intermediate, attn = s_.heads * s_.head_dim;
+  const int64_t h = s_.hidden, mlp_out = (spec_.gated_mlp ? 2 : 1) * s_.intermediate, attn = s_.attention_width();
   BufferCarver w;
   std::vector<std::array<size_t, 6>> offsets(spec_.layers);
   for (size_t layer = 0; layer < offsets.size(); ++layer) {
@@ -102,8 +110,10 @@ void StepRank::allocate() {
   lm_head_ = carved(weights_, lm);
   // The caches: [layer][k|v][sequences, kv_heads, positions, head_dim] of random data, the
   // decodes' of `context` positions, the prefill chunks' of their past and chunk.
-  fill_cache(cache_, s_.batch * spec_.context, 101);
-  fill_cache(prefill_cache_, s_.prefills * s_.prefill_cache_len(), 202);
+  if (!s_.latent) {  // MLA keeps its own latent caches
+    fill_cache(cache_, s_.batch * spec_.context, 101);
+    fill_cache(prefill_cache_, s_.prefills * s_.prefill_cache_len(), 202);
+  }
   const int64_t rows = s_.rows(), out_rows = s_.output_rows();
   BufferCarver a;
   const size_t offs[] = {a.take(rows * h),       a.take(rows * h),         a.take(rows * s_.qkv_width()),
@@ -114,7 +124,7 @@ void StepRank::allocate() {
   launch_fill(ElementType::kFloat16, activations_.data(), static_cast<int64_t>(a.used() / 2), 0.f, stream_);
   __half** buffers[] = {&residual_, &normed_, &qkv_, &q_, &attn_, &gate_up_, &act_, &last_, &logits_, &logits_all_};
   for (size_t i = 0; i < 10; ++i) *buffers[i] = carved(activations_, offs[i]);
-  if (s_.batch > 0) attention_workspace_.resize(flash_decoding_workspace_floats(attention_, split_) * sizeof(float));
+  if (s_.batch > 0 && !s_.latent) attention_workspace_.resize(flash_decoding_workspace_floats(attention_, split_) * sizeof(float));
   workspace_.resize(kGemmWorkspaceBytes);
   std::vector<int32_t> ids(rows), last(out_rows);
   for (int64_t r = 0; r < rows; ++r) ids[r] = static_cast<int32_t>((r * 7919) % spec_.vocab);
@@ -142,8 +152,8 @@ void StepRank::make_gemms() {
   const GemmWorkspace ws{workspace_.data(), workspace_.bytes()};
   // Row-parallel products: rank 0 adds the residual, the others contribute their partial sums.
   const bool residual = rank_ == 0;
-  const int64_t b = s_.rows(), h = s_.hidden, attn = s_.heads * s_.head_dim;
-  qkv_gemm_ = std::make_unique<StepGemm>(lt_, StepGemmShape{b, s_.qkv_width(), h, false}, ws);
+  const int64_t b = s_.rows(), h = s_.hidden, attn = s_.attention_width();
+  if (!s_.latent) qkv_gemm_ = std::make_unique<StepGemm>(lt_, StepGemmShape{b, s_.qkv_width(), h, false}, ws);
   out_gemm_ = std::make_unique<StepGemm>(lt_, StepGemmShape{b, h, attn, residual}, ws);
   gate_up_gemm_ = std::make_unique<StepGemm>(lt_, StepGemmShape{b, (spec_.gated_mlp ? 2 : 1) * s_.intermediate, h, false}, ws);
   down_gemm_ = std::make_unique<StepGemm>(lt_, StepGemmShape{b, h, s_.intermediate, residual}, ws);
@@ -158,7 +168,8 @@ void StepRank::autotune() {
     gate_up.push_back(l.gate_up);
     down.push_back(l.down);
   }
-  qkv_gemm_->autotune(normed_, qkv, qkv_, stream_);
+  if (latent_) latent_->autotune(normed_, attn_, stream_);
+  else qkv_gemm_->autotune(normed_, qkv, qkv_, stream_);
   out_gemm_->autotune(attn_, out, residual_, stream_);
   if (s_.dense_layers > 0) {
     gate_up.resize(s_.dense_layers);
@@ -194,9 +205,13 @@ void StepRank::enqueue_layer(int layer) const {
   using namespace step_role;
   launch_rms_norm({residual_, w.norm1, normed_, rows, h}, stream_);
   mark(kNorm);
-  qkv_gemm_->enqueue(normed_, w.qkv, qkv_, stream_);
-  mark(kQkv);
-  enqueue_attention(layer);
+  if (latent_) {
+    latent_->enqueue(layer, normed_, attn_, [this](const char* role) { mark(role); }, stream_);
+  } else {
+    qkv_gemm_->enqueue(normed_, w.qkv, qkv_, stream_);
+    mark(kQkv);
+    enqueue_attention(layer);
+  }
   out_gemm_->enqueue(attn_, w.out, residual_, stream_);
   mark(kOutput);
   all_reduce(residual_, s_.rows() * s_.hidden);
@@ -319,6 +334,11 @@ void StepRank::enqueue_collectives(const std::string& role) const {
 }
 
 std::string StepRank::description() const {
+  if (latent_) {
+    const std::string mlp = s_.dense_layers > 0 ? fmt::format("; {}; {}", gate_up_gemm_->description(), down_gemm_->description()) : "";
+    return fmt::format("{}; {}{}{}; {}", latent_->description(), out_gemm_->description(), mlp,
+                       experts_ ? "; " + experts_->description() : "", lm_gemm_->description());
+  }
   const std::string attention =
       (s_.prefills > 0 ? fmt::format("causal flash attention {} x {} after {}", s_.prefills, s_.prefill_tokens, s_.prefill_past) : "") +
       (s_.prefills > 0 && s_.batch > 0 ? "; " : "") +

@@ -3,7 +3,8 @@
 // caches filled with random data, the activation buffers, and the step's launch sequence over the
 // rows of every sequence's new tokens (the decodes' one each, the prefill chunks'): per layer
 // RMSNorm, QKV product, rotary + cache append, attention (causal flash attention for the prefill
-// chunks, flash-decoding for the decodes), output product with the residual add in its epilogue,
+// chunks, flash-decoding for the decodes; or multi-head latent attention, latent_attention.h),
+// output product with the residual add in its epilogue,
 // RMSNorm, gate/up product, SiLU*mul, down product (residual in the epilogue) or the experts of a
 // mixture-of-experts layer (expert_mlp.h), with an NCCL
 // all-reduce after each row-parallel product; then each sequence's last position, the final norm
@@ -19,6 +20,7 @@
 
 #include "core/device_buffer.h"
 #include "llm/expert_mlp.h"
+#include "llm/latent_attention.h"
 #include "llm/step_gemm.h"
 #include "llm/flash_decoding.h"
 #include "modelcost/measure.h"
@@ -30,11 +32,19 @@ struct RankShape {
   int64_t batch = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
   int64_t prefills = 0, prefill_tokens = 0, prefill_past = 0;
   int64_t dense_layers = 0;  // the layers before the experts' (all of them without experts)
-  int64_t qkv_width() const { return (heads + 2 * kv_heads) * head_dim; }
+  int64_t value_width = 0;   // per head, of the attention's output: head_dim, or MLA's value width
+  bool latent = false;       // multi-head latent attention (latent_attention.h) instead of QKV + attention
+  int64_t qkv_width() const { return latent ? 0 : (heads + 2 * kv_heads) * head_dim; }
+  int64_t attention_width() const { return heads * value_width; }
   int64_t prefill_rows() const { return prefills * prefill_tokens; }
   int64_t rows() const { return prefill_rows() + batch; }        // the step's new tokens
   int64_t output_rows() const { return prefills + batch; }       // one logits row per sequence
   int64_t prefill_cache_len() const { return prefill_past + prefill_tokens; }
+  LatentAttentionShape latent_shape(const ServingStepSpec& spec) const {
+    LatentWidths w{static_cast<int>(heads), static_cast<int>(spec.kv_lora_rank), static_cast<int>(spec.rope_head_dim),
+                   static_cast<int>(spec.nope_head_dim), static_cast<int>(spec.v_head_dim)};
+    return {w, spec.layers, hidden, spec.q_lora_rank, batch, spec.context, prefills, prefill_tokens, prefill_past};
+  }
   ExpertMlpShape experts_shape(const ServingStepSpec& spec, int rank) const {
     const int64_t tp = spec.tensor_parallel;
     return {spec.layers - dense_layers, rows(), hidden, spec.experts, spec.experts_per_token,
@@ -93,6 +103,7 @@ class StepRank {
   __half *residual_, *normed_, *qkv_, *q_, *attn_, *gate_up_, *act_, *last_, *logits_, *logits_all_;
   std::unique_ptr<StepGemm> qkv_gemm_, out_gemm_, gate_up_gemm_, down_gemm_, lm_gemm_;
   std::unique_ptr<ExpertMlp> experts_;  // the MoE layers' MLP, after the dense layers
+  std::unique_ptr<LatentAttention> latent_;  // MLA's attention, instead of the QKV product and attention
   mutable std::vector<std::pair<std::string, int>> roles_;
   mutable int64_t captured_nodes_ = 0;
 };

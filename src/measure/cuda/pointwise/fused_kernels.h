@@ -49,14 +49,16 @@ struct ChainProgram {
 void launch_pointwise_chain(const ChainProgram& program, cudaStream_t stream);
 
 // Scaled dot-product attention, O = softmax(scale * Q K^T + mask) V, in one kernel that keeps the
-// scores on chip (online softmax over key tiles, tensor-core products): Q [bh, sq, d], K and V
-// [bh / group, sk, d] (group query heads share one key/value head), O [bh, sq, d], fp16,
-// d a multiple of 4 up to 128 (runtime_limits.h). The mask (fp16, optional) is read at b * mask_b + h * mask_h + i * mask_i
+// scores on chip (online softmax over key tiles, tensor-core products): Q [bh, sq, d], K
+// [bh / group, sk, d], V [bh / group, sk, dv] (group query heads share one key/value head),
+// O [bh, sq, dv], fp16, d a multiple of 4 up to 128 (runtime_limits.h; up to 192 for the LLM
+// step's MLA prefill), dv a multiple of 4 up to d. The mask (fp16, optional) is read at b * mask_b + h * mask_h + i * mask_i
 // + j * mask_j, with b = bh / heads and h = bh % heads. Causal: key j > query i + causal_offset is
 // masked (the offset: positions cached before a prefill chunk's first query). With token_major_out
-// O is written [b, sq, heads, d], the rows an output projection reads.
+// O is written [b, sq, heads, dv], the rows an output projection reads.
 struct AttentionShape {
   int64_t bh = 1, heads = 1, sq = 0, sk = 0, d = 0, group = 1;
+  int64_t dv = 0;  // the values' and output's width per head; 0: d (MLA: keys 192 wide, values 128)
   float scale = 1;
   bool causal = false;
   int64_t causal_offset = 0;

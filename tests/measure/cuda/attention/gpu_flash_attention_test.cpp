@@ -2,7 +2,8 @@
 // same fp16 inputs: partial query and key tiles, an additive mask, causal masking, grouped
 // key/value heads, head dims 32, 64 and 128 and the sizes between (run padded), and both kernels (row blocks of four warps for large
 // grids; key-split blocks of two or four warps, merged at the end, for small ones), a prefill chunk
-// after cached positions written token-major. Skips without an NVIDIA GPU.
+// after cached positions written token-major, and MLA's 192-wide queries and keys with 128-wide
+// values. Skips without an NVIDIA GPU.
 #ifdef MODELCOST_HAVE_CUDA
 
 #include <cuda_fp16.h>
@@ -35,7 +36,10 @@ DeviceBuffer upload(const std::vector<__half>& host) {
   return d;
 }
 
-// O for one (bh, i): softmax over j of scale q.k + mask (causal: j <= i + causal_offset) applied to V.
+int64_t value_width(const AttentionShape& s) { return s.dv ? s.dv : s.d; }
+
+// O for one (bh, i): softmax over j of scale q.k + mask (causal: j <= i + causal_offset) applied to
+// V (rows value_width(s) wide).
 void reference_row(const AttentionShape& s, const std::vector<__half>& q, const std::vector<__half>& k,
                    const std::vector<__half>& v, const std::vector<__half>& mask, int64_t bh, int64_t i, double* out) {
   const int64_t kv = bh / s.group, b = bh / s.heads, h = bh % s.heads;
@@ -52,9 +56,10 @@ void reference_row(const AttentionShape& s, const std::vector<__half>& q, const 
   }
   double sum = 0;
   for (auto& x : p) sum += x = std::isinf(x) ? 0 : std::exp(x - top);
-  for (int64_t c = 0; c < s.d; ++c) {
+  const int64_t dv = value_width(s);
+  for (int64_t c = 0; c < dv; ++c) {
     double acc = 0;
-    for (int64_t j = 0; j < s.sk; ++j) acc += p[j] * __half2float(v[(kv * s.sk + j) * s.d + c]);
+    for (int64_t j = 0; j < s.sk; ++j) acc += p[j] * __half2float(v[(kv * s.sk + j) * dv + c]);
     out[c] = acc / sum;
   }
 }
@@ -62,9 +67,9 @@ void reference_row(const AttentionShape& s, const std::vector<__half>& q, const 
 // Runs the kernel on random inputs (a [batch, 1, 1, sk] mask where `masked`) and returns
 // ||gpu - reference|| / ||reference||.
 double attention_error(AttentionShape s, bool masked) {
-  const int64_t kv_heads = s.bh / s.group;
+  const int64_t kv_heads = s.bh / s.group, dv = value_width(s);
   const auto q = random_halves(s.bh * s.sq * s.d, -1, 1, 1), k = random_halves(kv_heads * s.sk * s.d, -1, 1, 2),
-             v = random_halves(kv_heads * s.sk * s.d, -1, 1, 3);
+             v = random_halves(kv_heads * s.sk * dv, -1, 1, 3);
   std::vector<__half> mask;
   if (masked) {
     const int64_t batch = s.bh / s.heads;
@@ -74,20 +79,21 @@ double attention_error(AttentionShape s, bool masked) {
     s.mask_b = s.sk;
     s.mask_j = 1;
   }
-  DeviceBuffer dq = upload(q), dk = upload(k), dv = upload(v), dm = masked ? upload(mask) : DeviceBuffer();
-  DeviceBuffer dout(q.size() * sizeof(__half));
+  DeviceBuffer dq = upload(q), dk = upload(k), dvalues = upload(v), dm = masked ? upload(mask) : DeviceBuffer();
+  const size_t out_size = static_cast<size_t>(s.bh * s.sq * dv);
+  DeviceBuffer dout(out_size * sizeof(__half));
   s.mask = masked ? dm.data() : nullptr;
-  cuda::launch_flash_attention(s, dq.data(), dk.data(), dv.data(), dout.data(), nullptr);
-  std::vector<__half> out(q.size());
+  cuda::launch_flash_attention(s, dq.data(), dk.data(), dvalues.data(), dout.data(), nullptr);
+  std::vector<__half> out(out_size);
   EXPECT_EQ(cudaMemcpy(out.data(), dout.data(), out.size() * sizeof(__half), cudaMemcpyDeviceToHost), cudaSuccess);
   double diff = 0, norm = 0;
-  std::vector<double> ref(static_cast<size_t>(s.d));
+  std::vector<double> ref(static_cast<size_t>(dv));
   for (int64_t bh = 0; bh < s.bh; ++bh)
     for (int64_t i = 0; i < s.sq; ++i) {
       reference_row(s, q, k, v, mask, bh, i, ref.data());
-      for (int64_t c = 0; c < s.d; ++c) {
+      for (int64_t c = 0; c < dv; ++c) {
         const int64_t row = s.token_major_out ? (bh / s.heads * s.sq + i) * s.heads + bh % s.heads : bh * s.sq + i;
-        const double g = __half2float(out[row * s.d + c]);
+        const double g = __half2float(out[row * dv + c]);
         diff += (g - ref[c]) * (g - ref[c]);
         norm += ref[c] * ref[c];
       }
@@ -159,6 +165,28 @@ TEST(MeasureGpuGroups, FlashAttentionKernelPaddedHeadSizes) {
     token_major.token_major_out = true;
     EXPECT_LT(attention_error(token_major, false), 5e-3) << "token-major, d " << d;
   }
+}
+
+// DeepSeek MLA's prefill: queries and keys 192 wide (128 + 64 rotary columns), values and output
+// 128 wide, a chunk after cached positions written token-major; the kernels built for 192-wide keys
+// and 128-wide values, only 128 columns a row stored (a wider store would overwrite the next row). Row blocks, key-split blocks of four warps and of two (keys within two tiles); then values
+// as wide as the keys, and a width between (160) with values not a multiple of 8.
+TEST(MeasureGpuGroups, FlashAttentionKernelWideQueryKeyNarrowValue) {
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    int64_t batch, heads, tokens, past;
+    const char* what;
+  };
+  for (const Case& c : {Case{2, 16, 200, 100, "row blocks"}, Case{1, 2, 20, 300, "key-split, four warps"},
+                        Case{1, 2, 20, 100, "key-split, two warps"}}) {
+    AttentionShape mla = cuda::causal_prefill_shape(c.batch, c.heads, c.heads, 192, c.tokens, c.past);
+    mla.dv = 128;
+    EXPECT_LT(attention_error(mla, false), 5e-3) << c.what;
+  }
+  EXPECT_LT(attention_error(shape(4, 12, 100, 150, 192), true), 5e-3) << "values as wide as the keys";
+  AttentionShape padded = shape(1, 2, 33, 100, 160);  // run as 192 and 128; values in 8-byte copies
+  padded.dv = 100;
+  EXPECT_LT(attention_error(padded, false), 5e-3) << "d 160, dv 100";
 }
 
 }  // namespace

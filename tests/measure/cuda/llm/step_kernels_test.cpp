@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include "gemm/skinny_gemm.h"
+#include "llm/step_gemm.h"
 #include "llm/step_kernels.h"
 #include "llm/flash_decoding.h"
 #include "measure/cuda/llm/half_array.h"
@@ -90,6 +91,48 @@ TEST(StepKernels, SkinnyGemmMatchesTheHost) {
   }
   EXPECT_FALSE(cuda::skinny_gemm_supports({nullptr, nullptr, nullptr, 33, 16, 32, false}));
   EXPECT_FALSE(cuda::skinny_gemm_supports({nullptr, nullptr, nullptr, 1, 16, 48, false}));
+}
+
+// Multi-head latent attention's per-head products as one batched StepGemm: head h's rows read at
+// column h * 24 of 80-wide rows, its weight [16, 8] after the others, its output at column h * 20
+// of 64-wide rows (an absorbed query product's strides, small), against the host, after the autotune.
+TEST(StepKernels, BatchedStridedStepGemmMatchesTheHost) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(9);
+  const int m = 5, n = 16, k = 8, heads = 3, x_ld = 80, y_ld = 64;
+  HalfArray x(size_t(m) * x_ld, &rng), w(size_t(heads) * n * k, &rng), y(size_t(m) * y_ld);
+  cuda::StepGemmShape shape{m, n, k};
+  shape.x_ld = x_ld;
+  shape.y_ld = y_ld;
+  shape.batch = heads;
+  shape.x_batch_stride = 24;
+  shape.y_batch_stride = 20;
+  cublasLtHandle_t lt = nullptr;
+  ASSERT_EQ(cublasLtCreate(&lt), CUBLAS_STATUS_SUCCESS);
+  void* workspace = nullptr;
+  cudaMalloc(&workspace, 1 << 20);
+  cudaStream_t stream = nullptr;  // the autotune captures its candidates: not on the legacy stream
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  {
+    cuda::StepGemm gemm(lt, shape, {workspace, 1 << 20});
+    gemm.autotune(x.device, {w.device}, y.device, stream);
+    EXPECT_FALSE(gemm.uses_skinny_kernel());  // strided rows are cuBLASLt's
+    gemm.enqueue(x.device, w.device, y.device, stream);
+    cudaStreamSynchronize(stream);
+  }
+  cudaStreamDestroy(stream);
+  const std::vector<float> got = y.read();
+  std::vector<float> want(y.host.size(), 0.f);
+  for (int h = 0; h < heads; ++h)
+    for (int r = 0; r < m; ++r)
+      for (int o = 0; o < n; ++o) {
+        double acc = 0;
+        for (int i = 0; i < k; ++i) acc += double(x.host[size_t(r) * x_ld + h * 24 + i]) * w.host[(size_t(h) * n + o) * k + i];
+        want[size_t(r) * y_ld + h * 20 + o] = float(acc);
+      }
+  EXPECT_LT(relative_error(got, want), 2e-3);  // the columns no head writes stay zero on both sides
+  cudaFree(workspace);
+  cublasLtDestroy(lt);
 }
 
 // `tokens` new positions per sequence (1: a decode step; more: a prefill chunk) after `pos` cached.

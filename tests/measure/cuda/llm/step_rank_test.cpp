@@ -177,6 +177,48 @@ TEST(ServingStep, MixtureOfExpertsRunsTheExpertKernels) {
   EXPECT_NE(refused.reason.find("multiple of 32"), std::string::npos) << refused.reason;
 }
 
+// DeepSeek's multi-head latent attention (latent 512, rotary 64, 16 heads): per layer the first
+// product, the append, then a decode's absorbed query product, latent attention's two kernels and
+// value product, a prefill's latent up product, K/V expansion and flash attention; a low-rank
+// query pair adds its norm and second product.
+TEST(ServingStep, LatentAttentionRunsItsAbsorbedDecodeAndExpandedPrefill) {
+  SKIP_WITHOUT_GPU();
+  ServingStepSpec spec = small_step();
+  spec.heads = 16;
+  spec.kv_heads = 16;
+  spec.head_dim = 192;
+  spec.kv_lora_rank = 512;
+  spec.rope_head_dim = 64;
+  spec.nope_head_dim = 128;
+  spec.v_head_dim = 128;
+  spec.context = 300;
+  const ServingStepTiming decode = measure_serving_step_on_gpu(spec);
+  ASSERT_TRUE(decode.measured) << decode.reason;
+  EXPECT_EQ(decode.kernels, 12 * spec.layers + 3) << decode.implementation;
+  checked_roles(decode);
+  EXPECT_EQ(role_kernels(decode, "query absorb product"), spec.layers);
+  EXPECT_EQ(role_kernels(decode, "attention"), 2 * spec.layers);
+  EXPECT_NE(decode.implementation.find("latent decoding"), std::string::npos) << decode.implementation;
+  spec.prefills = 1;
+  spec.prefill_tokens = 64;
+  spec.prefill_past = 200;
+  const ServingStepTiming mixed = measure_serving_step_on_gpu(spec);
+  ASSERT_TRUE(mixed.measured) << mixed.reason;
+  EXPECT_EQ(mixed.kernels, 16 * spec.layers + 4) << mixed.implementation;
+  EXPECT_EQ(role_kernels(mixed, "latent up product"), spec.layers);
+  EXPECT_EQ(role_kernels(mixed, "prefill attention"), spec.layers);
+  spec.batch = 0;
+  spec.q_lora_rank = 128;
+  const ServingStepTiming prefill = measure_serving_step_on_gpu(spec);
+  ASSERT_TRUE(prefill.measured) << prefill.reason;
+  EXPECT_EQ(prefill.kernels, 13 * spec.layers + 4) << prefill.implementation;
+  EXPECT_EQ(role_kernels(prefill, "query up product"), spec.layers);
+  spec.rope_head_dim = 32;
+  const ServingStepTiming refused = measure_serving_step_on_gpu(spec);
+  EXPECT_FALSE(refused.measured);
+  EXPECT_NE(refused.reason.find("rotary key of 32"), std::string::npos) << refused.reason;
+}
+
 }  // namespace
 }  // namespace modelcost::testing
 #endif
