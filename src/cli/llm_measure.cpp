@@ -177,18 +177,21 @@ ServingStepTiming extrapolated_step(const ServingStepTiming& deep, int64_t deep_
   return t;
 }
 
-// fp16 activations of a step of `rows` new tokens and `sequences` logits rows on one device.
-// MLA's widest per-row buffers: the queries and latent, the absorbed queries and the decode's
-// latent outputs; a prefill's expanded keys and values are counted per cached position apart.
-double step_activation_bytes(const DecoderModel& m, int64_t rows, int64_t sequences, int64_t tp) {
+// fp16 activations of a step of `rows` new tokens and `sequences` logits rows on one device, its
+// prefill chunks reading `prefill_keys` positions. MLA's widest per-row buffers: the queries and
+// latent, the absorbed queries and the decode's latent outputs; per prefill position, its keys and
+// values up-projected from the latent, then laid out as attention reads them.
+double step_activation_bytes(const DecoderModel& m, int64_t rows, int64_t sequences, double prefill_keys, int64_t tp) {
   const double h = static_cast<double>(m.hidden);
   double attn = static_cast<double>(m.heads / tp * m.head_dim);
   double qkv = static_cast<double>((m.heads / tp + 2 * std::max<int64_t>(1, m.kv_heads / tp)) * m.head_dim);
+  double per_key = 0;
   if (m.latent.present()) {
     const LatentAttention& a = m.latent;
     const double heads = static_cast<double>(m.heads / tp), latent = static_cast<double>(a.kv_lora_rank + a.rope_head_dim);
     qkv = heads * static_cast<double>(a.nope_head_dim + a.rope_head_dim) + latent + static_cast<double>(a.q_lora_rank);
     attn = heads * (static_cast<double>(a.nope_head_dim + a.rope_head_dim) + latent + static_cast<double>(a.kv_lora_rank));
+    per_key = heads * static_cast<double>(2 * a.nope_head_dim + a.rope_head_dim + 2 * a.v_head_dim);
   }
   const double width = static_cast<double>(m.mlp_intermediate / tp), mlp_out = (m.gated_mlp ? 2 : 1) * width;
   const double vocab = static_cast<double>((m.vocab + tp - 1) / tp);
@@ -197,7 +200,7 @@ double step_activation_bytes(const DecoderModel& m, int64_t rows, int64_t sequen
   const double experts = static_cast<double>(e.routed) + static_cast<double>(e.per_token) *
                          (3 * static_cast<double>(std::max(e.width, e.shared_width) / tp) + h);
   return 2 * (static_cast<double>(rows) * (2 * h + qkv + 2 * attn + mlp_out + width + experts) +
-              static_cast<double>(sequences) * (h + vocab * static_cast<double>(1 + tp)));
+              static_cast<double>(sequences) * (h + vocab * static_cast<double>(1 + tp)) + prefill_keys * per_key);
 }
 
 // The deployed step at one shape, at the model's depth or extrapolated from two that fit.
@@ -211,13 +214,9 @@ ServingStepTiming time_deployed_step(const DecoderModel& m, const IterationMix& 
     t.reason = "the step's cache or rows are far beyond any GPU's memory";
     return t;
   }
-  double activations = step_activation_bytes(m, static_cast<int64_t>(rows), shape.decodes + shape.prefills, gpu.tp);
-  if (m.latent.present()) {  // a prefill's keys and values expanded from the latent: up-projected, then as attention reads them
-    const LatentAttention& a = m.latent;
-    const double keys = static_cast<double>(shape.prefills) * static_cast<double>(shape.past + shape.chunk);
-    activations += 2 * keys * static_cast<double>(m.heads / gpu.tp) *
-                   static_cast<double>(2 * a.nope_head_dim + a.rope_head_dim + 2 * a.v_head_dim);
-  }
+  const double prefill_keys = static_cast<double>(shape.prefills) * static_cast<double>(shape.past + shape.chunk);
+  const double activations =
+      step_activation_bytes(m, static_cast<int64_t>(rows), shape.decodes + shape.prefills, prefill_keys, gpu.tp);
   // measurable_depths sizes the cache of `batch` sequences at `context`: one sequence of all the positions.
   const std::vector<int64_t> depths =
       measurable_depths(m, 1, std::max<int64_t>(1, static_cast<int64_t>(positions)), gpu.tp, gpu.free_bytes - activations);

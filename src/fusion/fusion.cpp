@@ -56,8 +56,7 @@ void claim(fusion::FusionGraph& g, std::vector<Draft>& drafts, const fusion::Fus
       drafts[group].members.push_back(m);
     }
   std::sort(drafts[group].members.begin(), drafts[group].members.end());
-  if (std::string(row.name) == "in_place")
-    for (const HeldWithin& held : fusion::held_tensors(g, candidate.anchor)) g.mark_held(held.tensor);
+  if (row.on_claim) row.on_claim(g, candidate.anchor);
 }
 
 // The one group that reads everything group `k` writes, or -1.

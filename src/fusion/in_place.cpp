@@ -87,6 +87,10 @@ std::vector<HeldWithin> held_tensors(const FusionGraph& g, size_t i) {
   return held;
 }
 
+void mark_held_tensors(FusionGraph& g, size_t anchor) {
+  for (const HeldWithin& held : held_tensors(g, anchor)) g.mark_held(held.tensor);
+}
+
 std::optional<GroupCandidate> match_in_place(const FusionGraph& g, size_t i) {
   if (held_tensors(g, i).empty()) return std::nullopt;
   return GroupCandidate{{i}, i};

@@ -28,7 +28,7 @@ const std::vector<FusionPattern>& pattern_table() {
       {"sibling_products", match_sibling_products, boundary_cost, sibling_label},
       // A Slice or Split whose outputs are contiguous runs of its input, or a Concat whose inputs
       // their producers can write into place: no kernel (in_place.cpp).
-      {"in_place", match_in_place, in_place_cost, in_place_label},
+      {"in_place", match_in_place, in_place_cost, in_place_label, mark_held_tensors},
       // Conv/Gemm/MatMul with its epilogue: bias, a conv's BatchNorm or per-channel scale,
       // activation, residual add, and layout changes of its output.
       {"epilogue", match_epilogue, boundary_cost, epilogue_label},

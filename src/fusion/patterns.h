@@ -23,11 +23,15 @@ using GroupCostRule = std::function<void(const FusionGraph& graph, FusedGroup& g
 // Names what the group computes ("conv+bias+relu", "layer_norm", ...).
 using GroupLabeler = std::function<std::string(const FusionGraph& graph, const FusedGroup& group)>;
 
+// What claiming a match records in the graph for the rows tried after it (node `anchor`'s group).
+using GroupClaimHook = std::function<void(FusionGraph& graph, size_t anchor)>;
+
 struct FusionPattern {
   const char* name;
   GroupMatcher match;
   GroupCostRule cost;
   GroupLabeler label;
+  GroupClaimHook on_claim = nullptr;  // none for most rows
 };
 
 const std::vector<FusionPattern>& pattern_table();
@@ -51,6 +55,8 @@ void in_place_cost(const FusionGraph& g, FusedGroup& group);
 // where it runs in place (empty where it cannot), and those of any node's block copies.
 std::vector<HeldWithin> held_tensors(const FusionGraph& g, size_t i);
 std::vector<HeldWithin> block_copies(const Graph& graph, const Node& node);
+// The in_place row's claim: its held tensors marked, so no later group places them again.
+void mark_held_tensors(FusionGraph& g, size_t anchor);
 
 // Labels (labels.cpp): what the members compute, from a table of recognisers.
 std::vector<std::string> recognise(const FusionGraph& g, const std::vector<size_t>& members);

@@ -45,10 +45,8 @@ void price_latent_decode(const StepSetup& s, const StepMix& mix, double share, c
   const LatentWidths l = latent_widths(s);
   const double b = std::ceil(mix.decodes * share), a = x.a, ctx = cached_positions(*s.model, mix.decode_positions / mix.decodes);
   price.product("query absorb product", {b, l.nope, l.r, l.heads}, l.heads * l.nope * l.r * x.w + b * l.heads * (l.nope + l.r) * a);
-  // The kernel's plan counts in int: a hostile size saturates rather than wraps.
-  auto count = [](double v) { return static_cast<int>(std::clamp(v, 0.0, static_cast<double>(std::numeric_limits<int>::max()))); };
-  const auto positions = static_cast<int64_t>(std::clamp(std::round(ctx), 1.0, 1e15));
-  const LatentDecodingShape shape{count(b), count(l.heads), count(l.r), count(l.rope), positions, positions};
+  const int64_t positions = plan_positions(ctx);
+  const LatentDecodingShape shape{plan_count(b), plan_count(l.heads), plan_count(l.r), plan_count(l.rope), positions, positions};
   LatentDecodingWork work = latent_decoding_work(shape, static_cast<int>(s.device->compute_units));
   if (s.kv_bytes != 2) {  // the work counts an fp16 cache, which dominates the bytes: another precision's in proportion
     work.block_bytes *= s.kv_bytes / 2;

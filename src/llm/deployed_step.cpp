@@ -73,10 +73,9 @@ void price_attention(const StepSetup& s, const StepMix& mix, double share, const
   if (decodes > 0) {
     // Sliding-window layers read their window: the decodes' mean context through the window.
     const double ctx = cached_positions(*s.model, mix.decode_positions / mix.decodes);
-    // The kernel's plan counts in int: a hostile size saturates rather than wraps.
-    auto count = [](double v) { return static_cast<int>(std::clamp(v, 0.0, static_cast<double>(std::numeric_limits<int>::max()))); };
-    const auto positions = static_cast<int64_t>(std::clamp(std::round(ctx), 1.0, 1e15));
-    const FlashDecodingShape shape{count(decodes), count(x.heads), count(x.kv_heads), count(x.d), positions, positions};
+    const int64_t positions = plan_positions(ctx);
+    const FlashDecodingShape shape{plan_count(decodes), plan_count(x.heads), plan_count(x.kv_heads), plan_count(x.d), positions,
+                                   positions};
     price.attention(shape, 4 * decodes * x.heads * x.d * ctx, decodes * x.kv_heads * ctx * x.d * 2 * s.kv_bytes + 2 * decodes * x.q * x.a);
   }
 }

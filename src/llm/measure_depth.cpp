@@ -11,8 +11,6 @@ namespace {
 constexpr double kFp16 = 2;
 constexpr double kUsableShare = 0.9;  // of the free memory: the libraries' workspaces and the CUDA graph need the rest
 
-// One layer's weight elements on one device: attention, norms and the MLP, dense or the experts'
-// (the router, every routed expert's gated MLP and the shared one, split by tp).
 // MLA's attention on one device: the query products, the latent's (replicated), its up-projection
 // twice (the prefill's, and the decode's absorbed query and value products), the output product.
 double latent_attention_elements(const DecoderModel& m, int64_t tp) {
@@ -25,12 +23,13 @@ double latent_attention_elements(const DecoderModel& m, int64_t tp) {
   return query + h * (r + static_cast<double>(a.rope_head_dim)) + r + 2 * up + heads * v * h + 2 * h;
 }
 
-// Cache elements of one position of one layer on one device.
+// Cache elements of one position of one layer on one device (kv heads replicated when fewer than tp).
 double cache_elements(const DecoderModel& m, int64_t tp) {
-  if (m.latent.present()) return static_cast<double>(m.latent.kv_lora_rank + m.latent.rope_head_dim);
-  return 2 * static_cast<double>(std::max<int64_t>(1, m.kv_heads / tp)) * static_cast<double>(m.head_dim);
+  return kv_elements_per_token_per_layer(m, std::max<int64_t>(1, m.kv_heads / tp));
 }
 
+// One layer's weight elements on one device: attention, norms and the MLP, dense or the experts'
+// (the router, every routed expert's gated MLP and the shared one, split by tp).
 double layer_weight_elements(const DecoderModel& m, int64_t tp, bool moe) {
   const double h = static_cast<double>(m.hidden), d = static_cast<double>(m.head_dim);
   const double heads = static_cast<double>(m.heads / tp), kv = static_cast<double>(std::max<int64_t>(1, m.kv_heads / tp));

@@ -2,6 +2,10 @@
 // device's ceilings and calibrated curves, and the pricer that adds each kernel to the step's
 // parts and roles. Internal to the llm stage.
 #pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +32,10 @@ struct Ceilings {
   const KernelCurve* expert_gemm = nullptr;                         // the experts' grouped product
   const KernelCurve* expert_routing = nullptr;                      // top-k and the sort by expert, together
 };
+
+// A decode kernel's plan counts in int and int64: a hostile size saturates rather than wraps.
+inline int plan_count(double v) { return static_cast<int>(std::clamp(v, 0.0, static_cast<double>(std::numeric_limits<int>::max()))); }
+inline int64_t plan_positions(double context) { return static_cast<int64_t>(std::clamp(std::round(context), 1.0, 1e15)); }
 
 // The setup's device figures and curves (the curves only for fp16 steps).
 Ceilings step_ceilings(const StepSetup& s);

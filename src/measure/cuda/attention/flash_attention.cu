@@ -55,13 +55,6 @@ struct ScoreTile {
   float s[kKeyTile / 8][4];
 };
 
-// 2^x on the special-function unit (2^-inf = 0).
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
 // A thread's two query rows (g and g + 8 of its warp's 16) and their masks (null without a mask
 // or past the last query).
 struct QueryRows {

@@ -1,13 +1,21 @@
 // Device primitives of the hand-written tensor-core kernels (flash attention, the expert
-// products): asynchronous global -> shared copies, ldmatrix and mma.sync m16n8k16 in fp16 with
-// fp32 accumulation. Fragment layouts are PTX's: a thread holds rows lane / 4 and lane / 4 + 8 of
-// a 16-row tile, columns 2 (lane % 4) and 2 (lane % 4) + 1 of each 8-wide tile.
+// products, MLA's decode): asynchronous global -> shared copies, ldmatrix and mma.sync m16n8k16
+// in fp16 with fp32 accumulation, and the SFU's 2^x. Fragment layouts are PTX's: a thread holds
+// rows lane / 4 and lane / 4 + 8 of a 16-row tile, columns 2 (lane % 4) and 2 (lane % 4) + 1 of
+// each 8-wide tile.
 #pragma once
 #include <cuda_fp16.h>
 
 #include <cstdint>
 
 namespace modelcost::cuda {
+
+// 2^x on the special-function unit (2^-inf = 0): the online softmax's exponentials.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 
 __device__ __forceinline__ unsigned smem_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));

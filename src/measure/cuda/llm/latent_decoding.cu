@@ -51,13 +51,6 @@ struct Running {
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
 };
 
-// 2^x on the special-function unit (2^-inf = 0).
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
 // `rows` rows of 576 halves from src into shared rows kLd apart; rows from `valid` on are
 // zero-filled, not read (cache rows past the context may hold anything, NaN included).
 __device__ __forceinline__ void stage_rows(__half* dst, const __half* src, int rows, int valid) {

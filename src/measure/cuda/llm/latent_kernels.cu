@@ -13,22 +13,12 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kAppendThreads = 128;
 
-// Pairs i0 .. i0 + 7 of a rotary part of width `rope` (rotate-half: i with i + rope / 2) at
-// `position`, with 16-byte loads and stores of both halves.
+// Pairs i0 .. i0 + 7 of a rotary part of width `rope` at `position`, from `in` to `out`.
 __device__ __forceinline__ void rotate_eight(const __half* in, __half* out, int i0, int rope, int64_t position, float log2_theta) {
   const int half = rope / 2;
-  const uint4 lo = *reinterpret_cast<const uint4*>(in + i0), hi = *reinterpret_cast<const uint4*>(in + i0 + half);
   uint4 out_lo, out_hi;
-  const __half *x0 = reinterpret_cast<const __half*>(&lo), *x1 = reinterpret_cast<const __half*>(&hi);
-  __half *y0 = reinterpret_cast<__half*>(&out_lo), *y1 = reinterpret_cast<__half*>(&out_hi);
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    float s, c;
-    rotary_angle(position, i0 + j, rope, log2_theta, &s, &c);
-    const float a = __half2float(x0[j]), b = __half2float(x1[j]);
-    y0[j] = __float2half(a * c - b * s);
-    y1[j] = __float2half(b * c + a * s);
-  }
+  rotate_eight_pairs(*reinterpret_cast<const uint4*>(in + i0), *reinterpret_cast<const uint4*>(in + i0 + half), out_lo, out_hi, i0,
+                     rope, position, log2_theta);
   *reinterpret_cast<uint4*>(out + i0) = out_lo;
   *reinterpret_cast<uint4*>(out + i0 + half) = out_hi;
 }

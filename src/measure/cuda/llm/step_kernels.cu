@@ -111,7 +111,6 @@ __global__ void embedding_kernel(const int32_t* ids, const __half2* table, __hal
   for (int i = threadIdx.x; i < pairs; i += blockDim.x) y[static_cast<int64_t>(blockIdx.x) * pairs + i] = table[row * pairs + i];
 }
 
-
 // Where head `head` of the row (sequence b, its new token `token`) goes: q's rows, or the key or
 // value cache at the token's position; only q and k are rotated.
 struct RotaryTarget {
@@ -168,20 +167,7 @@ __global__ void rotary_append_rows_kernel(RotaryAppendArgs a) {
     const bool rotate = target.rotate;
     const uint4 lo = *reinterpret_cast<const uint4*>(in + i0), hi = *reinterpret_cast<const uint4*>(in + i0 + half_dim);
     uint4 out_lo = lo, out_hi = hi;
-    if (rotate) {
-      const __half* x0 = reinterpret_cast<const __half*>(&lo);
-      const __half* x1 = reinterpret_cast<const __half*>(&hi);
-      __half* y0 = reinterpret_cast<__half*>(&out_lo);
-      __half* y1 = reinterpret_cast<__half*>(&out_hi);
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        float s, c;
-        rotary_angle(position, i0 + j, a.head_dim, log2_theta, &s, &c);
-        const float u = __half2float(x0[j]), v = __half2float(x1[j]);
-        y0[j] = __float2half(u * c - v * s);
-        y1[j] = __float2half(v * c + u * s);
-      }
-    }
+    if (rotate) rotate_eight_pairs(lo, hi, out_lo, out_hi, i0, a.head_dim, position, log2_theta);
     *reinterpret_cast<uint4*>(out + i0) = out_lo;
     *reinterpret_cast<uint4*>(out + i0 + half_dim) = out_hi;
   }

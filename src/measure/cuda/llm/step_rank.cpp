@@ -334,18 +334,17 @@ void StepRank::enqueue_collectives(const std::string& role) const {
 }
 
 std::string StepRank::description() const {
-  if (latent_) {
-    const std::string mlp = s_.dense_layers > 0 ? fmt::format("; {}; {}", gate_up_gemm_->description(), down_gemm_->description()) : "";
-    return fmt::format("{}; {}{}{}; {}", latent_->description(), out_gemm_->description(), mlp,
-                       experts_ ? "; " + experts_->description() : "", lm_gemm_->description());
-  }
-  const std::string attention =
-      (s_.prefills > 0 ? fmt::format("causal flash attention {} x {} after {}", s_.prefills, s_.prefill_tokens, s_.prefill_past) : "") +
-      (s_.prefills > 0 && s_.batch > 0 ? "; " : "") +
-      (s_.batch > 0 ? fmt::format("flash-decoding {} chunks of {} positions", split_.splits, split_.chunk) : "");
+  auto ordinary = [&] {  // the attention kernels, then the QKV product
+    return (s_.prefills > 0 ? fmt::format("causal flash attention {} x {} after {}", s_.prefills, s_.prefill_tokens, s_.prefill_past)
+                            : "") +
+           (s_.prefills > 0 && s_.batch > 0 ? "; " : "") +
+           (s_.batch > 0 ? fmt::format("flash-decoding {} chunks of {} positions", split_.splits, split_.chunk) : "") + "; " +
+           qkv_gemm_->description();
+  };
+  const std::string attention = latent_ ? latent_->description() : ordinary();
   const std::string mlp = s_.dense_layers > 0 ? fmt::format("; {}; {}", gate_up_gemm_->description(), down_gemm_->description()) : "";
-  return fmt::format("{}; {}; {}{}{}; {}", attention, qkv_gemm_->description(), out_gemm_->description(), mlp,
-                     experts_ ? "; " + experts_->description() : "", lm_gemm_->description());
+  return fmt::format("{}; {}{}{}; {}", attention, out_gemm_->description(), mlp, experts_ ? "; " + experts_->description() : "",
+                     lm_gemm_->description());
 }
 
 }  // namespace modelcost::cuda
