@@ -1,6 +1,6 @@
 // Times the channels-last depthwise algorithms (direct, tiled, one pixel a thread of 16 bytes or
-// of 2 channels; fp16) on the zoo's depthwise shapes and prints each one's time, the fastest over
-// direct, and the DRAM roofline of the conv (input, weights and output once at --bandwidth GB/s);
+// of 2 channels, staged; fp16) on the zoo's depthwise shapes and prints each one's time, the
+// fastest over direct, and the DRAM roofline of the conv (input, weights and output once at --bandwidth GB/s);
 // checks that all give the same outputs.
 // Usage: depthwise_kernels [--bandwidth 3350] [--case SUBSTRING] [--batch N]   (those cases and batches only)
 #include <cuda_fp16.h>
@@ -104,8 +104,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--bandwidth") == 0) bandwidth = std::atof(argv[i + 1]);
     else if (std::strcmp(argv[i], "--case") == 0) only_case = argv[i + 1];
     else if (std::strcmp(argv[i], "--batch") == 0) only_batch = std::atoll(argv[i + 1]);
-  std::printf("%-20s %5s %10s %10s %10s %10s %10s %10s %9s\n", "case", "batch", "direct_us", "tiled_us", "pixel_us",
-              "pair_us", "best/direct", "dram_us", "max_diff");
+  std::printf("%-20s %5s %10s %10s %10s %10s %10s %10s %10s %9s\n", "case", "batch", "direct_us", "tiled_us", "pixel_us",
+              "pair_us", "staged_us", "best/direct", "dram_us", "max_diff");
   double log_sum = 0;
   int timed = 0;
   for (const Case& c : cases())
@@ -129,10 +129,11 @@ int main(int argc, char** argv) {
       const float direct = median_us(g, {x, w, b, y1});
       std::vector<__half> reference(ny), other(ny);
       cudaMemcpy(reference.data(), y1, ny * 2, cudaMemcpyDeviceToHost);
-      float times[3] = {NAN, NAN, NAN}, diff = 0, best = direct;
-      const DepthwiseAlgorithm others[3] = {DepthwiseAlgorithm::kTiled, DepthwiseAlgorithm::kPixel, DepthwiseAlgorithm::kPixelPair};
+      float times[4] = {NAN, NAN, NAN, NAN}, diff = 0, best = direct;
+      const DepthwiseAlgorithm others[4] = {DepthwiseAlgorithm::kTiled, DepthwiseAlgorithm::kPixel, DepthwiseAlgorithm::kPixelPair,
+                                            DepthwiseAlgorithm::kStaged};
       const auto runs = modelcost::cuda::depthwise_algorithms(g);
-      for (int k = 0; k < 3; ++k) {
+      for (int k = 0; k < 4; ++k) {
         if (std::find(runs.begin(), runs.end(), others[k]) == runs.end()) continue;
         g.algorithm = others[k];
         times[k] = median_us(g, {x, w, b, y2});
@@ -141,8 +142,8 @@ int main(int argc, char** argv) {
         for (size_t i = 0; i < ny; ++i) diff = std::max(diff, std::fabs(__half2float(reference[i]) - __half2float(other[i])));
       }
       const double dram_us = (nx + nw + ny) * 2.0 / (bandwidth * 1e3);
-      std::printf("%-20s %5lld %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %9.4f\n", c.where, static_cast<long long>(batch),
-                  direct, times[0], times[1], times[2], best / direct, dram_us, diff);
+      std::printf("%-20s %5lld %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %9.4f\n", c.where, static_cast<long long>(batch),
+                  direct, times[0], times[1], times[2], times[3], best / direct, dram_us, diff);
       log_sum += std::log(best / direct);
       ++timed;
       for (void* p : {x, w, b, y1, y2}) cudaFree(p);

@@ -15,5 +15,6 @@ for lib in libonnx.so.1 libonnx_proto.so.1 libprotobuf.so.32 libfmt.so.9 libtoml
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" .carry/pack/lib/
 done
 cp -L "$(find /usr/local/cuda/ -name 'libcupti.so.13' | head -1)" .carry/pack/lib/
-(cd .carry && rm -f pack.tar.xz && tar cJf pack.tar.xz pack)
+# -9e: its 64 MiB window finds the kernels the CUDA module and its test binary share (38 -> 22 MB)
+(cd .carry && rm -f pack.tar.xz && XZ_OPT="-9e -T2" tar cJf pack.tar.xz pack)
 ls -la .carry/pack.tar.xz

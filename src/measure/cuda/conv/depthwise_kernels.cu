@@ -8,13 +8,16 @@
 // segmentation backbones' last stages are) take the row kernels: a thread computes kTile outputs
 // of a row that read overlapping inputs and reads each input pixel of a kernel row once,
 // (kTile-1)*S + KW loads where one output per thread takes kTile*KW, with the row's weights held
-// in registers as floats. Other windows take the one-output kernels. Accumulates in float.
+// in registers as floats. Other windows take the one-output kernels. The staged kernel
+// (depthwise_staged.cuh) computes register blocks of outputs from a shared-memory window; the
+// runner times it beside the others. Accumulates in float.
 #include <algorithm>
 
 #include "core/cuda_check.h"
 #include "core/device_math.cuh"
 #include "core/element_types.cuh"
 #include "core/kernels.h"
+#include "core/tensor_core.cuh"
 
 namespace modelcost::cuda {
 
@@ -52,6 +55,7 @@ __device__ __forceinline__ T finish(const DepthwiseEpilogue& e, float v, int64_t
 
 }  // namespace modelcost::cuda
 
+#include "conv/depthwise_staged.cuh"
 #include "conv/depthwise_tiled.cuh"
 
 namespace modelcost::cuda {
@@ -320,6 +324,8 @@ void launch_depthwise(const DepthwiseGeometry& g, const T* px, const T* pw, cons
   const bool tiled = algorithm == DepthwiseAlgorithm::kTiled || (algorithm == DepthwiseAlgorithm::kAuto && tiled_preferred(g));
   const bool pixel = algorithm == DepthwiseAlgorithm::kPixel || algorithm == DepthwiseAlgorithm::kPixelPair;
   if (g.channels_last && !pixel && tiled && tiled_applies(g)) return launch_tiled<T, kTail>(g, px, pw, pb, py, stream);
+  if (algorithm == DepthwiseAlgorithm::kStaged && staged_applies(g, sizeof(T)))
+    return launch_staged<T, kTail>(g, sms, px, pw, pb, py, stream);
   constexpr int kWide = 16 / sizeof(T);
   if (!g.channels_last) {
     if (g.multiplier == 1 && launch_row_kernel<T, kWide, kTail>(false, g, sms, px, pw, pb, py, stream)) return;
@@ -343,6 +349,7 @@ std::vector<DepthwiseAlgorithm> depthwise_algorithms(const DepthwiseGeometry& g)
   if (direct != DepthwiseAlgorithm::kPixel) algorithms.push_back(DepthwiseAlgorithm::kPixel);
   if (g.channels % 2 == 0 && direct != DepthwiseAlgorithm::kPixelPair) algorithms.push_back(DepthwiseAlgorithm::kPixelPair);
   if (tiled_applies(g)) algorithms.push_back(DepthwiseAlgorithm::kTiled);
+  if (staged_applies(g, sizeof(__half))) algorithms.push_back(DepthwiseAlgorithm::kStaged);
   return algorithms;
 }
 
@@ -352,6 +359,7 @@ const char* depthwise_algorithm_name(DepthwiseAlgorithm algorithm) {
     case DepthwiseAlgorithm::kTiled: return "tiled";
     case DepthwiseAlgorithm::kPixel: return "pixel";
     case DepthwiseAlgorithm::kPixelPair: return "pixel pair";
+    case DepthwiseAlgorithm::kStaged: return "staged";
     default: return "auto";
   }
 }

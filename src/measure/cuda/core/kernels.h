@@ -136,8 +136,10 @@ struct DepthwiseEpilogue {
 // (any window, stride, dilation and a multiplier dividing 32); kDirect reads them from global memory
 // (row kernels for the common windows); kAuto takes the tiled kernel where it runs faster. kPixel
 // and kPixelPair compute one output pixel per thread, of 16 bytes of channels or of 2 (C even):
-// more threads than a row kernel's, for work too small to fill the GPU with those.
-enum class DepthwiseAlgorithm { kAuto, kDirect, kTiled, kPixel, kPixelPair };
+// more threads than a row kernel's, for work too small to fill the GPU with those. kStaged stages
+// the window in fp16 and computes a register block of outputs a thread (3, 5, 7 or 9 wide undilated
+// windows at stride 1 or 2, channels in multiples of 8, a multiplier of 1).
+enum class DepthwiseAlgorithm { kAuto, kDirect, kTiled, kPixel, kPixelPair, kStaged };
 struct DepthwiseGeometry {
   int64_t batch, channels, in_h, in_w, out_h, out_w;
   int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;

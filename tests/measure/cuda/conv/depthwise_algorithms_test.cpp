@@ -1,12 +1,13 @@
 // The channels-last depthwise kernels against each other: the tiled kernel (shared-memory window),
-// the one-pixel-a-thread ones and the direct ones (the row kernels, dilated rows included) give
-// the same outputs on windows, strides, dilations, multipliers and channel counts each may take,
+// the staged one (a shared-memory window in fp16), the one-pixel-a-thread ones and the direct
+// ones (the row kernels, dilated rows included) give the same outputs on windows, strides, dilations, multipliers and channel counts each may take,
 // with an activation, a per-channel scale and shift and a residual in the store. (The CPU reference checks the
 // runtime's choice in gpu_own_kernels_test.)
 #ifdef MODELCOST_HAVE_CUDA
 
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -104,6 +105,31 @@ TEST(DepthwiseAlgorithms, TiledAndDirectAgree) {
   const std::vector<Window> windows = {{64, 12, 3, 1, 1, 1}, {24, 11, 5, 2, 1, 1}, {16, 13, 7, 2, 1, 2},
                                        {40, 9, 3, 1, 2, 1},  {90, 7, 9, 1, 1, 1},  {8, 10, 3, 1, 1, 4}};
   for (const Window& w : windows) expect_algorithms_agree(w, 0);
+}
+
+TEST(DepthwiseAlgorithms, StagedKernelAgreesOverTilesAndChannelChunks) {
+  SKIP_WITHOUT_GPU();
+  // Several output tiles per image, tiles cut by the image's edge, channel pairs split unevenly
+  // over chunks (72 channels: 20 and 16 pairs; 520: eight chunks of 32 and one of 4), both
+  // strides, 9-wide windows.
+  const std::vector<Window> windows = {{72, 30, 7, 1, 1, 1}, {96, 23, 3, 2, 1, 1}, {128, 20, 5, 1, 1, 1},
+                                       {256, 17, 9, 2, 1, 1}, {520, 9, 3, 1, 1, 1}, {48, 37, 9, 1, 1, 1}};
+  for (const Window& w : windows)
+    for (const int multiprocessors : {1, 132}) {
+      expect_algorithms_agree(w, multiprocessors);
+      cuda::DepthwiseGeometry g{};
+      g.channels_last = true;
+      g.channels = w.channels;
+      g.multiplier = w.multiplier;
+      g.batch = 2;
+      g.in_h = g.in_w = g.out_h = g.out_w = w.size;
+      g.kernel_h = g.kernel_w = w.kernel;
+      g.stride_h = g.stride_w = w.stride;
+      g.dilation_h = g.dilation_w = w.dilation;
+      const auto algorithms = cuda::depthwise_algorithms(g);
+      EXPECT_NE(std::find(algorithms.begin(), algorithms.end(), cuda::DepthwiseAlgorithm::kStaged), algorithms.end())
+          << w.channels << " channels, " << w.kernel << "x" << w.kernel;
+    }
 }
 
 TEST(DepthwiseAlgorithms, DilatedRowKernelsAgreeWithTheTiledKernel) {
