@@ -11,16 +11,26 @@ namespace {
 
 constexpr size_t kRowsShown = 15;
 
+// The columns that name a configuration, shared by both tables.
+void print_configuration_header(std::ostream& out) {
+  out << "  " << std::left << std::setw(24) << "device" << std::right << std::setw(4) << "TP" << std::setw(4) << "PP" << std::setw(7)
+      << "batch" << std::setw(7) << "chunk";
+}
+
+void print_configuration(const SearchPoint& p, std::ostream& out) {
+  out << "  " << std::left << std::setw(24) << p.device << std::right << std::setw(4) << p.tensor_parallel << std::setw(4)
+      << p.pipeline_stages << std::setw(7) << p.max_batch << std::setw(7) << (p.chunk > 0 ? std::to_string(p.chunk) : "-");
+}
+
 void print_header(std::ostream& out) {
-  out << "  " << std::left << std::setw(24) << "device" << std::right << std::setw(4) << "TP" << std::setw(4) << "PP" << std::setw(7) << "batch"
-      << std::setw(7) << "chunk" << std::setw(10) << "$/hour" << std::setw(12) << "requests/s" << std::setw(14) << "requests/$"
-      << std::setw(12) << "P99 TTFT" << std::setw(11) << "P99 TPOT" << "\n";
+  print_configuration_header(out);
+  out << std::setw(10) << "$/hour" << std::setw(12) << "requests/s" << std::setw(14) << "requests/$" << std::setw(12) << "P99 TTFT"
+      << std::setw(11) << "P99 TPOT" << "\n";
 }
 
 void print_point(const SearchPoint& p, std::ostream& out) {
-  out << "  " << std::left << std::setw(24) << p.device << std::right << std::setw(4) << p.tensor_parallel << std::setw(4) << p.pipeline_stages << std::setw(7)
-      << p.max_batch << std::setw(7) << (p.chunk > 0 ? std::to_string(p.chunk) : "-") << std::setw(10)
-      << three_digits(p.cost_per_hour) << std::setw(12) << three_digits(p.max_rate) << std::setw(14)
+  print_configuration(p, out);
+  out << std::setw(10) << three_digits(p.cost_per_hour) << std::setw(12) << three_digits(p.max_rate) << std::setw(14)
       << three_digits(p.requests_per_dollar) << std::setw(12) << three_digits(p.p99_ttft_ms) << std::setw(11)
       << three_digits(p.p99_tpot_ms) << "\n";
 }
@@ -34,14 +44,12 @@ void print_target(const SearchOptions& o, const std::vector<SearchPoint>& points
     out << "  no configuration meets the SLOs\n";
     return;
   }
-  out << "  " << std::left << std::setw(24) << "device" << std::right << std::setw(4) << "TP" << std::setw(4) << "PP" << std::setw(7)
-      << "batch" << std::setw(7) << "chunk" << std::setw(10) << "replicas" << std::setw(9) << "GPUs" << std::setw(12) << "$/hour"
-      << std::setw(14) << "rate/replica" << "\n";
+  print_configuration_header(out);
+  out << std::setw(10) << "replicas" << std::setw(9) << "GPUs" << std::setw(12) << "$/hour" << std::setw(14) << "rate/replica" << "\n";
   for (size_t i = 0; i < cheapest.size() && i < 5; ++i) {
     const SearchPoint& p = cheapest[i];
-    out << "  " << std::left << std::setw(24) << p.device << std::right << std::setw(4) << p.tensor_parallel << std::setw(4)
-        << p.pipeline_stages << std::setw(7) << p.max_batch << std::setw(7) << (p.chunk > 0 ? std::to_string(p.chunk) : "-")
-        << std::setw(10) << p.replicas << std::setw(9) << p.replicas * p.tensor_parallel * p.pipeline_stages << std::setw(12)
+    print_configuration(p, out);
+    out << std::setw(10) << p.replicas << std::setw(9) << p.replicas * p.tensor_parallel * p.pipeline_stages << std::setw(12)
         << three_digits(p.cost_for_target_per_hour) << std::setw(14) << three_digits(p.max_rate) << "\n";
   }
 }
