@@ -70,7 +70,7 @@ struct KernelCurve {
 // The kernel classes of a curve table: matrix classes measure work in FLOPs, the others in bytes.
 const std::vector<std::string>& kernel_class_names();  // gemm conv1x1 conv grouped_conv ... pooling decode_*
 bool kernel_class_is_matrix(const std::string& name);  // gemm, the convs and attention: a K loop and a FLOP term
-bool is_depthwise_curve(const std::string& name);     // depthwise, depthwise_swish: windows on the vector units
+bool is_depthwise_curve(const std::string& name);     // depthwise, depthwise_swish, depthwise_dilated: windows on the vector units
 
 // What kernels really reach on the device, beside the datasheet peaks: measured by `calibrate` on
 // the GPU itself, or derived from the measured fraction of the same architecture (each figure's

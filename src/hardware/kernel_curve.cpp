@@ -11,11 +11,12 @@ namespace modelcost {
 const std::vector<std::string>& kernel_class_names() {
   // The kernel plan's classes with curves of their own (layout copies and gathers where an entry
   // has theirs, else the pointwise curve, as the rest); *_unaligned: the matrix classes' shapes
-  // libraries tile badly, conv_dilated: dense convs of dilated windows (docs/roofline.md);
+  // libraries tile badly, conv_dilated and depthwise_dilated: convs of dilated windows (docs/roofline.md);
   // decode_*, prefill_attention and expert_*: the deployed LLM step's own kernels (docs/llm.md),
   // decode_* and expert_routing priced by the bytes they stream.
   static const std::vector<std::string> names = {
       "gemm",          "conv1x1",        "conv",          "grouped_conv",     "depthwise",      "depthwise_swish",
+      "depthwise_dilated",
       "gemm_unaligned", "conv1x1_unaligned", "conv_unaligned", "grouped_conv_unaligned", "conv_dilated",
       "attention",     "pointwise",      "reduction",     "norm",             "pooling",
       "layout_copy",   "gather_scatter",
@@ -24,7 +25,9 @@ const std::vector<std::string>& kernel_class_names() {
   return names;
 }
 
-bool is_depthwise_curve(const std::string& name) { return name == "depthwise" || name == "depthwise_swish"; }
+bool is_depthwise_curve(const std::string& name) {
+  return name == "depthwise" || name == "depthwise_swish" || name == "depthwise_dilated";
+}
 
 bool kernel_class_is_matrix(const std::string& name) {
   return name == "gemm" || name == "conv1x1" || name == "conv" || name == "grouped_conv" || is_depthwise_curve(name) ||

@@ -34,6 +34,34 @@ TEST(Fusion, DepthwiseConvWithSiluIsPlannedWithItsSiluEpilogue) {
   }
 }
 
+// A depthwise conv of a dilated window (segmentation backbones' last stages) is priced by a curve
+// of its own; its SiLU, where it has one, takes precedence (the fused tactic).
+TEST(KernelClass, DilatedDepthwiseConvTakesItsOwnCurve) {
+  for (const int64_t dilation : {1, 2})
+    for (const bool silu : {false, true}) {
+      ModelBuilder b;
+      b.input("x", kFloat, Shape{1, 16, 12, 12});
+      b.weight("w", kFloat, {16, 1, 3, 3});
+      auto& conv = b.node("Conv", {"x", "w"}, {"c"});
+      set_attr(conv, "group", int64_t{16});
+      set_attr(conv, "pads", std::vector<int64_t>{dilation, dilation, dilation, dilation});
+      set_attr(conv, "dilations", std::vector<int64_t>{dilation, dilation});
+      if (silu) {
+        b.node("Sigmoid", {"c"}, {"g"});
+        b.node("Mul", {"c", "g"}, {"y"});
+      } else {
+        b.node("Relu", {"c"}, {"y"});
+      }
+      b.output("y");
+      Fused f(b);
+      ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
+      const KernelShape& kernel = f.plan.groups[0].kernel;
+      EXPECT_DOUBLE_EQ(kernel.dilation, double(dilation));
+      const std::string expected = silu ? "depthwise_swish" : dilation > 1 ? "depthwise_dilated" : "depthwise";
+      EXPECT_EQ(kernel_curve_name(kernel, 2), expected) << "dilation " << dilation << (silu ? ", SiLU" : "");
+    }
+}
+
 // A product of one row (a classifier at batch 1) is a stream of its weights, priced by the curve
 // of one-row products; two rows keep the GEMM curve.
 TEST(KernelClass, OneRowGemmIsPricedAsAStreamOfItsWeights) {

@@ -111,6 +111,23 @@ TEST(ClassCurves, DepthwiseWithSiluFallsBackToTheDepthwiseCurve) {
   EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000);
 }
 
+// A dilated depthwise window takes the depthwise_dilated curve where the entry has one, else the
+// depthwise curve.
+TEST(ClassCurves, DilatedDepthwiseFallsBackToTheDepthwiseCurve) {
+  Device d = curved_device();
+  d.achievable.kernel_curves["depthwise"] = curve(4, 80, 10, 1000);
+  const PeakChoice peak = choose_peak(d, MathPath::kVector, "fp16");
+  KernelShape depthwise;
+  depthwise.cls = KernelClass::kDepthwise;
+  depthwise.k = 25;
+  depthwise.dilation = 2;
+  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000);
+  d.achievable.kernel_curves["depthwise_dilated"] = curve(5, 90, 8, 1200);
+  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1200);
+  depthwise.dilation = 1;
+  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000);
+}
+
 // Attention of a head size its kernel pads runs the padded math: the rate falls by the padding.
 TEST(ClassCurves, PaddedAttentionHeadsRunAtThePaddedRate) {
   Device d = curved_device();
