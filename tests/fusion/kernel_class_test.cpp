@@ -8,23 +8,31 @@
 namespace modelcost::testing {
 namespace {
 
+// A 3x3 depthwise conv over 16 channels (with a bias where asked, dilated `dilation`), then a SiLU
+// spelled as Sigmoid and Mul or a ReLU.
+void build_depthwise_then_activation(ModelBuilder& b, bool bias, int64_t dilation, bool silu) {
+  b.input("x", kFloat, Shape{1, 16, 12, 12});
+  b.weight("w", kFloat, {16, 1, 3, 3});
+  if (bias) b.weight("bias", kFloat, {16});
+  auto& conv = b.node("Conv", bias ? std::vector<std::string>{"x", "w", "bias"} : std::vector<std::string>{"x", "w"}, {"c"});
+  set_attr(conv, "group", int64_t{16});
+  set_attr(conv, "pads", std::vector<int64_t>{dilation, dilation, dilation, dilation});
+  if (dilation > 1) set_attr(conv, "dilations", std::vector<int64_t>{dilation, dilation});
+  if (silu) {
+    b.node("Sigmoid", {"c"}, {"g"});
+    b.node("Mul", {"c", "g"}, {"y"});
+  } else {
+    b.node("Relu", {"c"}, {"y"});
+  }
+  b.output("y");
+}
+
 // A depthwise conv with its SiLU (Sigmoid and Mul) is one kernel planned with the SiLU in it: the
 // tactic that prices it differs from a depthwise conv with ReLU's (depthwise_swish).
 TEST(Fusion, DepthwiseConvWithSiluIsPlannedWithItsSiluEpilogue) {
   for (const bool silu : {true, false}) {
     ModelBuilder b;
-    b.input("x", kFloat, Shape{1, 16, 12, 12});
-    b.weight("w", kFloat, {16, 1, 3, 3}).weight("bias", kFloat, {16});
-    auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
-    set_attr(conv, "group", int64_t{16});
-    set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
-    if (silu) {
-      b.node("Sigmoid", {"c"}, {"g"});
-      b.node("Mul", {"c", "g"}, {"y"});
-    } else {
-      b.node("Relu", {"c"}, {"y"});
-    }
-    b.output("y");
+    build_depthwise_then_activation(b, true, 1, silu);
     Fused f(b);
     ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
     const KernelShape& kernel = f.plan.groups[0].kernel;
@@ -40,19 +48,7 @@ TEST(KernelClass, DilatedDepthwiseConvTakesItsOwnCurve) {
   for (const int64_t dilation : {1, 2})
     for (const bool silu : {false, true}) {
       ModelBuilder b;
-      b.input("x", kFloat, Shape{1, 16, 12, 12});
-      b.weight("w", kFloat, {16, 1, 3, 3});
-      auto& conv = b.node("Conv", {"x", "w"}, {"c"});
-      set_attr(conv, "group", int64_t{16});
-      set_attr(conv, "pads", std::vector<int64_t>{dilation, dilation, dilation, dilation});
-      set_attr(conv, "dilations", std::vector<int64_t>{dilation, dilation});
-      if (silu) {
-        b.node("Sigmoid", {"c"}, {"g"});
-        b.node("Mul", {"c", "g"}, {"y"});
-      } else {
-        b.node("Relu", {"c"}, {"y"});
-      }
-      b.output("y");
+      build_depthwise_then_activation(b, false, dilation, silu);
       Fused f(b);
       ASSERT_EQ(f.plan.groups.size(), 1u) << f.describe();
       const KernelShape& kernel = f.plan.groups[0].kernel;

@@ -94,38 +94,30 @@ TEST(ClassCurves, OneTapDepthwiseWindowsStreamAsPointwiseKernels) {
   EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000);
 }
 
-// A depthwise conv with its SiLU in the kernel takes the depthwise_swish curve where the entry has
-// one, else the depthwise curve.
-TEST(ClassCurves, DepthwiseWithSiluFallsBackToTheDepthwiseCurve) {
-  Device d = curved_device();
-  d.achievable.kernel_curves["depthwise"] = curve(4, 80, 10, 1000);
-  const PeakChoice peak = choose_peak(d, MathPath::kVector, "fp16");
-  KernelShape depthwise;
-  depthwise.cls = KernelClass::kDepthwise;
-  depthwise.k = 9;
-  depthwise.swish_epilogue = true;
-  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000);
-  d.achievable.kernel_curves["depthwise_swish"] = curve(2, 50, 10, 2500);
-  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 2500);
-  depthwise.swish_epilogue = false;
-  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000);
-}
-
-// A dilated depthwise window takes the depthwise_dilated curve where the entry has one, else the
-// depthwise curve.
-TEST(ClassCurves, DilatedDepthwiseFallsBackToTheDepthwiseCurve) {
-  Device d = curved_device();
-  d.achievable.kernel_curves["depthwise"] = curve(4, 80, 10, 1000);
-  const PeakChoice peak = choose_peak(d, MathPath::kVector, "fp16");
-  KernelShape depthwise;
-  depthwise.cls = KernelClass::kDepthwise;
-  depthwise.k = 25;
-  depthwise.dilation = 2;
-  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000);
-  d.achievable.kernel_curves["depthwise_dilated"] = curve(5, 90, 8, 1200);
-  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1200);
-  depthwise.dilation = 1;
-  EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000);
+// A depthwise conv with its SiLU in the kernel takes the depthwise_swish curve, a dilated one the
+// depthwise_dilated curve, where the entry has that curve; else the depthwise curve.
+TEST(ClassCurves, DepthwiseVariantsFallBackToTheDepthwiseCurve) {
+  struct Variant {
+    const char* curve;
+    bool swish;
+    double dilation;
+  };
+  for (const Variant v : {Variant{"depthwise_swish", true, 1}, Variant{"depthwise_dilated", false, 2}}) {
+    Device d = curved_device();
+    d.achievable.kernel_curves["depthwise"] = curve(4, 80, 10, 1000);
+    const PeakChoice peak = choose_peak(d, MathPath::kVector, "fp16");
+    KernelShape depthwise;
+    depthwise.cls = KernelClass::kDepthwise;
+    depthwise.k = 9;
+    depthwise.swish_epilogue = v.swish;
+    depthwise.dilation = v.dilation;
+    EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000) << v.curve;
+    d.achievable.kernel_curves[v.curve] = curve(2, 50, 10, 2500);
+    EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 2500) << v.curve;
+    depthwise.swish_epilogue = false;
+    depthwise.dilation = 1;
+    EXPECT_DOUBLE_EQ(class_curve(d, depthwise, peak)->gbps, 1000) << v.curve;
+  }
 }
 
 // Attention of a head size its kernel pads runs the padded math: the rate falls by the padding.
