@@ -2,11 +2,11 @@
 // shared memory in the tensor's own type by asynchronous copies, then each thread computes a
 // 4 x 4 block of outputs (1 x 4 where the work is small) for one pair of channels. Each input
 // pair of the thread's window is read from shared memory and converted once per kernel row for
-// the 4 outputs of a row that use it, and each filter row once for the 16 outputs, so the FMAs are most of what the SMs
-// issue (a 7x7 window: 1568 FMAs to 280 loads and 560 conversions a thread). The direct row
-// kernels compute 4 outputs of 8 channels a thread and read their window from L1/L2 once per 4
-// outputs: on an H200 they ran ConvMixer's and ConvNeXt's 7x7 windows at 15% of the FP32 FMA
-// peak, and PVT-v2's 3x3 at a fifth of the DRAM bandwidth. Stride 1 or 2, no dilation, a
+// the 4 outputs of a row that use it, and each filter row once for the 16 outputs, so the FMAs
+// are most of what the SMs issue (a 7x7 window: 1568 FMAs to 329 loads and 560 conversions a
+// thread). The direct row kernels compute 4 outputs of 8 channels a thread and read their window
+// from L1/L2 once per 4 outputs: on an H200 they ran ConvMixer's and ConvNeXt's 7x7 windows at
+// about 13% of the FP32 FMA peak, and PVT-v2's 3x3 at about a fifth of the DRAM bandwidth. Stride 1 or 2, no dilation, a
 // multiplier of 1 and channels in whole 16-byte packs, 2-byte types; the plan
 // (depthwise_staged_plan.h) picks the tile. Included by depthwise_kernels.cu only.
 #pragma once
