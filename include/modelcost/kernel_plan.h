@@ -67,7 +67,7 @@ bool tile_aligned(const KernelShape& kernel, double element_bytes);
 // to: its class's, "<class>_unaligned" where tile_aligned says no, "conv_dilated" for a dense conv
 // of a dilated window (its own curve: the gathered pixels cost more than the channel counts say),
 // "pointwise" for a depthwise window of one tap (a per-channel scale and bias: a stream),
-// "depthwise_dilated" for a depthwise conv of a dilated window (no kernel reuses its inputs),
+// "depthwise_dilated" for a depthwise conv of a dilated window (it runs other, slower kernels),
 // "depthwise_swish" for a depthwise conv with its SiLU in the kernel (cuDNN's runtime fusion
 // runs conv + bias + SiLU as one grouped kernel that neither the conv alone nor another
 // activation reaches; docs/roofline.md), "decode_gemm_m1" for a product of one row (a classifier

@@ -203,7 +203,8 @@ std::string kernel_curve_name(const KernelShape& kernel, double element_bytes) {
   // output as a pointwise kernel does, with none of a window's reuse to pay for.
   if (kernel.cls == KernelClass::kDepthwise && kernel.k > 0 && kernel.k <= 1) return "pointwise";
   if (kernel.cls == KernelClass::kDepthwise && kernel.swish_epilogue) return "depthwise_swish";
-  // A dilated depthwise window runs none of the register-blocked or row kernels' input reuse.
+  // A dilated depthwise window runs other, slower kernels (not the register-blocked one; the row
+  // kernels a phase at a time).
   if (kernel.cls == KernelClass::kDepthwise && kernel.dilation > 1) return "depthwise_dilated";
   // One row: a matrix-vector product, which the runtime runs as a stream of the weights (the
   // skinny kernel or cuBLASLt, the faster), as calibrate times a decode step's one-row products.
