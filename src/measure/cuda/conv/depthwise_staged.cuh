@@ -108,9 +108,8 @@ __global__ void __launch_bounds__(kStagedMaxThreads) depthwise_nhwc_staged_kerne
 template <typename T, bool kTail>
 void launch_staged(const DepthwiseGeometry& g, int sms, const T* x, const T* w, const T* bias, T* y, cudaStream_t stream) {
   const StagedTile t = staged_tile(g, sizeof(T), sms);
-  const int64_t tiles = ((g.out_h + t.rows - 1) / t.rows) * ((g.out_w + t.cols - 1) / t.cols);
-  const int64_t chunks = (g.channels / 2 + t.pairs - 1) / t.pairs;
-  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks), static_cast<unsigned>(g.batch));
+  const dim3 grid(static_cast<unsigned>(staged_tiles(g, t)), static_cast<unsigned>(staged_chunks(g, t)),
+                  static_cast<unsigned>(g.batch));
   const size_t shared = staged_shared_bytes(g, t, sizeof(T));
 #define MC_STAGED_CASE(KW, S)                                                                                                \
   if (g.kernel_w == KW && g.stride_w == S) {                                                                                 \

@@ -41,10 +41,15 @@ inline bool staged_window_compiled(const DepthwiseGeometry& g) {
   return width && g.stride_w == g.stride_h && (g.stride_w == 1 || g.stride_w == 2) && g.dilation_h == 1 && g.dilation_w == 1;
 }
 
+// The grid's dimensions: output tiles of an image, and chunks of channel pairs.
+inline int64_t staged_tiles(const DepthwiseGeometry& g, const StagedTile& t) {
+  return ((g.out_h + t.rows - 1) / t.rows) * ((g.out_w + t.cols - 1) / t.cols);
+}
+inline int64_t staged_chunks(const DepthwiseGeometry& g, const StagedTile& t) { return (g.channels / 2 + t.pairs - 1) / t.pairs; }
+
 // Threads of the whole grid.
 inline int64_t staged_grid_threads(const DepthwiseGeometry& g, const StagedTile& t) {
-  const int64_t pairs = g.channels / 2, chunks = (pairs + t.pairs - 1) / t.pairs;
-  return ((g.out_h + t.rows - 1) / t.rows) * ((g.out_w + t.cols - 1) / t.cols) * chunks * g.batch * t.threads();
+  return staged_tiles(g, t) * staged_chunks(g, t) * g.batch * t.threads();
 }
 
 inline int staged_round_up(int64_t v, int to) { return static_cast<int>((v + to - 1) / to * to); }
@@ -85,8 +90,8 @@ inline bool staged_applies(const DepthwiseGeometry& g, int element_bytes) {
   if (element_bytes != 2 || !g.channels_last || g.multiplier != 1 || g.channels % 8 != 0 || !staged_window_compiled(g))
     return false;
   const StagedTile t = staged_tile(g, element_bytes, 1);
-  if (g.batch > 65535 || (g.channels / 2 + t.pairs - 1) / t.pairs > 65535) return false;
-  if (((g.out_h + t.rows - 1) / t.rows) * ((g.out_w + t.cols - 1) / t.cols) > (int64_t(1) << 31) - 1) return false;
+  if (g.batch > 65535 || staged_chunks(g, t) > 65535) return false;
+  if (staged_tiles(g, t) > (int64_t(1) << 31) - 1) return false;
   return staged_shared_bytes(g, t, element_bytes) <= kStagedSharedLimit;
 }
 
